@@ -1,0 +1,35 @@
+"""Decode context: what a decoder needs besides its own bytes (binlog_event.h Format_description,
+Table_map cache). One context per binlog stream; the framing layer updates it as FDE and
+Table_map events pass, and decoders only read it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .constants import CHECKSUM_CRC32
+
+
+@dataclass
+class DecodeContext:
+    fde: Any = None  # records.FormatDescription of the stream, None before the first one
+    table_maps: dict[int, Any] = field(default_factory=dict)  # table_id -> tablemap record
+    file: str | None = None
+    source: str | None = None
+    # Columns to read as unsigned when the Table_map carries no signedness metadata:
+    # {(db, table): frozenset(0-based ordinals)} (configuration, issue #3 "Column values").
+    unsigned_overrides: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
+
+    @property
+    def has_checksum(self) -> bool:
+        return self.fde is not None and self.fde.checksum_alg == CHECKSUM_CRC32
+
+    @property
+    def flavour(self) -> str:
+        return self.fde.flavour if self.fde is not None else "mysql"
+
+    def post_header_len(self, type_code: int, default: int) -> int:
+        """Post-header length of `type_code` from the FDE table (1-based in the FDE)."""
+        if self.fde is None:
+            return default
+        table = self.fde.post_header_lengths
+        return table[type_code - 1] if 0 < type_code <= len(table) else default
