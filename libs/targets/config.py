@@ -1,0 +1,230 @@
+"""Target declarations: a YAML file plus optional CREATE TABLE DDL files, loaded once, validated.
+
+YAML layout (every field optional except what a table needs to have columns; see
+conf/targets.example.yaml):
+
+    ddl: [replica_schema.sql]          # DDL files, relative to this YAML file
+    defaults:                          # for every target unless the target overrides it
+      apply: rows                      # rows | statements | both          (WL#3303)
+      on_statement: error              # error | quarantine  (statement DML on a rows-only target)
+    targets:
+      shop.orders:                     # source `db.table`
+        delta_table: shop__orders      # default <db>__<table>
+        key: [id]                      # key columns when the target declares no PRIMARY KEY
+        apply: both
+        on_statement: quarantine
+        source_columns: [id, status]   # source column names by ordinal (no Table_map names)
+        columns:                       # the target's columns, when no DDL declares the table
+          - {name: id, type: INT, nullable: false}
+          - {name: status, type: VARCHAR(10), default: new}
+        defaults: {status: new}        # override a DDL DEFAULT (slave-side default, WL#5092)
+
+Tables of the DDL files without a YAML entry become targets with the `defaults`.
+Every error is a TargetConfigError naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from libs.targets import model, types, values
+from libs.targets.ddl import MariaDB, TableDDL, load_ddl_file
+from libs.targets.errors import TargetConfigError
+
+_TOP_FIELDS = {"ddl", "defaults", "targets"}
+_SETTING_FIELDS = {"apply", "on_statement"}
+_TARGET_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "source_columns", "columns", "defaults"}
+_COLUMN_FIELDS = {"name", "type", "nullable", "default"}
+_APPLY = {"rows": frozenset({model.APPLY_ROWS}), "statements": frozenset({model.APPLY_STATEMENTS}),
+          "both": frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS})}
+_ON_STATEMENT = {model.ON_STATEMENT_ERROR, model.ON_STATEMENT_QUARANTINE}
+
+
+@dataclass(frozen=True)
+class TargetCatalog:
+    """All declared targets, looked up by source (database, table)."""
+
+    targets: tuple[model.Target, ...]
+    """Every target, in declaration order."""
+
+    def get(self, database: str, table: str) -> model.Target | None:
+        """The target of source `database.table`, or None when it is not declared."""
+        for target in self.targets:
+            if target.database == database and target.table == table:
+                return target
+        return None
+
+
+def _fail(path: str, where: str, message: str) -> TargetConfigError:
+    return TargetConfigError(path, where, message)
+
+
+def _check_fields(path: str, where: str, data: Any, allowed: set[str]) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        raise _fail(path, where, f"must be a mapping, got {type(data).__name__}")
+    unknown = sorted(set(map(str, data)) - allowed)
+    if unknown:
+        raise _fail(path, where, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+    return data
+
+
+def _names(path: str, where: str, data: Any) -> tuple[str, ...]:
+    if not isinstance(data, list) or not data or not all(isinstance(x, str) and x for x in data):
+        raise _fail(path, where, "must be a non-empty list of column names")
+    return tuple(data)
+
+
+def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    if "apply" in data:
+        if data["apply"] not in _APPLY:
+            raise _fail(path, f"{where}.apply", f"must be one of {sorted(_APPLY)}, got {data['apply']!r}")
+        out["apply"] = _APPLY[data["apply"]]
+    if "on_statement" in data:
+        if data["on_statement"] not in _ON_STATEMENT:
+            raise _fail(path, f"{where}.on_statement", f"must be one of {sorted(_ON_STATEMENT)}, got {data['on_statement']!r}")
+        out["on_statement"] = data["on_statement"]
+    return out
+
+
+def _default_for(column: model.Column, raw: Any, path: str, where: str) -> model.Column:
+    if raw is None:
+        return replace(column, default_kind=model.LITERAL_DEFAULT, default=None)
+    text = str(raw)
+    if column.family in ("timestamp", "date") and text.upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW"):
+        return replace(column, default_kind=model.CURRENT_TIMESTAMP_DEFAULT, default=None)
+    if isinstance(raw, bool):
+        text = "1" if raw else "0"
+    try:
+        return replace(column, default_kind=model.LITERAL_DEFAULT, default=values.from_text(column, text))
+    except ValueError as exc:
+        raise _fail(path, where, str(exc)) from None
+
+
+def _yaml_column(path: str, where: str, data: Any) -> model.Column:
+    data = _check_fields(path, where, data, _COLUMN_FIELDS)
+    name, type_text = data.get("name"), data.get("type")
+    if not isinstance(name, str) or not name:
+        raise _fail(path, f"{where}.name", "required, a column name")
+    if not isinstance(type_text, str) or not type_text:
+        raise _fail(path, f"{where}.type", "required, a MySQL type such as INT or VARCHAR(10)")
+    try:
+        dtype = exp.DataType.build(type_text, dialect=MariaDB)
+        spark_type, family = types.spark_type_of(dtype)
+    except (ParseError, ValueError, KeyError):
+        raise _fail(path, f"{where}.type", f"unsupported MySQL type {type_text!r}") from None
+    nullable = data.get("nullable", True)
+    if not isinstance(nullable, bool):
+        raise _fail(path, f"{where}.nullable", "must be true or false")
+    column = model.Column(name=name, mysql_type=dtype.sql(dialect=MariaDB), spark_type=spark_type,
+                          family=family, nullable=nullable, enum_values=types.enum_values_of(dtype))
+    if "default" in data:
+        column = _default_for(column, data["default"], path, f"{where}.default")
+    return column
+
+
+def _check_known(path: str, where: str, names: Iterable[str], columns: Sequence[model.Column]) -> None:
+    known = {c.name.lower() for c in columns}
+    for name in names:
+        if name.lower() not in known:
+            raise _fail(path, where, f"{name!r} is not a column of the target (columns: {[c.name for c in columns]})")
+
+
+def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mapping[str, Any],
+                  ddl: TableDDL | None) -> model.Target:
+    where = f"targets.{name}"
+    database, table = name.split(".", 1)
+    if ddl is not None and "columns" in data:
+        raise _fail(path, f"{where}.columns", f"the table is also declared as DDL in {ddl.path}; declare columns once")
+    if ddl is None and "columns" not in data:
+        raise _fail(path, where, "no columns: add `columns:` or declare the table in a DDL file")
+    if ddl is not None:
+        columns, primary, uniques = list(ddl.columns), ddl.primary_key, ddl.unique_keys
+    else:
+        raw = data["columns"]
+        if not isinstance(raw, list) or not raw:
+            raise _fail(path, f"{where}.columns", "must be a non-empty list")
+        columns = [_yaml_column(path, f"{where}.columns[{i}]", c) for i, c in enumerate(raw)]
+        primary, uniques = (), ()
+    if "key" in data:
+        key = _names(path, f"{where}.key", data["key"])
+        _check_known(path, f"{where}.key", key, columns)
+        if primary and tuple(k.lower() for k in key) != tuple(k.lower() for k in primary):
+            raise _fail(path, f"{where}.key", f"the DDL declares PRIMARY KEY {list(primary)}; key would contradict it")
+        primary = tuple(next(c.name for c in columns if c.name.lower() == k.lower()) for k in key)
+    overrides = data.get("defaults", {})
+    _check_fields(path, f"{where}.defaults", overrides, {c.name for c in columns})
+    columns = [_default_for(c, overrides[c.name], path, f"{where}.defaults.{c.name}") if c.name in overrides else c
+               for c in columns]
+    source_columns = _names(path, f"{where}.source_columns", data["source_columns"]) if "source_columns" in data else ()
+    delta_table = data.get("delta_table", model.default_delta_table_name(database, table))
+    if not isinstance(delta_table, str) or not delta_table:
+        raise _fail(path, f"{where}.delta_table", "must be a non-empty string")
+    return model.Target(
+        database=database, table=table, delta_table=delta_table, columns=tuple(columns),
+        primary_key=tuple(primary), unique_keys=tuple(uniques), source_column_names=source_columns,
+        apply=settings["apply"], on_statement=settings["on_statement"],
+        declared_in=", ".join(p for p in (path, ddl.path if ddl else "") if p),
+    )
+
+
+def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequence[TableDDL] = ()) -> TargetCatalog:
+    """Validate a parsed YAML document (None = no YAML) together with parsed DDL tables."""
+    data = _check_fields(path, "", data or {}, _TOP_FIELDS)
+    base = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR}
+    settings = _settings(path, "defaults", _check_fields(path, "defaults", data.get("defaults", {}), _SETTING_FIELDS), base)
+    by_name: dict[str, TableDDL] = {}
+    for table in ddl_tables:
+        qualified = f"{table.database}.{table.table}"
+        if qualified in by_name:
+            raise _fail(table.path, qualified, f"declared twice (also in {by_name[qualified].path})")
+        by_name[qualified] = table
+    declared = data.get("targets", {}) or {}
+    if not isinstance(declared, Mapping):
+        raise _fail(path, "targets", "must be a mapping of `db.table` to its declaration")
+    targets = []
+    for name, entry in declared.items():
+        if not isinstance(name, str) or name.count(".") != 1 or not all(name.split(".")):
+            raise _fail(path, f"targets.{name}", "the key must be a source `db.table`")
+        entry = _check_fields(path, f"targets.{name}", entry or {}, _TARGET_FIELDS)
+        targets.append(_build_target(path, name, entry, _settings(path, f"targets.{name}", entry, settings),
+                                     by_name.pop(name, None)))
+    for name, table in by_name.items():
+        targets.append(_build_target(table.path, name, {}, settings, table))
+    delta_names: dict[str, str] = {}
+    for target in targets:
+        other = delta_names.setdefault(target.delta_table, target.qualified_name)
+        if other != target.qualified_name:
+            raise _fail(path, f"targets.{target.qualified_name}.delta_table",
+                        f"{target.delta_table!r} is also the Delta table of {other}")
+    return TargetCatalog(tuple(targets))
+
+
+def load_targets(config_path: str | None = None, ddl_paths: Sequence[str] = ()) -> TargetCatalog:
+    """Load the YAML declaration (optional) and DDL files (`ddl:` entries plus `ddl_paths`,
+    e.g. the `--target-ddl FILE.sql` arguments) into a validated TargetCatalog."""
+    data: Any = None
+    files = list(ddl_paths)
+    if config_path is not None:
+        try:
+            with open(config_path, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle)
+        except OSError as exc:
+            raise _fail(config_path, "", f"cannot read: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise _fail(config_path, "", f"invalid YAML: {exc}") from None
+        listed = (data or {}).get("ddl", []) if isinstance(data, Mapping) else []
+        if isinstance(listed, str):
+            listed = [listed]
+        if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
+            raise _fail(config_path, "ddl", "must be a file name or a list of file names")
+        base = os.path.dirname(config_path)
+        files = [os.path.join(base, p) for p in listed] + files
+    tables = [table for file in files for table in load_ddl_file(file)]
+    return build_catalog(data, config_path or "<no targets file>", tables)

@@ -1,0 +1,238 @@
+"""Targets declared as MySQL/MariaDB `CREATE TABLE` DDL (the replica's schema), parsed with sqlglot.
+
+A DDL file may hold several statements: `CREATE TABLE db.t (...)`, or `CREATE TABLE t (...)`
+after `USE db` / `CREATE DATABASE db`. Any other statement (SET, DROP, INSERT, comments of a
+mysqldump) is ignored. SHOW CREATE TABLE output of MySQL and MariaDB parses as is.
+
+sqlglot's MySQL dialect is extended (MariaDB below) with what SHOW CREATE TABLE prints and the
+MySQL dialect does not know: spatial types, INET4/INET6/UUID, FLOAT UNSIGNED, ZEROFILL,
+INVISIBLE, `PARTITION BY ... (PARTITION ... VALUES ...)` and `WITH SYSTEM VERSIONING`. Table
+options are kept only as far as they matter here (ENGINE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
+
+from libs.targets import model, types, values
+from libs.targets.errors import TargetConfigError
+
+
+def _swallow_partitioning(self):
+    """PARTITION BY ...: the rest of the statement, kept as text (partitioning is not schema)."""
+    start = end = self._curr
+    while self._curr:
+        end = self._curr
+        self._advance()
+    text = self._find_sql(start, end) if start else ""
+    return self.expression(exp.Property, this=exp.var("PARTITION BY"), value=exp.var(text))
+
+
+def _with_property(self):
+    if self._match_text_seq("SYSTEM", "VERSIONING"):
+        return self.expression(exp.Property, this=exp.var("WITH SYSTEM VERSIONING"), value=exp.true())
+    return self._parse_with_property()
+
+
+class MariaDB(MySQL):
+    """sqlglot dialect: MySQL plus the MariaDB SHOW CREATE TABLE vocabulary."""
+
+    class Tokenizer(MySQL.Tokenizer):
+        KEYWORDS = {
+            **MySQL.Tokenizer.KEYWORDS,
+            "POINT": TokenType.POINT,
+            "LINESTRING": TokenType.LINESTRING,
+            "POLYGON": TokenType.POLYGON,
+            "MULTIPOINT": TokenType.GEOMETRY,
+            "MULTILINESTRING": TokenType.MULTILINESTRING,
+            "MULTIPOLYGON": TokenType.MULTIPOLYGON,
+            "GEOMETRYCOLLECTION": TokenType.GEOMETRY,
+            "INET4": TokenType.IPV4,
+            "INET6": TokenType.IPV6,
+            "UUID": TokenType.UUID,
+        }
+
+    class Parser(MySQL.Parser):
+        SIGNED_TO_UNSIGNED_TYPE_TOKEN = {
+            **MySQL.Parser.SIGNED_TO_UNSIGNED_TYPE_TOKEN,
+            TokenType.FLOAT: TokenType.FLOAT,  # FLOAT UNSIGNED: same storage, deprecated
+        }
+        CONSTRAINT_PARSERS = {
+            **MySQL.Parser.CONSTRAINT_PARSERS,
+            "ZEROFILL": lambda self: exp.var("ZEROFILL"),
+            "INVISIBLE": lambda self: exp.var("INVISIBLE"),
+        }
+        PROPERTY_PARSERS = {
+            **MySQL.Parser.PROPERTY_PARSERS,
+            "PARTITION BY": _swallow_partitioning,
+            "WITH": _with_property,
+        }
+
+
+@dataclass(frozen=True)
+class TableDDL:
+    """One parsed CREATE TABLE."""
+
+    database: str
+    table: str
+    columns: tuple[model.Column, ...]
+    primary_key: tuple[str, ...]
+    unique_keys: tuple[tuple[str, ...], ...]
+    engine: str | None
+    path: str
+
+
+_NOW_FUNCTIONS = {"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP"}
+
+
+def _literal_text(node: exp.Expression) -> str | None:
+    """Text of a literal default, None for NULL; raises ValueError for an expression."""
+    if isinstance(node, exp.Paren):
+        return _literal_text(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Literal):
+        return str(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return "-" + str(node.this.this)
+    if isinstance(node, exp.Boolean):
+        return "1" if node.this else "0"
+    raise ValueError(f"unsupported DEFAULT expression {node.sql(dialect=MariaDB)!r}")
+
+
+def _column(col_def: exp.ColumnDef, path: str, where: str) -> tuple[model.Column, bool, bool]:
+    """(Column, is column-level PRIMARY KEY, is column-level UNIQUE)."""
+    name = col_def.name
+    dtype = col_def.args.get("kind")
+    if not isinstance(dtype, exp.DataType):
+        raise TargetConfigError(path, f"{where}.{name}", "column has no type")
+    try:
+        spark_type, family = types.spark_type_of(dtype)
+    except KeyError:
+        raise TargetConfigError(path, f"{where}.{name}", f"unsupported MySQL type {dtype.sql(dialect=MariaDB)!r}") from None
+    nullable, primary, unique, generated = True, False, False, False
+    default_node = None
+    for constraint in col_def.constraints:
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.NotNullColumnConstraint):
+            nullable = bool(kind.args.get("allow_null"))
+        elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            primary, nullable = True, False  # a PK is implicitly NOT NULL
+        elif isinstance(kind, exp.UniqueColumnConstraint):
+            unique = True
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            default_node = kind.this
+        elif isinstance(kind, (exp.ComputedColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)):
+            generated = True
+    column = model.Column(
+        name=name, mysql_type=dtype.sql(dialect=MariaDB), spark_type=spark_type, family=family,
+        nullable=nullable, enum_values=types.enum_values_of(dtype), generated=generated,
+    )
+    return _with_default(column, default_node, path, f"{where}.{name}"), primary, unique
+
+
+def _with_default(column: model.Column, node, path: str, where: str) -> model.Column:
+    if node is None:
+        return column
+    if isinstance(node, exp.CurrentTimestamp) or (
+        isinstance(node, (exp.Anonymous, exp.Func)) and node.name.upper() in _NOW_FUNCTIONS
+    ) or (isinstance(node, exp.Column) and node.name.upper() in _NOW_FUNCTIONS):
+        return replace(column, default_kind=model.CURRENT_TIMESTAMP_DEFAULT)
+    if isinstance(node, exp.BitString):
+        value = values.from_text(column, str(int(node.this, 2)))
+        return replace(column, default_kind=model.LITERAL_DEFAULT, default=value)
+    if isinstance(node, exp.HexString):
+        data = bytes.fromhex(node.this)
+        value = data if column.family == "binary" else values.from_binary(column, data)
+        return replace(column, default_kind=model.LITERAL_DEFAULT, default=value)
+    try:
+        text = _literal_text(node)
+        value = None if text is None else values.from_text(column, text)
+    except ValueError as exc:
+        raise TargetConfigError(path, where, f"DEFAULT: {exc}") from None
+    return replace(column, default_kind=model.LITERAL_DEFAULT, default=value)
+
+
+def _key_columns(node: exp.Expression) -> tuple[str, ...]:
+    exprs = node.this.expressions if isinstance(node.this, exp.Schema) else node.expressions
+    names = []
+    for e in exprs:
+        e = e.this if isinstance(e, exp.Ordered) else e
+        names.append(e.name)
+    return tuple(names)
+
+
+def _table(create: exp.Create, database: str | None, path: str, index: int) -> TableDDL:
+    schema = create.this
+    table = schema.this
+    db = table.db or database
+    where = f"statement[{index}] CREATE TABLE {table.name}"
+    if not db:
+        raise TargetConfigError(path, where, "no database: qualify the table (db.table) or add `USE db` before it")
+    columns, primary, uniques = [], (), []
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            column, is_pk, is_unique = _column(item, path, where)
+            columns.append(column)
+            if is_pk:
+                primary = (column.name,)
+            if is_unique:
+                uniques.append((column.name,))
+        elif isinstance(item, exp.PrimaryKey):
+            primary = _key_columns(item)
+        elif isinstance(item, exp.UniqueColumnConstraint):
+            uniques.append(_key_columns(item))
+        elif isinstance(item, exp.Constraint):
+            for sub in item.expressions:
+                if isinstance(sub, exp.PrimaryKey):
+                    primary = _key_columns(sub)
+                elif isinstance(sub, exp.UniqueColumnConstraint):
+                    uniques.append(_key_columns(sub))
+    if primary:  # PRIMARY KEY columns are NOT NULL even when not declared so (WL#5092 PK)
+        columns = [replace(c, nullable=False) if c.name in primary else c for c in columns]
+    engine = None
+    props = create.args.get("properties")
+    for prop in props.expressions if props else ():
+        if isinstance(prop, exp.EngineProperty):
+            engine = prop.this.name if isinstance(prop.this, exp.Expression) else str(prop.this)
+    names = {c.name.lower() for c in columns}
+    for key in [primary, *uniques]:
+        for col in key:
+            if col.lower() not in names:
+                raise TargetConfigError(path, where, f"key column {col!r} is not a column of the table")
+    return TableDDL(db, table.name, tuple(columns), tuple(primary), tuple(uniques), engine, path)
+
+
+def parse_ddl(text: str, path: str = "<ddl>") -> list[TableDDL]:
+    """Every CREATE TABLE of a DDL text, with its database resolved (see module docstring)."""
+    try:
+        statements = sqlglot.parse(text, dialect=MariaDB, error_level=sqlglot.ErrorLevel.RAISE)
+    except ParseError as exc:
+        raise TargetConfigError(path, "", f"cannot parse DDL: {exc}") from None
+    database, tables = None, []
+    for index, stmt in enumerate(statements):
+        if isinstance(stmt, exp.Use):
+            database = stmt.this.name
+        elif isinstance(stmt, exp.Create) and stmt.kind in ("DATABASE", "SCHEMA"):
+            database = stmt.this.name
+        elif isinstance(stmt, exp.Create) and stmt.kind == "TABLE" and isinstance(stmt.this, exp.Schema):
+            tables.append(_table(stmt, database, path, index))
+        elif isinstance(stmt, exp.Command) and stmt.name.upper() == "CREATE":
+            raise TargetConfigError(path, f"statement[{index}]", f"cannot parse: {stmt.sql()[:200]!r}")
+    return tables
+
+
+def load_ddl_file(path: str) -> list[TableDDL]:
+    """parse_ddl() of a file; errors name the file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise TargetConfigError(path, "", f"cannot read DDL file: {exc.strerror}") from None
+    return parse_ddl(text, path)

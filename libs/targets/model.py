@@ -1,0 +1,128 @@
+"""The Target model: one replica-side table as the apply stage sees it (frozen, validated at load).
+
+A Target is what a MySQL replica knows about its own table Ts (WL#5092 "Tm and Ts"): its
+columns in order with types, NULL-ability and DEFAULTs (slave-side defaults, WL#5092 DEFAULT
+VALUES R1), its PRIMARY KEY and UNIQUE keys (used to find rows, WL#5092 PKE), and what
+it can apply: row-format changes, statement-format changes, or both (WL#3303
+HA_BINLOG_ROW_CAPABLE / HA_BINLOG_STMT_CAPABLE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Column.default_kind values
+NO_DEFAULT = "none"  # no DEFAULT clause: NULL if nullable, else the type's implicit default
+LITERAL_DEFAULT = "literal"  # DEFAULT <literal> or DEFAULT NULL: Column.default holds the value
+CURRENT_TIMESTAMP_DEFAULT = "current_timestamp"  # DEFAULT CURRENT_TIMESTAMP / NOW()
+
+APPLY_ROWS = "rows"
+APPLY_STATEMENTS = "statements"
+ON_STATEMENT_ERROR = "error"
+ON_STATEMENT_QUARANTINE = "quarantine"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One target column."""
+
+    name: str
+    """Column name in the target (and the Delta column name)."""
+    mysql_type: str
+    """The declared MySQL type as SQL text, e.g. 'INT UNSIGNED', 'DECIMAL(10, 2)'."""
+    spark_type: str
+    """Spark SQL type string for the Delta column (see types.py for the mapping)."""
+    family: str
+    """Value family driving conversions: int, bit, decimal, decimal_text, float, string, enum,
+    json, binary, date, timestamp, time."""
+    nullable: bool = True
+    """False for NOT NULL columns and PRIMARY KEY members."""
+    default_kind: str = NO_DEFAULT
+    """none | literal | current_timestamp (see module constants)."""
+    default: Any = None
+    """Typed default value when default_kind == 'literal' (None for DEFAULT NULL)."""
+    enum_values: tuple[str, ...] = ()
+    """ENUM/SET member labels in order."""
+    generated: bool = False
+    """GENERATED ALWAYS AS (...) column: computed by the server, never in a default."""
+
+    @property
+    def has_default(self) -> bool:
+        """True when the DDL declares a DEFAULT (including DEFAULT NULL / CURRENT_TIMESTAMP)."""
+        return self.default_kind != NO_DEFAULT
+
+
+@dataclass(frozen=True)
+class Target:
+    """A replica-side table: where changes of source `database.table` are applied."""
+
+    database: str
+    """Source database name (binlog Table_map db)."""
+    table: str
+    """Source table name (binlog Table_map table)."""
+    delta_table: str
+    """Delta table name; default '<db>__<table>'."""
+    columns: tuple[Column, ...]
+    """Target columns in target order."""
+    primary_key: tuple[str, ...] = ()
+    """PRIMARY KEY columns, or the declared `key` columns when the target has no PK."""
+    unique_keys: tuple[tuple[str, ...], ...] = ()
+    """Every UNIQUE key (enforced on rows whose key columns are all non-NULL)."""
+    source_column_names: tuple[str, ...] = ()
+    """Source column names by Table_map ordinal, for binlogs without column-name metadata."""
+    apply: frozenset[str] = field(default_factory=lambda: frozenset({APPLY_ROWS}))
+    """What the target can apply: {'rows'}, {'statements'} or both (WL#3303)."""
+    on_statement: str = ON_STATEMENT_ERROR
+    """A statement-format DML for a rows-only target: 'error' (stop) or 'quarantine' (skip)."""
+    declared_in: str = ""
+    """File(s) the declaration came from, for messages."""
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.database}.{self.table}"
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def can_apply_rows(self) -> bool:
+        return APPLY_ROWS in self.apply
+
+    @property
+    def can_apply_statements(self) -> bool:
+        return APPLY_STATEMENTS in self.apply
+
+    def column(self, name: str) -> Column:
+        for col in self.columns:
+            if col.name.lower() == name.lower():  # MySQL column names are case-insensitive
+                return col
+        raise KeyError(f"{self.qualified_name} has no column {name!r}")
+
+    def has_column(self, name: str) -> bool:
+        return any(c.name.lower() == name.lower() for c in self.columns)
+
+    @property
+    def not_null_unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        """UNIQUE keys whose columns are all NOT NULL: usable to find a row (WL#5092 PKE 2.)."""
+        return tuple(
+            key for key in self.unique_keys if all(not self.column(c).nullable for c in key)
+        )
+
+    @property
+    def lookup_keys(self) -> tuple[tuple[str, ...], ...]:
+        """Keys a replica searches by, in its order: PK first, then NOT NULL UKs (WL#5092)."""
+        keys = (self.primary_key,) if self.primary_key else ()
+        return keys + tuple(k for k in self.not_null_unique_keys if k != self.primary_key)
+
+    @property
+    def enforced_keys(self) -> tuple[tuple[str, ...], ...]:
+        """Keys whose duplicates are error 1062: the PK and every UNIQUE key."""
+        keys = (self.primary_key,) if self.primary_key else ()
+        return keys + tuple(k for k in self.unique_keys if k != self.primary_key)
+
+
+def default_delta_table_name(database: str, table: str) -> str:
+    """'<db>__<table>' (the documented default Delta table name)."""
+    return f"{database}__{table}"
