@@ -1,0 +1,10 @@
+"""Project-local directories. Computed from this file's location, never from the environment."""
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CACHE_DIR = REPO_ROOT / ".cache"
+SPARK_JARS_DIR = CACHE_DIR / "jars" / "spark"
+KAFKA_JARS_DIR = CACHE_DIR / "jars" / "kafka"
+RUN_DIR = REPO_ROOT / ".run"  # broker data, embedded-default Delta tables and checkpoints
