@@ -1,0 +1,81 @@
+"""Job configuration: one frozen dataclass, loaded once (file, then command-line overrides),
+validated, with a doc line per field (STYLE.md practice 11). Libraries receive it as an argument;
+nothing here reads the environment.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+POLICIES = ("fail", "quarantine")
+EXEC_MODES = ("strict", "idempotent")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _doc(text: str, default: Any = None, **kw) -> Any:
+    return field(default=default, metadata={"doc": text}, **kw)
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    bootstrap: str = _doc("Kafka bootstrap servers, host:port[,host:port]", "127.0.0.1:19092")
+    topic: str = _doc("Kafka topic of raw binlog frames (key = source id)", "binlog")
+    delta_root: str = _doc("Directory (or cloud URI) under which target Delta tables live", ".run/delta")
+    checkpoint: str = _doc("Spark checkpoint directory: Kafka offsets and assembler state", ".run/checkpoint")
+    target_ddl: str | None = _doc("File of CREATE TABLE statements declaring the replica's tables")
+    targets: str | None = _doc("YAML file of target declarations (names, keys, defaults, capabilities)")
+    available_now: bool = _doc("Process everything currently in the topic, then exit", False)
+    trigger_seconds: float = _doc("Micro-batch trigger interval when running continuously", 1.0)
+    max_offsets_per_trigger: int = _doc("Upper bound of Kafka records per micro-batch", 200_000)
+    unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail")
+    statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine", "fail")
+    exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)", "strict")
+    idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600)
+
+    def __post_init__(self) -> None:
+        if self.unknown_event_policy not in POLICIES:
+            raise ConfigError(f"unknown_event_policy must be one of {POLICIES}, got {self.unknown_event_policy!r}")
+        if self.statement_format_policy not in POLICIES:
+            raise ConfigError(f"statement_format_policy must be one of {POLICIES}, got {self.statement_format_policy!r}")
+        if self.exec_mode not in EXEC_MODES:
+            raise ConfigError(f"exec_mode must be one of {EXEC_MODES}, got {self.exec_mode!r}")
+        if not self.bootstrap or ":" not in self.bootstrap:
+            raise ConfigError(f"bootstrap must be host:port, got {self.bootstrap!r}")
+        if not self.topic:
+            raise ConfigError("topic must not be empty")
+        if self.trigger_seconds <= 0:
+            raise ConfigError(f"trigger_seconds must be > 0, got {self.trigger_seconds}")
+        if self.max_offsets_per_trigger <= 0:
+            raise ConfigError(f"max_offsets_per_trigger must be > 0, got {self.max_offsets_per_trigger}")
+
+
+def field_docs() -> dict[str, str]:
+    return {f.name: f.metadata["doc"] for f in fields(JobConfig)}
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> JobConfig:
+    """Defaults <- YAML file <- overrides (command-line flags; None values are ignored)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"{path}: cannot read configuration: {e}") from e
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: top level must be a mapping")
+        values.update(raw)
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    known = {f.name for f in fields(JobConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{path or 'overrides'}: unknown setting(s) {unknown}; known: {sorted(known)}")
+    try:
+        return replace(JobConfig(), **values)
+    except TypeError as e:
+        raise ConfigError(f"{path or 'overrides'}: {e}") from e

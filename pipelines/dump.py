@@ -1,0 +1,13 @@
+"""binlog-dump: not implemented yet (issue #3). Exits 2 with a clear message rather than pretending."""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    print("binlog-dump: not implemented yet (issue #3)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""databricks.yml: variables declared once, set per target, passed to cdc-replicate as flags."""
+import re
+
+import yaml
+
+from libs.paths import REPO_ROOT
+
+BUNDLE = yaml.safe_load((REPO_ROOT / "databricks.yml").read_text())
+
+
+def test_bundle_has_name_dev_and_prod_targets():
+    assert BUNDLE["bundle"]["name"] == "binlog-cdc"
+    assert set(BUNDLE["targets"]) == {"dev", "prod"}
+    assert BUNDLE["targets"]["dev"].get("default") is True
+
+
+def test_every_variable_used_is_declared_and_every_required_one_is_set_per_target():
+    text = (REPO_ROOT / "databricks.yml").read_text()
+    used = set(re.findall(r"\$\{var\.(\w+)\}", text))
+    declared = BUNDLE["variables"]
+    assert used <= set(declared)
+    required = {name for name, spec in declared.items() if "default" not in spec}
+    for name, target in BUNDLE["targets"].items():
+        assert required <= set(target.get("variables", {})), f"target {name} misses {required - set(target['variables'])}"
+
+
+def test_job_runs_the_cdc_replicate_entry_point_with_its_contract_flags():
+    task = BUNDLE["resources"]["jobs"]["cdc_replicate"]["tasks"][0]["python_wheel_task"]
+    assert task["entry_point"] == "cdc-replicate"
+    setup_cfg = (REPO_ROOT / "setup.cfg").read_text()
+    assert "cdc-replicate = pipelines.replicate:main" in setup_cfg
+    flags = [p for p in task["parameters"] if p.startswith("--")]
+    assert {"--bootstrap", "--topic", "--delta-root", "--checkpoint", "--target-ddl"} <= set(flags)
