@@ -66,7 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cdc-replicate: {e}", file=sys.stderr)
         return 2
     if args.embedded:
-        return run_embedded(cfg)
+        from libs.kafka_broker import BrokerError
+
+        try:
+            return run_embedded(cfg)
+        except BrokerError as e:
+            print(f"cdc-replicate: {e}", file=sys.stderr)
+            return 1
     print("cdc-replicate: the Kafka -> Delta replication stages are not implemented yet (issues #4, #5)",
           file=sys.stderr)
     return 2
