@@ -1,0 +1,349 @@
+"""Rows events codec (rows_event.h Rows_event; WL#5092 row images; MariaDB compressed rows).
+
+  post-header: table_id u48 (u32 for 6-byte post-headers), flags u16,
+               v2 (30-32, 39, 169-171) only: extra_len u16 (counts itself), extra row info
+  body:        width (packed), columns-present bitmap (before image for update/delete, after
+               image for insert), update only: after-image columns-present bitmap,
+               then rows until the end: [before image][after image]
+  image:       NULL bitmap over the *present* columns, values of the present non-NULL columns
+  Partial_update_rows (39) after image: value_options (packed); bit 1 (PARTIAL_JSON_UPDATES)
+               adds a bitmap, one bit per JSON column of the table: set = the value is a
+               Json_diff vector (u32 length, then per diff: op u8, path (packed length),
+               value (packed length, binary JSON) unless op = remove).
+  MariaDB compressed (166-171): the rows (everything after the columns-present bitmaps) are
+               `header u8 (0x80 | algorithm << 4 | n), uncompressed length (n bytes, big
+               endian), zlib stream` (sql/log_event.cc binlog_buf_uncompress).
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+
+from .constants import ColumnType as T
+from .context import DecodeContext
+from .errors import BinlogError, MalformedError, TruncatedError
+from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
+from .packed import read_bitmap, read_packed, write_bitmap, write_packed
+from .records import JsonDiff, RowChange, Rows, TableMap
+from .tablemap import table_id_width
+from .values import ColumnSpec, column_codec
+
+KIND_BY_TYPE = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update",
+                32: "delete", 39: "update", 166: "insert", 167: "update", 168: "delete",
+                169: "insert", 170: "update", 171: "delete"}
+V2_TYPES = frozenset((30, 31, 32, 39, 169, 170, 171))
+COMPRESSED_TYPES = frozenset(range(166, 172))
+PARTIAL_UPDATE = 39
+PARTIAL_JSON_UPDATES = 1
+JSON_DIFF_OPS = ("replace", "insert", "remove")
+
+
+# ---- per Table_map compiled column codecs -------------------------------------------------
+
+_codec_cache: dict[int, tuple] = {}
+
+
+def _old_temporal_fsp(ctx: DecodeContext, tm: TableMap) -> dict[int, int]:
+    # MariaDB logs 5.3-format TIME/DATETIME/TIMESTAMP(n) with no fsp metadata; the fsp is
+    # configuration, like unsigned_overrides: {(db, table): {ordinal: fsp}}.
+    return getattr(ctx, "old_temporal_fsp", {}).get((tm.database, tm.table), {})
+
+
+def table_codecs(tm: TableMap, ctx: DecodeContext) -> tuple[list, list]:
+    """([decode per column], [encode per column]) for a Table_map, built once and cached."""
+    overrides = ctx.unsigned_overrides.get((tm.database, tm.table), frozenset())
+    fsp = _old_temporal_fsp(ctx, tm)
+    key = id(tm)
+    hit = _codec_cache.get(key)
+    if hit is not None and hit[0] is tm and hit[1] == (overrides, tuple(fsp.items())):
+        return hit[2], hit[3]
+    decoders, encoders = [], []
+    for i, (t, meta) in enumerate(zip(tm.column_types, tm.column_metas)):
+        unsigned = (tm.signedness[i] if tm.signedness is not None else False) or i in overrides
+        spec = ColumnSpec(t, meta, unsigned, fsp.get(i, 0), ctx.flavour)
+        dec, enc = column_codec(spec)
+        decoders.append(dec)
+        encoders.append(enc)
+    if len(_codec_cache) > 4096:
+        _codec_cache.clear()
+    _codec_cache[key] = (tm, (overrides, tuple(fsp.items())), decoders, encoders)
+    return decoders, encoders
+
+
+def _image_decoder(present: tuple[bool, ...], decoders: list):
+    """Decoder of one row image for a columns-present bitmap (WL#5092: only those columns)."""
+    cols = [(i, decoders[i]) for i, p in enumerate(present) if p]
+    nbytes = (len(cols) + 7) >> 3
+    from_bytes = int.from_bytes
+
+    def decode(buf, pos):
+        nulls = from_bytes(buf[pos:pos + nbytes], "little")
+        pos += nbytes
+        row = {}
+        bit = 1
+        for ordinal, dec in cols:
+            if nulls & bit:
+                row[ordinal] = None
+            else:
+                row[ordinal], pos = dec(buf, pos)
+            bit <<= 1
+        return row, pos
+
+    return decode
+
+
+# ---- decode -------------------------------------------------------------------------------
+
+def decode_rows(type_code: int, body: bytes, ctx: DecodeContext) -> Rows:
+    try:
+        return _decode(type_code, body, ctx)
+    except BinlogError as exc:
+        exc.type_code = exc.type_code if exc.type_code is not None else type_code
+        exc.raw = exc.raw or bytes(body)
+        raise exc.located(file=ctx.file, source=ctx.source)
+    except (struct.error, IndexError, OverflowError) as exc:
+        raise TruncatedError(f"rows event truncated: {exc}", ctx.file, None, type_code,
+                             bytes(body), ctx.source) from None
+    except (ValueError, UnicodeDecodeError, zlib.error) as exc:
+        raise MalformedError(f"rows event malformed: {exc}", ctx.file, None, type_code,
+                             bytes(body), ctx.source) from None
+
+
+def _split_header(type_code: int, body, ctx: DecodeContext):
+    idw = table_id_width(ctx)
+    if len(body) < idw + 2:
+        raise TruncatedError("rows post-header truncated")
+    table_id = int.from_bytes(body[:idw], "little")
+    flags = body[idw] | body[idw + 1] << 8
+    pos = idw + 2
+    extra = b""
+    if type_code in V2_TYPES:
+        if len(body) < pos + 2:
+            raise TruncatedError("rows extra-info length truncated")
+        extra_len = body[pos] | body[pos + 1] << 8
+        if extra_len < 2 or pos + extra_len > len(body):
+            raise MalformedError(f"rows extra-info length {extra_len} impossible")
+        extra = bytes(body[pos + 2:pos + extra_len])
+        pos += extra_len
+    return table_id, flags, extra, pos
+
+
+def uncompress_payload(payload) -> bytes:
+    if not payload:
+        raise TruncatedError("compressed rows payload empty")
+    head = payload[0]
+    if not head & 0x80:
+        raise MalformedError("compressed rows payload without the compressed flag")
+    if (head >> 4) & 0x07:
+        raise MalformedError(f"unknown binlog compression algorithm {(head >> 4) & 7}")
+    nlen = head & 0x07
+    if not 1 <= nlen <= 4 or len(payload) < 1 + nlen:
+        raise MalformedError(f"compressed rows length-of-length {nlen} impossible")
+    size = int.from_bytes(payload[1:1 + nlen], "big")
+    data = zlib.decompress(bytes(payload[1 + nlen:]))
+    if len(data) != size:
+        raise MalformedError(f"compressed rows: {len(data)} bytes, header says {size}")
+    return data
+
+
+def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
+    kind = KIND_BY_TYPE.get(type_code)
+    if kind is None:
+        raise MalformedError(f"type {type_code} is not a rows event")
+    table_id, flags, extra, pos = _split_header(type_code, body, ctx)
+    tm = ctx.table_maps.get(table_id)
+    if tm is None:
+        raise MalformedError(f"rows event for table id {table_id} without a Table_map")
+    end = len(body)
+    width, pos = read_packed(body, pos, end)
+    if width != tm.column_count:
+        raise MalformedError(f"rows event has {width} columns, Table_map {table_id} "
+                             f"({tm.database}.{tm.table}) has {tm.column_count}")
+    present1, pos = read_bitmap(body, pos, width, end)
+    present2 = None
+    if kind == "update":
+        present2, pos = read_bitmap(body, pos, width, end)
+    compressed = None
+    if type_code in COMPRESSED_TYPES:
+        compressed = bytes(body[pos:])
+        body, pos = uncompress_payload(compressed), 0
+        end = len(body)
+    decoders, _ = table_codecs(tm, ctx)
+    first = _image_decoder(present1, decoders)
+    rows = []
+    if kind == "update":
+        second = (_partial_after_decoder(present2, decoders, tm) if type_code == PARTIAL_UPDATE
+                  else _image_decoder(present2, decoders))
+        while pos < end:
+            before, pos = first(body, pos)
+            after, pos = second(body, pos)
+            rows.append(RowChange(before, after))
+    elif kind == "insert":
+        while pos < end:
+            after, pos = first(body, pos)
+            rows.append(RowChange(None, after))
+    else:
+        while pos < end:
+            before, pos = first(body, pos)
+            rows.append(RowChange(before, None))
+    if pos != end:
+        raise TruncatedError(f"last row image runs {pos - end} bytes past the end of the event")
+    before_bits = present1 if kind != "insert" else None
+    after_bits = present1 if kind == "insert" else present2
+    return Rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
+                type_code, compressed)
+
+
+def _json_columns(tm: TableMap) -> list[int]:
+    return [i for i, t in enumerate(tm.column_types) if t == T.JSON]
+
+
+def _partial_after_decoder(present, decoders, tm: TableMap):
+    """Partial_update_rows after image: value_options, partial-JSON bitmap, then the image with
+    Json_diff vectors in place of the JSON columns whose bit is set (json_diff.h)."""
+    json_cols = _json_columns(tm)
+    nbytes = (len(json_cols) + 7) >> 3
+    full = _image_decoder(present, decoders)
+    cols = [i for i, p in enumerate(present) if p]
+    null_bytes = (len(cols) + 7) >> 3
+
+    def decode(buf, pos):
+        options, pos = read_packed(buf, pos)
+        if not options & PARTIAL_JSON_UPDATES:
+            return full(buf, pos)
+        bits = int.from_bytes(buf[pos:pos + nbytes], "little")
+        pos += nbytes
+        partial = {c for k, c in enumerate(json_cols) if bits >> k & 1}
+        nulls = int.from_bytes(buf[pos:pos + null_bytes], "little")
+        pos += null_bytes
+        row = {}
+        for k, ordinal in enumerate(cols):
+            if nulls >> k & 1:
+                row[ordinal] = None
+            elif ordinal in partial:
+                row[ordinal], pos = _decode_json_diffs(buf, pos)
+            else:
+                row[ordinal], pos = decoders[ordinal](buf, pos)
+        return row, pos
+
+    return decode
+
+
+def _decode_json_diffs(buf, pos):
+    length = int.from_bytes(buf[pos:pos + 4], "little")
+    pos += 4
+    end = pos + length
+    if end > len(buf):
+        raise TruncatedError("JSON diff vector truncated")
+    diffs = []
+    while pos < end:
+        op = buf[pos]
+        if op >= len(JSON_DIFF_OPS):
+            raise MalformedError(f"unknown JSON diff operation {op}")
+        n, pos = read_packed(buf, pos + 1, end)
+        path = bytes(buf[pos:pos + n]).decode("utf-8", "surrogateescape")
+        pos += n
+        value = None
+        if JSON_DIFF_OPS[op] != "remove":
+            n, pos = read_packed(buf, pos, end)
+            if pos + n > end:
+                raise TruncatedError("JSON diff value truncated")
+            value = decode_json_value(bytes(buf[pos:pos + n]))
+            pos += n
+        diffs.append(JsonDiff(JSON_DIFF_OPS[op], path, value))
+    if pos != end:
+        raise MalformedError("JSON diff vector overruns its length")
+    return tuple(diffs), end
+
+
+# ---- encode -------------------------------------------------------------------------------
+
+def _encode_image(row: dict, present, encoders, partial_json: list[int] | None = None) -> bytes:
+    cols = [i for i, p in enumerate(present) if p]
+    nulls = 0
+    values = []
+    for k, ordinal in enumerate(cols):
+        if ordinal not in row:
+            raise ValueError(f"column {ordinal} is marked present but missing from the row")
+        value = row[ordinal]
+        if value is None:
+            nulls |= 1 << k
+        elif isinstance(value, tuple) and value and isinstance(value[0], JsonDiff):
+            values.append(_encode_json_diffs(value))
+        else:
+            values.append(encoders[ordinal](value))
+    nbytes = (len(cols) + 7) >> 3
+    # servers start the NULL bytes at 0xFF and clear bits (pack_row), so unused bits are set
+    nulls |= ((1 << (nbytes * 8)) - 1) ^ ((1 << len(cols)) - 1)
+    return nulls.to_bytes(nbytes, "little") + b"".join(values)
+
+
+def _encode_json_diffs(diffs) -> bytes:
+    from .json_encode import json_text_to_binary
+    out = bytearray()
+    for d in diffs:
+        path = d.path.encode("utf-8", "surrogateescape")
+        out.append(JSON_DIFF_OPS.index(d.operation))
+        out += write_packed(len(path)) + path
+        if d.operation != "remove":
+            binary = getattr(d.value, "binary", None)
+            if binary is None:
+                binary = json_text_to_binary(str(d.value))
+            out += write_packed(len(binary)) + binary
+    return len(out).to_bytes(4, "little") + bytes(out)
+
+
+def _encode_partial_after(row: dict, present, encoders, tm: TableMap) -> bytes:
+    json_cols = _json_columns(tm)
+    bits = 0
+    for k, c in enumerate(json_cols):
+        v = row.get(c)
+        if isinstance(v, tuple) and v and isinstance(v[0], JsonDiff):
+            bits |= 1 << k
+    if not bits:
+        return write_packed(0) + _encode_image(row, present, encoders)
+    return (write_packed(PARTIAL_JSON_UPDATES) + bits.to_bytes((len(json_cols) + 7) >> 3, "little")
+            + _encode_image(row, present, encoders))
+
+
+def encode_rows(type_code: int, rows: Rows, ctx: DecodeContext) -> bytes:
+    tm = ctx.table_maps.get(rows.table_id)
+    if tm is None:
+        raise MalformedError(f"rows event for table id {rows.table_id} without a Table_map",
+                             type_code=type_code)
+    _, encoders = table_codecs(tm, ctx)
+    kind = KIND_BY_TYPE[type_code]
+    head = rows.table_id.to_bytes(table_id_width(ctx), "little") + rows.flags.to_bytes(2, "little")
+    if type_code in V2_TYPES:
+        head += (len(rows.extra_info) + 2).to_bytes(2, "little") + rows.extra_info
+    first = rows.columns_present_after if kind == "insert" else rows.columns_present_before
+    head += write_packed(rows.column_count) + write_bitmap(first)
+    if kind == "update":
+        head += write_bitmap(rows.columns_present_after)
+    parts = []
+    for change in rows.rows:
+        if kind != "insert":
+            parts.append(_encode_image(change.before, rows.columns_present_before, encoders))
+        if kind == "update" and type_code == PARTIAL_UPDATE:
+            parts.append(_encode_partial_after(change.after, rows.columns_present_after, encoders, tm))
+        elif kind != "delete":
+            parts.append(_encode_image(change.after, rows.columns_present_after, encoders))
+    payload = b"".join(parts)
+    if type_code in COMPRESSED_TYPES:
+        if rows.compressed_payload is not None and _same(rows.compressed_payload, payload):
+            payload = rows.compressed_payload  # keep the server's zlib bytes (byte-exact)
+        else:
+            payload = compress_payload(payload)
+    return head + payload
+
+
+def _same(compressed: bytes, payload: bytes) -> bool:
+    try:
+        return uncompress_payload(compressed) == payload
+    except (BinlogError, zlib.error):
+        return False
+
+
+def compress_payload(payload: bytes) -> bytes:
+    nlen = max(1, (len(payload).bit_length() + 7) // 8)
+    return bytes((0x80 | nlen,)) + len(payload).to_bytes(nlen, "big") + zlib.compress(payload)
