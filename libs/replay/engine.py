@@ -1,0 +1,265 @@
+"""Replay row images of one batch onto the current target rows, like a replica's SQL thread.
+
+    replay(target, current_rows, changes, *, mode="strict") -> ReplayResult
+
+`changes`: change records (schemas/change_record.avsc dicts) of ONE target table, in commit
+order (transactions in commit order, then change_seq; see `commit_order`). `current_rows`: the
+target rows the batch may touch, each a mapping of target column -> typed value plus
+`_row_id` (ROW_ID_COLUMN), in the table's scan order (e.g. sorted by _row_id).
+Images are REPLAYED on top of those rows in order (STYLE practice 10), never "last image per key":
+
+- insert: absent after-image columns take the TARGET default (WL#5092 DEFAULT VALUES R1.1,
+  R1.2); DEFAULT CURRENT_TIMESTAMP = the change's commit_ts (a replica's SQL thread runs
+  with the event's timestamp); NOT NULL without DEFAULT -> the type's implicit default
+  (0, '', zero date; ENUM: first member) with warning 1364 (rpl_record.cc prepare_record).
+  A new row gets _row_id = make_row_id(source, trx_id, change_seq).
+- update: the row is found from the before image (TableState.find: PK, NOT NULL UK, else all
+  before-image columns; first match in scan order); after-image columns overwrite, absent
+  ones keep the current value (R2). A JSON diff (json_diff.py) applies to the current value.
+- delete: found the same way; exactly one row goes.
+- SQL NULL for a NOT NULL target column: the column's default, warning 1048 (ER_BAD_NULL_ERROR).
+- row not found (1032) / duplicate key (1062): mode "strict" raises ReplayStopped (nothing
+  of the batch is applied); mode "idempotent" (slave_exec_mode=IDEMPOTENT, R7) skips the
+  change and reports it in `quarantine`, except an INSERT hitting a duplicate,
+  which a replica overwrites (Write_rows_log_event::write_row with overwrite): the
+  conflicting row takes the after image on top of its values (the full new row when the
+  image is complete); further conflicting rows on other unique keys are deleted.
+- op "statement": a rows-only target (WL#3303) stops (on_statement=error) or skips it for
+  quarantine (on_statement=quarantine); a statements-capable target records it in the change
+  log but it is NOT executed (no MySQL SQL engine here). op "ddl": recorded, never executed.
+- a value that cannot be converted stops the batch in both modes (a replica stops too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from libs.replay import errors as E
+from libs.replay.images import present_columns, typed_value
+from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
+from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id
+from libs.replay.table_state import Row, TableState
+from libs.targets import values
+from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
+
+STRICT, IDEMPOTENT = "strict", "idempotent"
+ER_BAD_NULL_ERROR, ER_NO_DEFAULT_FOR_FIELD = 1048, 1364
+
+
+@dataclass(frozen=True)
+class RowWrite:
+    """Final state of a row the batch wrote (MERGE: upsert by _row_id)."""
+
+    row_id: str
+    values: Mapping[str, Any]
+    lineage: Lineage
+
+    def to_record(self) -> dict[str, Any]:
+        return {**self.values, ROW_ID_COLUMN: self.row_id, LINEAGE_COLUMN: self.lineage.to_dict()}
+
+
+@dataclass(frozen=True)
+class RowDelete:
+    """A row of current_rows that no longer exists (MERGE: delete by _row_id)."""
+
+    row_id: str
+    lineage: Lineage
+
+
+@dataclass(frozen=True)
+class ReplayWarning:
+    code: int
+    message: str
+    lineage: Lineage
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    upserts: tuple[RowWrite, ...]
+    deletes: tuple[RowDelete, ...]
+    change_log: tuple[ChangeLogEntry, ...]
+    quarantine: tuple[E.ReplayError, ...]
+    """Changes tolerated in idempotent mode (1032 skipped, 1062 skipped or overwritten) and
+    quarantined statements: to be written to the quarantine table."""
+    warnings: tuple[ReplayWarning, ...]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for entry in self.change_log:
+            out[entry.outcome] = out.get(entry.outcome, 0) + 1
+        return out
+
+    def final_table(self, current_rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """current_rows with this result applied (what the Delta table holds after MERGE)."""
+        gone = {d.row_id for d in self.deletes} | {u.row_id for u in self.upserts}
+        kept = [dict(r) for r in current_rows if r[ROW_ID_COLUMN] not in gone]
+        return kept + [{**u.values, ROW_ID_COLUMN: u.row_id} for u in self.upserts]
+
+
+def commit_order(change: Mapping[str, Any]) -> tuple:
+    """Sort key of change records of one source: commit position, then change_seq."""
+    return (change["trx_file"], change["trx_end_pos"], change["change_seq"])
+
+
+class _Replayer:
+    def __init__(self, target: Target, state: TableState, mode: str):
+        self.target, self.state, self.mode = target, state, mode
+        self.log: list[ChangeLogEntry] = []
+        self.quarantine: list[E.ReplayError] = []
+        self.warnings: list[ReplayWarning] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _key_text(self, values: Mapping[str, Any]) -> dict[str, str | None] | None:
+        key = self.target.primary_key or (self.target.lookup_keys[0] if self.target.lookup_keys else ())
+        if not key or not all(c in values for c in key):
+            return None
+        return {c: canonical_text(values[c]) for c in key}
+
+    def _entry(self, change, lineage, outcome, row_id=None, key=None) -> None:
+        self.log.append(ChangeLogEntry(
+            row_id=row_id, database=change["database"], table=change["table"],
+            delta_table=self.target.delta_table, op=change["op"], outcome=outcome, key=key,
+            before=tuple(change["before"]) if change.get("before") is not None else None,
+            after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage))
+
+    def _error(self, kind, message, change, lineage, key, *, skippable: bool, outcome: str) -> None:
+        error = E.ReplayError(kind, message, self.target.qualified_name, key, lineage, change.get("statement"))
+        if not skippable:
+            raise E.ReplayStopped(error)
+        self.quarantine.append(error)
+        self._entry(change, lineage, outcome, key=key)
+
+    def _default(self, column: Column, lineage: Lineage, code: int | None) -> Any:
+        if column.default_kind == LITERAL_DEFAULT:
+            return column.default
+        if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
+            return lineage.commit_ts.date() if column.family == "date" else lineage.commit_ts
+        if not column.nullable and code is not None and column.family != "enum":
+            message = (f"Field '{column.name}' doesn't have a default value" if code == ER_NO_DEFAULT_FOR_FIELD
+                       else f"Column '{column.name}' cannot be null")
+            self.warnings.append(ReplayWarning(code, message, lineage))
+        return values.implicit_default(column)
+
+    def _after_values(self, change, lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Typed after-image values; JSON diffs applied to `current`."""
+        out = {}
+        for name, column_value in present_columns(self.target, change.get("after")).items():
+            column = self.target.column(name)
+            text = column_value.get("text")
+            if is_json_diff(text):
+                if current is None:
+                    raise JsonDiffError(f"column {name!r}: a JSON diff needs an existing row")
+                value = apply_json_diff(current[name], text)
+            else:
+                value = typed_value(self.target, name, column_value)
+            if value is None and not column.nullable:
+                value = self._default(column, lineage, ER_BAD_NULL_ERROR)
+            out[name] = value
+        return out
+
+    def _before_values(self, change) -> dict[str, Any]:
+        return {name: typed_value(self.target, name, cv)
+                for name, cv in present_columns(self.target, change.get("before")).items()}
+
+    # -- operations ------------------------------------------------------------------------
+    def insert(self, change, lineage) -> None:
+        after = self._after_values(change, lineage, None)
+        row = {c.name: after[c.name] if c.name in after else self._default(c, lineage, ER_NO_DEFAULT_FOR_FIELD)
+               for c in self.target.columns}
+        conflicts = self.state.conflicts(row)
+        if not conflicts:
+            row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
+            self.state.add(row_id, row, lineage=lineage)
+            self._entry(change, lineage, "applied", row_id, self._key_text(row))
+            return
+        key, other = conflicts[0]
+        if self.mode != IDEMPOTENT:
+            self._error(E.DUPLICATE_KEY, f"Duplicate entry for key {list(key)} on insert", change, lineage,
+                        {c: canonical_text(row[c]) for c in key}, skippable=False, outcome="")
+        complete = len(after) == len(self.target.columns)  # COMPLETE_ROWS_F
+        while True:  # Write_rows_log_event::write_row(overwrite=true)
+            key, other = self.state.conflicts(row)[0]
+            row = row if complete else {**other.values, **after}
+            if len(self.state.conflicts(row, exclude=other)) == 0:
+                self.state.update(other, row, lineage)
+                break
+            self.state.delete(other, lineage)
+        self.quarantine.append(E.ReplayError(E.DUPLICATE_KEY, "duplicate key on insert: row overwritten (idempotent)",
+                                          self.target.qualified_name, self._key_text(row), lineage, change.get("statement")))
+        self._entry(change, lineage, "overwritten", other.row_id, self._key_text(row))
+
+    def _find(self, change, lineage) -> tuple[Row | None, dict[str, Any]]:
+        before = self._before_values(change)
+        if not before:  # WL#5092 R2: no usable column of the target in the before image
+            self._error(E.UNUSABLE_BEFORE_IMAGE, "the before image holds no column of the target table",
+                        change, lineage, None, skippable=False, outcome="")
+        row = self.state.find(before)
+        if row is None:
+            self._error(E.ROW_NOT_FOUND, "Can't find record", change, lineage,
+                        self._key_text(before) or {k: canonical_text(v) for k, v in before.items()},
+                        skippable=self.mode == IDEMPOTENT, outcome="skipped_row_not_found")
+        return row, before
+
+    def update(self, change, lineage) -> None:
+        row, _ = self._find(change, lineage)
+        if row is None:
+            return
+        new = {**row.values, **self._after_values(change, lineage, row.values)}
+        conflicts = self.state.conflicts(new, exclude=row)
+        if conflicts:
+            key = conflicts[0][0]
+            self._error(E.DUPLICATE_KEY, f"Duplicate entry for key {list(key)} on update", change, lineage,
+                        {c: canonical_text(new[c]) for c in key}, skippable=self.mode == IDEMPOTENT,
+                        outcome="skipped_duplicate_key")
+            return
+        self.state.update(row, new, lineage)
+        self._entry(change, lineage, "applied", row.row_id, self._key_text(new))
+
+    def delete(self, change, lineage) -> None:
+        row, _ = self._find(change, lineage)
+        if row is None:
+            return
+        key = self._key_text(row.values)
+        self.state.delete(row, lineage)
+        self._entry(change, lineage, "applied", row.row_id, key)
+
+    def statement(self, change, lineage) -> None:
+        if self.target.can_apply_statements:
+            self._entry(change, lineage, "statement_not_executed")
+            return
+        self._error(E.STATEMENT_FORMAT,
+                    "statement-format change for a target that can only apply rows (WL#3303)", change, lineage,
+                    None, skippable=self.target.on_statement == "quarantine", outcome="quarantined_statement")
+
+    def ddl(self, change, lineage) -> None:
+        self._entry(change, lineage, "ddl_recorded")
+
+    def run(self, change: Mapping[str, Any]) -> None:
+        if (change["database"], change["table"]) != (self.target.database, self.target.table):
+            raise ValueError(f"change for {change['database']}.{change['table']} replayed on {self.target.qualified_name}")
+        lineage = Lineage.of_change(change)
+        op = change["op"]
+        if op in ("insert", "update", "delete") and not self.target.can_apply_rows:
+            self._error(E.STATEMENT_FORMAT, "row-format change for a target that can only apply statements (WL#3303)",
+                        change, lineage, None, skippable=False, outcome="")
+        try:
+            getattr(self, op)(change, lineage)
+        except (values.ValueConversionError, JsonDiffError) as exc:
+            raise E.ReplayStopped(E.ReplayError(E.BAD_VALUE, str(exc), self.target.qualified_name, None,
+                                                lineage, change.get("statement"))) from None
+
+
+def replay(target: Target, current_rows: Iterable[Mapping[str, Any]], changes: Sequence[Mapping[str, Any]],
+           *, mode: str = STRICT) -> ReplayResult:
+    """Replay `changes` on `current_rows` (see module docstring). Raises ReplayStopped."""
+    if mode not in (STRICT, IDEMPOTENT):
+        raise ValueError(f"mode must be {STRICT!r} or {IDEMPOTENT!r}, got {mode!r}")
+    state = TableState.load(target, ((r[ROW_ID_COLUMN], r) for r in current_rows))
+    replayer = _Replayer(target, state, mode)
+    for change in changes:
+        replayer.run(change)
+    touched = [r for r in state.rows if r.lineage is not None]
+    upserts = tuple(RowWrite(r.row_id, dict(r.values), r.lineage) for r in touched if r.alive)
+    deletes = tuple(RowDelete(r.row_id, r.lineage) for r in touched if not r.alive and r.existed)
+    return ReplayResult(upserts, deletes, tuple(replayer.log), tuple(replayer.quarantine), tuple(replayer.warnings))

@@ -1,0 +1,44 @@
+"""Row images -> target columns: which target column each present ColumnValue feeds.
+
+A ColumnValue is mapped by name when a name is known (ColumnValue.name from Table_map
+column-name metadata, else Target.source_column_names[ordinal]) and by ordinal otherwise,
+as a replica does (rpl_record.cc: unpack_row_with_column_info vs positional unpack_row).
+Source columns the target lacks are ignored (extra master columns); target columns no image
+carries take their defaults on insert (extra slave columns, WL#5092 DEFAULT VALUES R1.1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from libs.targets.model import Target
+from libs.targets import values
+
+
+def target_column_of(target: Target, column_value: Mapping[str, Any]) -> str | None:
+    """Target column name fed by this ColumnValue, or None when the target has no such column."""
+    ordinal = column_value["ordinal"]
+    name = column_value.get("name")
+    if name is None and ordinal < len(target.source_column_names):
+        name = target.source_column_names[ordinal]
+    if name is not None:
+        for column in target.columns:
+            if column.name.lower() == name.lower():
+                return column.name
+        return None
+    return target.columns[ordinal].name if ordinal < len(target.columns) else None
+
+
+def present_columns(target: Target, image: Sequence[Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
+    """Target column name -> its ColumnValue, for the columns present in an image."""
+    present: dict[str, Mapping[str, Any]] = {}
+    for column_value in image or ():
+        name = target_column_of(target, column_value)
+        if name is not None:
+            present[name] = column_value
+    return present
+
+
+def typed_value(target: Target, name: str, column_value: Mapping[str, Any]) -> Any:
+    """Python value of a present column (raises values.ValueConversionError)."""
+    return values.from_column_value(target.column(name), column_value.get("text"), column_value.get("binary"))
