@@ -40,7 +40,10 @@ JSON_DIFF_OPS = ("replace", "insert", "remove")
 
 # ---- per Table_map compiled column codecs -------------------------------------------------
 
-_codec_cache: dict[int, tuple] = {}
+# Compiled codecs depend only on the column layout, so one entry serves every Table_map of the
+# same table (MariaDB logs a fresh Table_map per transaction: 50k of them in small_trx).
+_codec_cache: dict[tuple, tuple] = {}
+_image_cache: dict[tuple, object] = {}
 
 
 def _old_temporal_fsp(ctx: DecodeContext, tm: TableMap) -> dict[int, int]:
@@ -49,25 +52,40 @@ def _old_temporal_fsp(ctx: DecodeContext, tm: TableMap) -> dict[int, int]:
     return getattr(ctx, "old_temporal_fsp", {}).get((tm.database, tm.table), {})
 
 
-def table_codecs(tm: TableMap, ctx: DecodeContext) -> tuple[list, list]:
-    """([decode per column], [encode per column]) for a Table_map, built once and cached."""
+def _layout_key(tm: TableMap, ctx: DecodeContext) -> tuple:
     overrides = ctx.unsigned_overrides.get((tm.database, tm.table), frozenset())
     fsp = _old_temporal_fsp(ctx, tm)
-    key = id(tm)
+    return (tm.column_types, tm.column_metas, tm.signedness, overrides,
+            tuple(sorted(fsp.items())), ctx.flavour)
+
+
+def table_codecs(tm: TableMap, ctx: DecodeContext, key: tuple | None = None) -> tuple[list, list]:
+    """([decode per column], [encode per column]) for a Table_map layout, built once, cached."""
+    key = key or _layout_key(tm, ctx)
     hit = _codec_cache.get(key)
-    if hit is not None and hit[0] is tm and hit[1] == (overrides, tuple(fsp.items())):
-        return hit[2], hit[3]
+    if hit is not None:
+        return hit
+    types, metas, signedness, overrides, fsp_items, flavour = key
+    fsp = dict(fsp_items)
     decoders, encoders = [], []
-    for i, (t, meta) in enumerate(zip(tm.column_types, tm.column_metas)):
-        unsigned = (tm.signedness[i] if tm.signedness is not None else False) or i in overrides
-        spec = ColumnSpec(t, meta, unsigned, fsp.get(i, 0), ctx.flavour)
-        dec, enc = column_codec(spec)
+    for i, (t, meta) in enumerate(zip(types, metas)):
+        unsigned = (signedness[i] if signedness is not None else False) or i in overrides
+        dec, enc = column_codec(ColumnSpec(t, meta, unsigned, fsp.get(i, 0), flavour))
         decoders.append(dec)
         encoders.append(enc)
     if len(_codec_cache) > 4096:
         _codec_cache.clear()
-    _codec_cache[key] = (tm, (overrides, tuple(fsp.items())), decoders, encoders)
+        _image_cache.clear()
+    _codec_cache[key] = (decoders, encoders)
     return decoders, encoders
+
+
+def image_decoder(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
+    key = _layout_key(tm, ctx)
+    hit = _image_cache.get((key, present))
+    if hit is None:
+        hit = _image_cache[(key, present)] = _image_decoder(present, table_codecs(tm, ctx, key)[0])
+    return hit
 
 
 def _image_decoder(present: tuple[bool, ...], decoders: list):
@@ -168,12 +186,11 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         compressed = bytes(body[pos:])
         body, pos = uncompress_payload(compressed), 0
         end = len(body)
-    decoders, _ = table_codecs(tm, ctx)
-    first = _image_decoder(present1, decoders)
+    first = image_decoder(tm, ctx, present1)
     rows = []
     if kind == "update":
-        second = (_partial_after_decoder(present2, decoders, tm) if type_code == PARTIAL_UPDATE
-                  else _image_decoder(present2, decoders))
+        second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
+                  if type_code == PARTIAL_UPDATE else image_decoder(tm, ctx, present2))
         while pos < end:
             before, pos = first(body, pos)
             after, pos = second(body, pos)

@@ -18,8 +18,10 @@ from .records import TableMap
 
 NUMERIC_TYPES = frozenset((T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.NEWDECIMAL,
                            T.FLOAT, T.DOUBLE))
+# Columns that get an entry in the charset lists. VECTOR is included: MySQL 9 logs one for it
+# (corpus vector.binlog: the TEXT after a VECTOR column is character column #1).
 CHARACTER_TYPES = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB,
-                             T.MEDIUM_BLOB, T.LONG_BLOB))
+                             T.MEDIUM_BLOB, T.LONG_BLOB, T.VECTOR))
 
 # Optional_metadata_field_type (rows_event.h)
 SIGNEDNESS, DEFAULT_CHARSET, COLUMN_CHARSET, COLUMN_NAME = 1, 2, 3, 4
