@@ -130,15 +130,17 @@ class _Replayer:
         self.quarantine.append(error)
         self._entry(change, lineage, outcome, key=key)
 
-    def _default(self, column: Column, lineage: Lineage, code: int | None) -> Any:
+    def _default(self, column: Column, lineage: Lineage, code: int) -> Any:
+        """Field::set_default(): the declared DEFAULT, else the implicit one. code 1364 (absent
+        column, warned only without DEFAULT, never for ENUM) or 1048 (NULL into NOT NULL)."""
+        if code == ER_BAD_NULL_ERROR:
+            self.warnings.append(ReplayWarning(code, f"Column '{column.name}' cannot be null", lineage))
         if column.default_kind == LITERAL_DEFAULT:
             return column.default
         if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
             return lineage.commit_ts.date() if column.family == "date" else lineage.commit_ts
-        if not column.nullable and code is not None and column.family != "enum":
-            message = (f"Field '{column.name}' doesn't have a default value" if code == ER_NO_DEFAULT_FOR_FIELD
-                       else f"Column '{column.name}' cannot be null")
-            self.warnings.append(ReplayWarning(code, message, lineage))
+        if code == ER_NO_DEFAULT_FOR_FIELD and not column.nullable and column.family != "enum":
+            self.warnings.append(ReplayWarning(code, f"Field '{column.name}' doesn't have a default value", lineage))
         return values.implicit_default(column)
 
     def _after_values(self, change, lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
