@@ -1,0 +1,328 @@
+"""Per-source transaction assembler: decoded frames in Kafka offset order -> COMPLETE transactions
+and quarantine records (DESIGN.md 'Whole transactions', 'Bad input').
+
+    assembler = Assembler(source, spill_store, config, AssemblerState.from_row(row))
+    out = assembler.feed(inputs, now=batch_epoch_seconds)
+    row = assembler.state.to_row()          # store; then release(store, source, out.released)
+
+Boundaries come from the WL#4162 parser (libs.boundary). The open group's frames go to the
+SpillStore in chunks, so the state stays small; a transaction is emitted only when its END is
+seen, a ROLLBACK emits nothing, an XA-prepared group waits for its XA COMMIT."""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import replace
+from typing import Iterable
+
+from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType, EventType
+from libs.binlog.errors import UnknownEventError
+from libs.binlog.records import Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid, Xid, XaPrepare
+from libs.boundary import (
+    INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, is_known_type, query_kind, query_text,
+)
+
+from .model import (
+    AssembledInput, AssemblerConfig, AssemblerOutput, Frame, Quarantined, StreamGapError,
+    Transaction, UnknownEventPolicy, raw_type_code,
+)
+from .payload import is_payload
+from .spill import SpillStore, SpilledFrames, encode_chunk
+from .state import AssemblerState, OpenGroup, PreparedXa
+from .xa import xid_key, xid_key_from_query
+
+log = logging.getLogger(__name__)
+B = BoundaryType
+_NEW_FILE, _NEXT, _DUPLICATE = "new_file", "next", "duplicate"
+
+
+class Assembler:
+    def __init__(self, source: str, store: SpillStore, config: AssemblerConfig = AssemblerConfig(),
+                 state: AssemblerState | None = None, flavour: str = "mysql"):
+        """`flavour` applies until the stream's first Format_description says otherwise."""
+        self.source, self.store, self.config = source, store, config
+        self.state = state if state is not None else AssemblerState(source, flavour=flavour)
+        if self.state.source != source:
+            raise ValueError(f"state of source {self.state.source!r} given to assembler of {source!r}")
+        self._tail: list[Frame] = []  # open-group frames not yet spilled; empty between feed() calls
+        self._tail_bytes = 0
+        self._out = AssemblerOutput()
+
+    # ---- public -------------------------------------------------------------------------------
+
+    def feed(self, inputs: Iterable[AssembledInput], now: int | None = None) -> AssemblerOutput:
+        """Consume frames in offset order. Raises UnknownEventError (policy FAIL) and
+        StreamGapError; then the caller must not store the state (the batch is retried)."""
+        self._out = out = AssemblerOutput()
+        for item in inputs:
+            self._feed_one(item, now)
+        self._spill_tail()  # the stored state references chunks only, never in-memory frames
+        if now is not None:
+            self.state = replace(self.state, last_fed_at=now)
+        out.counters = dict(self.state.counters)
+        return out
+
+    def expire_open(self, reason: str = "idle timeout") -> AssemblerOutput:
+        """Quarantine the open group (IdleAction.QUARANTINE_OPEN) and reset the parser."""
+        self._out = out = AssemblerOutput()
+        if self.state.open is not None:
+            self._quarantine_open("open_timeout", f"open transaction expired ({reason})")
+            self.state = replace(self.state, parser=INITIAL).counted("open_expired")
+        out.counters = dict(self.state.counters)
+        return out
+
+    # ---- one frame ----------------------------------------------------------------------------
+
+    def _feed_one(self, item: AssembledInput, now: int | None) -> None:
+        event = item.event
+        where = item.error if event is None else event
+        frame = Frame(item.file if item.file is not None else where.file,
+                      item.pos if item.pos is not None else where.pos,
+                      item.raw, item.kafka_partition, item.kafka_offset, event)
+        if event is not None and _not_binlog_bytes(event):
+            return  # fake Rotate / heartbeat: IGNORE (WL#4162 D2.1), not part of the file
+        position = self._track_position(frame)
+        if position == _DUPLICATE:
+            self.state = self.state.counted("duplicates_dropped")
+            return
+        if event is None:
+            self._bad_frame(frame, item.error.located(file=frame.file, pos=frame.pos, source=self.source))
+            return
+        code, flavour = event.header.type_code, self.state.flavour
+        if isinstance(event.body, Ignorable) or (
+                not is_known_type(code, flavour) and event.header.flags & LOG_EVENT_IGNORABLE_F):
+            self.state = self.state.counted("ignorable_skipped")  # WL#4033: skip, never fail
+            return
+        if not is_known_type(code, flavour):
+            self._bad_frame(frame, UnknownEventError(
+                f"unknown event type {code} without LOG_EVENT_IGNORABLE_F", frame.file, frame.pos, code,
+                frame.raw, self.source))
+            return
+        if isinstance(event.body, Dummy):
+            self.state = self.state.counted("dummies_skipped")  # MariaDB placeholder: never applied
+            return
+        if code == EventType.FORMAT_DESCRIPTION:
+            self._format_description(frame, position == _NEW_FILE)
+            return
+        self._boundary(frame, now)
+
+    def _track_position(self, frame: Frame) -> str:
+        """Dedup producer redeliveries and detect gaps inside one file (positions from the bytes)."""
+        s = self.state
+        if frame.file is None or frame.pos is None:
+            return _NEXT
+        status = _NEXT
+        if s.last_file is not None and s.last_end_pos is not None:
+            if frame.file == s.last_file:
+                if frame.pos < s.last_end_pos:
+                    return _DUPLICATE
+                if frame.pos > s.last_end_pos:
+                    raise StreamGapError(self.source, frame.file, s.last_end_pos, frame.pos)
+            elif _file_order(frame.file, s.last_file) < 0:
+                return _DUPLICATE  # a frame of an earlier file: redelivered
+            else:
+                status = _NEW_FILE  # positions restart after Rotate: not compared across files
+        else:
+            status = _NEW_FILE
+        self.state = replace(s, last_file=frame.file, last_pos=frame.pos, last_end_pos=frame.pos + len(frame.raw))
+        return status
+
+    def _bad_frame(self, frame: Frame, error) -> None:
+        """A decode error row, or an unknown non-ignorable event: fail or quarantine by policy.
+        The open group lost a frame, so it is poisoned: quarantined instead of applied."""
+        unknown = isinstance(error, UnknownEventError)
+        self.state = self.state.counted("unknown_events" if unknown else "decode_errors")
+        if unknown and self.config.unknown_event_policy is UnknownEventPolicy.FAIL:
+            raise error
+        self._quarantine([frame], error.kind, str(error))
+        if self.state.open is not None and self.state.open.poison is None:
+            self.state = replace(self.state, open=replace(self.state.open, poison=str(error)))
+
+    def _format_description(self, frame: Frame, new_file: bool) -> None:
+        """Each file starts with its FDE. A group never spans files (servers rotate between
+        groups), so one still open here was cut by a crash: quarantine it, reset the parser."""
+        if new_file and self.state.open is not None:
+            self.state = self.state.counted("invalid_transitions")
+            reason = (f"transaction did not end before binlog file {frame.file} began "
+                      f"(source {self.source}, server restart?)")
+            log.warning(reason)
+            self._quarantine_open("boundary", reason)
+            self.state = replace(self.state, parser=INITIAL)
+        body = frame.event.body
+        flavour = body.flavour if isinstance(body, FormatDescription) else self.state.flavour
+        self.state = replace(self.state, fde=frame.raw, flavour=flavour)
+
+    def _boundary(self, frame: Frame, now: int | None) -> None:
+        step = advance(self.state.parser, frame.event, self.state.flavour)
+        self.state = replace(self.state, parser=step.context)
+        if step.warning is not None:
+            self.state = self.state.counted("invalid_transitions")
+            where = f"source {self.source}, file {frame.file}, pos {frame.pos}"
+            log.warning("%s (%s)", step.warning, where)
+            if self.state.open is not None:
+                self._quarantine_open("boundary", f"{step.warning} Partial transaction ({where}).")
+            if step.boundary is None:
+                self._quarantine([frame], "boundary", f"{step.warning} ({where})")
+                return
+        if step.boundary is B.SELF_CONTAINED:
+            self._self_contained(frame)
+        elif step.boundary is B.START:
+            self._open(frame, now)
+        elif step.boundary is B.INSIDE:
+            self._append(frame)
+        elif step.boundary is B.END:
+            self._append(frame)
+            self._close(frame)
+
+    # ---- groups -------------------------------------------------------------------------------
+
+    def _open(self, frame: Frame, now: int | None) -> None:
+        body, gtid, commit_ts = frame.event.body, None, None
+        if isinstance(body, MysqlGtid) and not body.anonymous:
+            gtid, commit_ts = body.gtid, body.immediate_commit_ts
+        elif isinstance(body, MariaGtid):
+            gtid = body.gtid
+        group = OpenGroup(f"{frame.file}:{frame.pos}", frame.file, frame.pos, gtid=gtid,
+                          commit_ts_micros=commit_ts, since=now)
+        self.state = replace(self.state, open=group)
+        self._append(frame)
+
+    def _append(self, frame: Frame) -> None:
+        group = self.state.open
+        assert group is not None, "the parser accepted INSIDE/END with no open group"
+        self.state = replace(self.state, open=replace(group, event_count=group.event_count + 1))
+        self._tail.append(frame)
+        self._tail_bytes += len(frame.raw)
+        if len(self._tail) >= self.config.chunk_max_events or self._tail_bytes >= self.config.chunk_max_bytes:
+            self._spill_tail()
+
+    def _spill_tail(self) -> None:
+        group = self.state.open
+        if group is None or not self._tail:
+            return
+        self.store.put(self.source, group.trx_key, group.chunk_count, encode_chunk(self._tail))
+        self.state = replace(self.state, open=replace(group, chunk_count=group.chunk_count + 1))
+        self._tail, self._tail_bytes = [], 0
+
+    def _detach_open(self) -> tuple[OpenGroup, SpilledFrames]:
+        group, tail = self.state.open, tuple(self._tail)
+        self._tail, self._tail_bytes = [], 0
+        self.state = replace(self.state, open=None)
+        ref = group.ref if group.chunk_count else None
+        return group, SpilledFrames(self.store, self.source, ref, tail)
+
+    def _close(self, end: Frame) -> None:
+        event, sql = end.event, query_text(end.event)
+        kind = query_kind(sql) if sql is not None else None
+        if self.state.open.poison is None and ends_prepared_xa(event):
+            self._spill_tail()  # a held group lives in the store only
+            group, frames = self._detach_open()
+            self._hold_prepared(group, frames, event)
+            return
+        group, frames = self._detach_open()
+        self._out.released.append(group.ref)
+        if group.poison is not None:
+            self._quarantine(frames, "bad_transaction", f"transaction {group.trx_key} of source "
+                             f"{self.source} holds a frame that could not be decoded: {group.poison}")
+        elif kind is QueryKind.ROLLBACK:
+            self.state = self.state.counted("rollbacks")  # rolled back: applies nothing
+        elif kind in (QueryKind.XA_COMMIT, QueryKind.XA_ROLLBACK):
+            self._resolve_xa(kind, sql, group, frames, end)
+        else:
+            self._emit(group.gtid, group.start_file, group.start_pos, group.commit_ts_micros,
+                       group.event_count, None, frames, end)
+
+    def _self_contained(self, frame: Frame) -> None:
+        code, sql = frame.event.header.type_code, query_text(frame.event)
+        if code == EventType.INCIDENT:
+            # The master lost events (Incident_log_event): a real replica stops here.
+            log.error("Incident event (source %s, file %s, pos %s)", self.source, frame.file, frame.pos)
+            self._quarantine([frame], "incident", f"incident event: the master reports lost changes "
+                             f"(source {self.source}, file {frame.file}, pos {frame.pos})")
+            return
+        if sql is None:
+            return  # Stop, real Rotate, Previous_gtids, Gtid_list, Binlog_checkpoint: no data
+        kind = query_kind(sql)
+        if kind in (QueryKind.XA_COMMIT, QueryKind.XA_ROLLBACK):
+            self._resolve_xa(kind, sql, None, (frame,), frame)
+        else:  # an auto-committed statement (DDL, statement DML) is a transaction of its own
+            self._emit(None, frame.file, frame.pos, None, 1, None, (frame,), frame)
+
+    def _hold_prepared(self, group: OpenGroup, frames, event) -> None:
+        body = event.body
+        key = xid_key(body.format_id, body.gtrid, body.bqual) if isinstance(body, XaPrepare) \
+            else xid_key_from_query(query_text(event))
+        if key is None:
+            self._out.released.append(group.ref)
+            self._quarantine(frames, "xa_unknown", f"XA PREPARE with an unreadable xid (source "
+                             f"{self.source}, transaction {group.trx_key})")
+            return
+        held = PreparedXa(group.trx_key, group.chunk_count, group.event_count, group.gtid,
+                          group.start_file, group.start_pos)
+        self.state = replace(self.state, xa_prepared={**self.state.xa_prepared, key: held}).counted("xa_prepared")
+
+    def _resolve_xa(self, kind: QueryKind, sql: str, group: OpenGroup | None, frames, end: Frame) -> None:
+        key = xid_key_from_query(sql)
+        held = self.state.xa_prepared.get(key) if key is not None else None
+        if held is None:
+            self.state = self.state.counted("xa_unknown")
+            if kind is QueryKind.XA_COMMIT:  # its XA PREPARE came before this stream: data unseen
+                self._quarantine(frames, "xa_unknown", f"XA COMMIT of xid {key} whose XA PREPARE this "
+                                 f"stream never saw (source {self.source}, file {end.file}, pos {end.pos})")
+            return
+        self.state = replace(self.state, xa_prepared={k: v for k, v in self.state.xa_prepared.items() if k != key})
+        self._out.released.append(held.ref)
+        if kind is QueryKind.XA_ROLLBACK:
+            self.state = self.state.counted("rollbacks")
+            return
+        prepared = SpilledFrames(self.store, self.source, held.ref, ())
+        # Identity of the commit (where the data becomes visible); rows keep their own positions.
+        gtid = group.gtid if group is not None else None
+        start = (group.start_file, group.start_pos) if group is not None else (end.file, end.pos)
+        self._emit(gtid, *start, group.commit_ts_micros if group else None, held.event_count, key,
+                   prepared, end)
+
+    def _emit(self, gtid, start_file, start_pos, commit_ts_micros, event_count, xa_key, frames, end: Frame):
+        header = end.event.header
+        body = end.event.body
+        if not isinstance(frames, SpilledFrames):
+            frames = SpilledFrames(self.store, self.source, None, tuple(frames))
+        self._out.transactions.append(Transaction(
+            source=self.source, trx_id=gtid or f"{start_file}:{start_pos}", gtid=gtid,
+            xid=body.xid if isinstance(body, Xid) else None,
+            commit_ts_micros=commit_ts_micros or header.timestamp * 1_000_000,
+            server_id=header.server_id, file=end.file, end_pos=end.pos + len(end.raw),
+            start_file=start_file, start_pos=start_pos, event_count=event_count, frames=frames.only(is_payload), xa_xid=xa_key))
+        self.state = self.state.counted("transactions_emitted")
+
+    # ---- quarantine ---------------------------------------------------------------------------
+
+    def _quarantine_open(self, kind: str, reason: str) -> None:
+        group, frames = self._detach_open()
+        self._out.released.append(group.ref)
+        self._quarantine(frames, kind, reason)
+
+    def _quarantine(self, frames: Iterable[Frame], kind: str, reason: str) -> None:
+        n = 0
+        for frame in frames:
+            type_code = frame.event.header.type_code if frame.event is not None else raw_type_code(frame.raw)
+            self._out.quarantined.append(Quarantined(
+                self.source, frame.file, frame.pos, type_code, kind, reason, frame.raw,
+                frame.kafka_partition, frame.kafka_offset))
+            n += 1
+        self.state = self.state.counted("quarantined_frames", n)
+
+
+def _not_binlog_bytes(event) -> bool:
+    return is_fake_rotate(event) or event.header.type_code in (EventType.HEARTBEAT, EventType.HEARTBEAT_V2)
+
+
+_NUMBERED = re.compile(r"^(.*)\.(\d+)$")
+
+
+def _file_order(a: str, b: str) -> int:
+    """Compare binlog file names base.NNNNNN; names of different bases count as newer."""
+    ma, mb = _NUMBERED.match(a), _NUMBERED.match(b)
+    if ma and mb and ma.group(1) == mb.group(1):
+        return (int(ma.group(2)) > int(mb.group(2))) - (int(ma.group(2)) < int(mb.group(2)))
+    return 1

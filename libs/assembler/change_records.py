@@ -1,0 +1,110 @@
+"""COMPLETE transaction -> change records (schemas/change_record.avsc), one per row change or
+per statement, in commit order with a gap-free change_seq."""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from libs.binlog.constants import EventType
+from libs.binlog.records import RowsQuery
+from libs.boundary import ROWS_TYPES, QueryKind, query_kind, query_text
+
+from .model import Frame, Transaction
+from .values import column_value
+
+STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
+
+_LEADING_COMMENTS = re.compile(r"^\s*(/\*.*?\*/\s*)*", re.DOTALL)
+_DML_KEYWORDS = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "CALL", "DO", "WITH", "SELECT"})
+_NAME = r"(`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(`(?:[^`]|``)+`|[\w$]+))?"
+_TARGETS = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in (
+    r"(?:INSERT|REPLACE)(?:\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*\s+(?:INTO\s+)?" + _NAME,
+    r"UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*\s+" + _NAME,
+    r"DELETE(?:\s+(?:LOW_PRIORITY|QUICK|IGNORE))*\s+FROM\s+" + _NAME,
+    r"LOAD\s+(?:DATA|XML)\b.*?\bINTO\s+TABLE\s+" + _NAME,
+    r"(?:CREATE|ALTER|DROP|RENAME)\s+(?:(?:TEMPORARY|ONLINE|IGNORE)\s+)?(?:OR\s+REPLACE\s+)?TABLE\s+"
+    r"(?:IF\s+(?:NOT\s+)?EXISTS\s+)?" + _NAME,
+    r"TRUNCATE\s+(?:TABLE\s+)?" + _NAME,
+)]
+
+
+def to_change_records(trx: Transaction) -> list[dict]:
+    return list(iter_change_records(trx))
+
+
+def iter_change_records(trx: Transaction) -> Iterator[dict]:
+    """Stream the records (reads spilled chunks one at a time). Rows take the Rows_query /
+    Annotate_rows text before them as `statement` (WL#4033) until their statement ends
+    (STMT_END_F, when the rows record carries `flags`) or another statement starts."""
+    base = {"source": trx.source, "trx_id": trx.trx_id, "gtid": trx.gtid, "xid": trx.xid,
+            "server_id": trx.server_id, "commit_ts": trx.commit_ts_micros, "trx_file": trx.file,
+            "trx_end_pos": trx.end_pos}
+    table_maps, statement, seq = {}, None, 0
+    for frame in trx.payload:
+        event = frame.event
+        body, code = event.body, event.header.type_code
+        if code == EventType.TABLE_MAP:
+            table_maps[body.table_id] = body
+        elif isinstance(body, RowsQuery):
+            statement = body.text
+        elif code in ROWS_TYPES:
+            table_map = table_maps.get(body.table_id)
+            if table_map is None:
+                raise ValueError(f"rows event for table id {body.table_id} without its Table_map "
+                                 f"(source {trx.source}, file {frame.file}, pos {frame.pos})")
+            for change in body.rows:
+                yield {**base, "change_seq": seq, "database": table_map.database, "table": table_map.table,
+                       "op": body.kind, "before": _image(table_map, change.before),
+                       "after": _image(table_map, change.after), "statement": statement,
+                       "binlog_file": frame.file, "binlog_pos": frame.pos}
+                seq += 1
+            if getattr(body, "flags", 0) & STMT_END_F:
+                statement = None
+        elif (sql := query_text(event)) is not None:
+            statement = None
+            if query_kind(sql) is not QueryKind.STATEMENT:
+                continue  # SAVEPOINT / ROLLBACK TO: transaction control, not a change
+            database, table = statement_target(sql, getattr(body, "db", "") or "")
+            yield {**base, "change_seq": seq, "database": database, "table": table,
+                   "op": statement_op(sql), "before": None, "after": None, "statement": sql,
+                   "binlog_file": frame.file, "binlog_pos": frame.pos}
+            seq += 1
+        # Intvar / Rand / User_var / load blocks: context of the statement after them, no record.
+
+
+def statement_op(sql: str) -> str:
+    """'statement' for statement-format DML, 'ddl' for everything else."""
+    words = _LEADING_COMMENTS.sub("", sql).split(None, 1)
+    return "statement" if words and words[0].upper() in _DML_KEYWORDS else "ddl"
+
+
+def statement_target(sql: str, default_db: str) -> tuple[str, str]:
+    """(database, table) a statement names first, best effort; table '' when not found."""
+    text = _LEADING_COMMENTS.sub("", sql)
+    for pattern in _TARGETS:
+        match = pattern.match(text)
+        if match:
+            first, second = _unquote(match.group(1)), match.group(2)
+            return (first, _unquote(second)) if second else (default_db, first)
+    return default_db, ""
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
+
+
+def _image(table_map, columns: dict | None) -> list[dict] | None:
+    if columns is None:
+        return None
+    names = getattr(table_map, "column_names", None)
+    charsets = getattr(table_map, "column_charsets", None)
+    return [column_value(i, _at(names, i), table_map.column_types[i], value, _at(charsets, i))
+            for i, value in sorted(columns.items())]
+
+
+def _at(values, ordinal: int):
+    if values is None:
+        return None
+    if isinstance(values, dict):
+        return values.get(ordinal)
+    return values[ordinal] if ordinal < len(values) else None

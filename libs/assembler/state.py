@@ -1,0 +1,156 @@
+"""Per-source assembler state, stored by Spark's applyInPandasWithState between micro-batches
+(STYLE practice 7: named schema, dataclass with to_row/from_row, never unpacked by position).
+
+It stays small whatever the transaction size: parser context, the current Format_description
+frame, the last position (dedup / gap), counters, and *references* to spilled chunks of the open
+group and of XA-prepared groups waiting for their XA COMMIT. Table maps are not kept: every
+transaction logs the Table_map events its rows events use (rows_event.h: a table id is only valid
+inside its group), so they travel with the group's frames."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+
+from libs.binlog.constants import BoundaryType
+from libs.boundary import Opening, ParserContext
+
+from .model import AssemblerConfig, SpillRef
+
+COUNTER_NAMES = (
+    "ignorable_skipped", "dummies_skipped", "duplicates_dropped", "invalid_transitions",
+    "quarantined_frames", "decode_errors", "unknown_events", "transactions_emitted", "rollbacks",
+    "xa_prepared", "xa_unknown", "open_expired",
+)
+
+# (field, Spark SQL type) in row order: the Spark stage builds its state StructType from this.
+STATE_SCHEMA = (
+    ("source", "string"), ("flavour", "string"), ("fde", "binary"),
+    ("parser_state", "int"), ("parser_opening", "int"),
+    ("last_file", "string"), ("last_pos", "long"), ("last_end_pos", "long"),
+    ("open_trx_key", "string"), ("open_chunk_count", "int"), ("open_event_count", "long"),
+    ("open_start_file", "string"), ("open_start_pos", "long"), ("open_gtid", "string"),
+    ("open_commit_ts_micros", "long"), ("open_poison", "string"), ("open_since", "long"),
+    ("xa_prepared", "string"), ("counters", "string"), ("last_fed_at", "long"),
+)
+STATE_FIELDS = tuple(name for name, _ in STATE_SCHEMA)
+
+
+@dataclass(frozen=True)
+class OpenGroup:
+    """The group being read: its frames are spilled chunks 0..chunk_count-1 (+ an in-memory tail
+    inside one feed() call only)."""
+
+    trx_key: str  # "file:pos" of its first event: unique within a source
+    start_file: str | None
+    start_pos: int | None
+    chunk_count: int = 0
+    event_count: int = 0
+    gtid: str | None = None
+    commit_ts_micros: int | None = None  # MySQL 8 GTID immediate_commit_ts
+    poison: str | None = None  # why it must be quarantined instead of applied (a bad frame inside)
+    since: int | None = None  # caller's clock (feed(now=...)) when it opened
+
+    @property
+    def ref(self) -> SpillRef:
+        return SpillRef(self.trx_key, self.chunk_count)
+
+
+@dataclass(frozen=True)
+class PreparedXa:
+    """An XA-prepared group (XA_prepare seen) held until XA COMMIT / XA ROLLBACK names its xid."""
+
+    trx_key: str
+    chunk_count: int
+    event_count: int
+    gtid: str | None
+    start_file: str | None
+    start_pos: int | None
+
+    @property
+    def ref(self) -> SpillRef:
+        return SpillRef(self.trx_key, self.chunk_count)
+
+
+@dataclass(frozen=True)
+class AssemblerState:
+    source: str
+    flavour: str = "mysql"
+    fde: bytes | None = None  # raw frame of the current file's Format_description
+    parser: ParserContext = ParserContext()
+    last_file: str | None = None
+    last_pos: int | None = None
+    last_end_pos: int | None = None
+    open: OpenGroup | None = None
+    xa_prepared: dict[str, PreparedXa] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTER_NAMES, 0))
+    last_fed_at: int | None = None
+
+    def to_row(self) -> dict:
+        group = self.open
+        return {
+            "source": self.source, "flavour": self.flavour, "fde": self.fde,
+            "parser_state": int(self.parser.state), "parser_opening": int(self.parser.opening),
+            "last_file": self.last_file, "last_pos": self.last_pos, "last_end_pos": self.last_end_pos,
+            "open_trx_key": group.trx_key if group else None,
+            "open_chunk_count": group.chunk_count if group else 0,
+            "open_event_count": group.event_count if group else 0,
+            "open_start_file": group.start_file if group else None,
+            "open_start_pos": group.start_pos if group else None,
+            "open_gtid": group.gtid if group else None,
+            "open_commit_ts_micros": group.commit_ts_micros if group else None,
+            "open_poison": group.poison if group else None,
+            "open_since": group.since if group else None,
+            "xa_prepared": json.dumps({k: asdict(v) for k, v in sorted(self.xa_prepared.items())}),
+            "counters": json.dumps(self.counters, sort_keys=True),
+            "last_fed_at": self.last_fed_at,
+        }
+
+    @classmethod
+    def from_row(cls, row) -> "AssemblerState":
+        """From a dict or any mapping/Row with the STATE_FIELDS names (never by position)."""
+        r = {name: row[name] for name in STATE_FIELDS}
+        group = None
+        if r["open_trx_key"] is not None:
+            group = OpenGroup(r["open_trx_key"], r["open_start_file"], _int(r["open_start_pos"]),
+                              int(r["open_chunk_count"]), int(r["open_event_count"]), r["open_gtid"],
+                              _int(r["open_commit_ts_micros"]), r["open_poison"], _int(r["open_since"]))
+        counters = dict.fromkeys(COUNTER_NAMES, 0) | json.loads(r["counters"])
+        return cls(
+            source=r["source"], flavour=r["flavour"], fde=bytes(r["fde"]) if r["fde"] is not None else None,
+            parser=ParserContext(BoundaryType(int(r["parser_state"])), Opening(int(r["parser_opening"]))),
+            last_file=r["last_file"], last_pos=_int(r["last_pos"]), last_end_pos=_int(r["last_end_pos"]),
+            open=group,
+            xa_prepared={k: PreparedXa(**v) for k, v in json.loads(r["xa_prepared"]).items()},
+            counters=counters, last_fed_at=_int(r["last_fed_at"]))
+
+    def counted(self, name: str, n: int = 1) -> "AssemblerState":
+        return replace(self, counters={**self.counters, name: self.counters[name] + n})
+
+
+def _int(value) -> int | None:
+    return None if value is None else int(value)
+
+
+class IdleAction(Enum):
+    NOTHING = "nothing"  # no open group: emit nothing, keep the state (it holds the dedup position)
+    WAIT = "wait"  # an open group stays in the SpillStore; its remaining frames are still coming
+    QUARANTINE_OPEN = "quarantine_open"  # timed out: call Assembler.expire_open()
+
+
+def idle_action(state: AssemblerState, now: int, config: AssemblerConfig) -> IdleAction:
+    """What to do when a source's state times out with no new input (Spark GroupState timeout).
+
+    Servers write a transaction's events together at commit, so an open group means the producer
+    stopped mid-transaction; it resumes from its last position and the rest arrives later. So by
+    default (open_trx_timeout_seconds None) the group waits forever in the SpillStore. With a
+    timeout, a group open longer than it (by the caller's clock, `now` vs the `now` passed to the
+    feed() that opened it) is quarantined. XA-prepared groups never time out: XA COMMIT may
+    legitimately come much later."""
+    if state.open is None:
+        return IdleAction.NOTHING
+    timeout = config.open_trx_timeout_seconds
+    since = state.open.since if state.open.since is not None else state.last_fed_at
+    if timeout is None or since is None or now - since < timeout:
+        return IdleAction.WAIT
+    return IdleAction.QUARANTINE_OPEN
