@@ -46,6 +46,7 @@ def build_session(opts: SessionOptions = SessionOptions()):
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.ui.enabled", str(opts.ui).lower())
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(opts.shuffle_partitions))
         .config("spark.driver.memory", opts.driver_memory)
         .config("spark.sql.session.timeZone", "UTC")
