@@ -1,0 +1,42 @@
+"""Binlog codec: framing, one decoder registry, immutable records, encoders (issue #3).
+
+    from libs.binlog import iter_events
+    for event in iter_events(open("mdb-bin.000001", "rb").read(), file="mdb-bin.000001"):
+        print(event.pos, event.type_name, event.body)
+
+Pure Python, no Spark. Errors are typed `BinlogError`s carrying file/pos/type_code/raw.
+"""
+from .constants import EventType
+from .context import DecodeContext
+from .dummy import make_begin, make_dummy, substitute_for_replica
+from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
+                     TruncatedError, UnknownEventError, UnsupportedError)
+from .event_records import (BinlogCheckpoint, CompressedQuery, DummyEvent, ExecuteLoadQuery,
+                            GtidInterval, GtidList, GtidListEntry, Heartbeat, Incident, Intvar,
+                            LoadBlock, LoadFileRef, Opaque, PreviousGtids, Rand, StartV3,
+                            TransactionContext, TransactionPayload, UserVar, ViewChange)
+from .framing import check_magic, decode_event, encode_event, iter_events, iter_frames
+from .records import (Dummy, Event, FormatDescription, Header, Ignorable, MariaGtid, MysqlGtid,
+                      Query, Rotate, RowChange, RowsQuery, Stop, XaPrepare, Xid)
+from .registry import CODECS
+
+
+def decode_headers(frames):
+    """Vectorised 19-byte header decode (see vectorized.py); imported lazily (pyarrow/numpy)."""
+    from .vectorized import decode_headers as _decode_headers
+
+    return _decode_headers(frames)
+
+
+__all__ = [
+    "iter_events", "iter_frames", "decode_event", "encode_event", "decode_headers", "check_magic",
+    "make_dummy", "make_begin", "substitute_for_replica", "CODECS", "DecodeContext", "EventType",
+    "BinlogError", "ChecksumError", "MalformedError", "NoFormatDescriptionError",
+    "TruncatedError", "UnknownEventError", "UnsupportedError",
+    "Event", "Header", "FormatDescription", "Rotate", "Stop", "Xid", "MysqlGtid", "MariaGtid",
+    "XaPrepare", "Query", "RowsQuery", "Dummy", "Ignorable", "RowChange",
+    "BinlogCheckpoint", "CompressedQuery", "DummyEvent", "ExecuteLoadQuery", "GtidInterval",
+    "GtidList", "GtidListEntry", "Heartbeat", "Incident", "Intvar", "LoadBlock", "LoadFileRef",
+    "Opaque", "PreviousGtids", "Rand", "StartV3", "TransactionContext", "TransactionPayload",
+    "UserVar", "ViewChange",
+]

@@ -1,0 +1,154 @@
+"""Byte-level helpers shared by the event decoders/encoders: a bounds-checked cursor over one
+event body, MySQL packed integers (`net_field_length`, pack.cc), and Layout (a field list from
+the spec tables compiled once to struct.Struct).
+
+Every read past the end of the body raises MalformedError: the framing layer already proved the
+frame itself is complete, so a body shorter than its own length fields is *malformed*, never
+*truncated* (STYLE.md practice 4).
+"""
+from __future__ import annotations
+
+import struct
+from typing import Iterable
+
+from .errors import MalformedError
+
+U8 = struct.Struct("<B")
+U16 = struct.Struct("<H")
+U32 = struct.Struct("<I")
+U64 = struct.Struct("<Q")
+
+
+class Layout:
+    """A fixed-width field table (name, struct code) mirroring a spec table, compiled once."""
+
+    __slots__ = ("names", "struct", "size")
+
+    def __init__(self, fields: Iterable[tuple[str, str]]):
+        fields = list(fields)
+        self.names = tuple(n for n, _ in fields)
+        self.struct = struct.Struct("<" + "".join(c for _, c in fields))
+        self.size = self.struct.size
+
+    def unpack(self, buf, offset: int = 0) -> tuple:
+        if len(buf) - offset < self.size:
+            raise MalformedError(f"need {self.size} bytes for fixed fields, have {len(buf) - offset}")
+        return self.struct.unpack_from(buf, offset)
+
+    def pack(self, *values) -> bytes:
+        return self.struct.pack(*values)
+
+
+class Cursor:
+    """Reads one event body left to right; `end()` proves it was fully consumed."""
+
+    __slots__ = ("buf", "pos", "limit")
+
+    def __init__(self, buf, pos: int = 0, limit: int | None = None):
+        self.buf = buf
+        self.pos = pos
+        self.limit = len(buf) if limit is None else limit
+
+    @property
+    def remaining(self) -> int:
+        return self.limit - self.pos
+
+    def _need(self, n: int, what: str) -> None:
+        if n < 0 or self.pos + n > self.limit:
+            raise MalformedError(f"{what}: need {n} bytes at body offset {self.pos}, "
+                                 f"{self.limit - self.pos} left")
+
+    def take(self, n: int, what: str = "bytes") -> bytes:
+        self._need(n, what)
+        start = self.pos
+        self.pos += n
+        return bytes(self.buf[start:self.pos])
+
+    def rest(self) -> bytes:
+        start = self.pos
+        self.pos = self.limit
+        return bytes(self.buf[start:self.limit])
+
+    def u8(self, what: str = "u8") -> int:
+        self._need(1, what)
+        v = self.buf[self.pos]
+        self.pos += 1
+        return v
+
+    def u16(self, what: str = "u16") -> int:
+        self._need(2, what)
+        v = U16.unpack_from(self.buf, self.pos)[0]
+        self.pos += 2
+        return v
+
+    def u24(self, what: str = "u24") -> int:
+        return self.uint(3, what)
+
+    def u32(self, what: str = "u32") -> int:
+        self._need(4, what)
+        v = U32.unpack_from(self.buf, self.pos)[0]
+        self.pos += 4
+        return v
+
+    def u64(self, what: str = "u64") -> int:
+        self._need(8, what)
+        v = U64.unpack_from(self.buf, self.pos)[0]
+        self.pos += 8
+        return v
+
+    def uint(self, n: int, what: str = "uint") -> int:
+        """Little-endian unsigned integer of n bytes (e.g. 7-byte commit timestamps)."""
+        return int.from_bytes(self.take(n, what), "little")
+
+    def fields(self, layout: Layout) -> tuple:
+        values = layout.unpack(self.buf, self.pos)
+        if self.pos + layout.size > self.limit:
+            raise MalformedError(f"need {layout.size} bytes for fixed fields at {self.pos}")
+        self.pos += layout.size
+        return values
+
+    def packed_int(self, what: str = "packed integer") -> int:
+        """net_field_length_ll (pack.cc): 1 byte < 251, 0xfc+2, 0xfd+3, 0xfe+8. 0xfb (NULL)
+        and 0xff are not valid lengths in an event body."""
+        first = self.u8(what)
+        if first < 251:
+            return first
+        if first == 0xFC:
+            return self.uint(2, what)
+        if first == 0xFD:
+            return self.uint(3, what)
+        if first == 0xFE:
+            return self.uint(8, what)
+        raise MalformedError(f"{what}: invalid packed-integer prefix 0x{first:02x}")
+
+    def cstring(self, what: str = "string") -> bytes:
+        """NUL-terminated string (the NUL is consumed, not returned)."""
+        end = bytes(self.buf[self.pos:self.limit]).find(b"\0") if isinstance(self.buf, memoryview) \
+            else self.buf.find(b"\0", self.pos, self.limit)
+        if end < 0:
+            raise MalformedError(f"{what}: missing NUL terminator")
+        if isinstance(self.buf, memoryview):
+            end += self.pos
+        s = bytes(self.buf[self.pos:end])
+        self.pos = end + 1
+        return s
+
+    def end(self, what: str = "event body") -> None:
+        if self.pos != self.limit:
+            raise MalformedError(f"{what} not fully consumed: {self.limit - self.pos} bytes left "
+                                 f"at body offset {self.pos}")
+
+
+def pack_int(value: int) -> bytes:
+    """Inverse of Cursor.packed_int (net_store_length, minimal form)."""
+    if value < 251:
+        return bytes((value,))
+    if value < 1 << 16:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value < 1 << 24:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
+
+
+def uint_bytes(value: int, n: int) -> bytes:
+    return value.to_bytes(n, "little")
