@@ -273,3 +273,15 @@ class Rows:
     rows: tuple[RowChange, ...]
     type_code: int = 0
     compressed_payload: bytes | None = None  # MariaDB compressed events: the payload as written
+    wire: Any = None  # RowsWireDetail (byte-exact re-encoding only)
+
+
+@dataclass(frozen=True, slots=True)
+class RowsWireDetail:
+    """Bits servers fill differently and decoding does not need, kept for byte-exact
+    re-encoding of Rows: the columns-present bitmaps as written (MySQL and older MariaDB set
+    the unused high bits, MariaDB 10.11 clears them) and whether unused NULL-bitmap bits are
+    set (MariaDB) or clear (MySQL 8), read from the first row image."""
+
+    present_bitmaps: tuple[bytes, ...] = ()
+    null_padding_ones: bool = True

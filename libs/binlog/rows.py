@@ -24,7 +24,7 @@ from .context import DecodeContext
 from .errors import BinlogError, MalformedError, TruncatedError
 from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
-from .records import JsonDiff, RowChange, Rows, TableMap
+from .records import JsonDiff, RowChange, Rows, RowsWireDetail, TableMap
 from .tablemap import table_id_width
 from .values import ColumnSpec, column_codec
 
@@ -174,6 +174,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         raise MalformedError(f"rows event for table id {table_id} without a Table_map")
     end = len(body)
     width, pos = read_packed(body, pos, end)
+    bitmaps_start = pos
     if width != tm.column_count:
         raise MalformedError(f"rows event has {width} columns, Table_map {table_id} "
                              f"({tm.database}.{tm.table}) has {tm.column_count}")
@@ -181,6 +182,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     present2 = None
     if kind == "update":
         present2, pos = read_bitmap(body, pos, width, end)
+    raw_bitmaps = bytes(body[bitmaps_start:pos])
     compressed = None
     if type_code in COMPRESSED_TYPES:
         compressed = bytes(body[pos:])
@@ -188,6 +190,10 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         end = len(body)
     first = image_decoder(tm, ctx, present1)
     rows = []
+    n_present = sum(present1)
+    null_pad = True
+    if n_present % 8 and pos < end:
+        null_pad = bool(body[pos + (n_present >> 3)] >> (n_present % 8))
     if kind == "update":
         second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
                   if type_code == PARTIAL_UPDATE else image_decoder(tm, ctx, present2))
@@ -207,8 +213,10 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         raise TruncatedError(f"last row image runs {pos - end} bytes past the end of the event")
     before_bits = present1 if kind != "insert" else None
     after_bits = present1 if kind == "insert" else present2
+    half = len(raw_bitmaps) // 2
+    bitmaps = (raw_bitmaps[:half], raw_bitmaps[half:]) if kind == "update" else (raw_bitmaps,)
     return Rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
-                type_code, compressed)
+                type_code, compressed, RowsWireDetail(bitmaps, null_pad))
 
 
 def _json_columns(tm: TableMap) -> list[int]:
@@ -275,7 +283,7 @@ def _decode_json_diffs(buf, pos):
 
 # ---- encode -------------------------------------------------------------------------------
 
-def _encode_image(row: dict, present, encoders, partial_json: list[int] | None = None) -> bytes:
+def _encode_image(row: dict, present, encoders, pad_ones: bool = True) -> bytes:
     cols = [i for i, p in enumerate(present) if p]
     nulls = 0
     values = []
@@ -290,8 +298,10 @@ def _encode_image(row: dict, present, encoders, partial_json: list[int] | None =
         else:
             values.append(encoders[ordinal](value))
     nbytes = (len(cols) + 7) >> 3
-    # servers start the NULL bytes at 0xFF and clear bits (pack_row), so unused bits are set
-    nulls |= ((1 << (nbytes * 8)) - 1) ^ ((1 << len(cols)) - 1)
+    # MariaDB starts the NULL bytes at 0xFF and clears bits, so unused bits are set; MySQL 8
+    # leaves them clear (RowsWireDetail.null_padding_ones)
+    if pad_ones:
+        nulls |= ((1 << (nbytes * 8)) - 1) ^ ((1 << len(cols)) - 1)
     return nulls.to_bytes(nbytes, "little") + b"".join(values)
 
 
@@ -310,7 +320,7 @@ def _encode_json_diffs(diffs) -> bytes:
     return len(out).to_bytes(4, "little") + bytes(out)
 
 
-def _encode_partial_after(row: dict, present, encoders, tm: TableMap) -> bytes:
+def _encode_partial_after(row: dict, present, encoders, tm: TableMap, pad: bool) -> bytes:
     json_cols = _json_columns(tm)
     bits = 0
     for k, c in enumerate(json_cols):
@@ -318,9 +328,9 @@ def _encode_partial_after(row: dict, present, encoders, tm: TableMap) -> bytes:
         if isinstance(v, tuple) and v and isinstance(v[0], JsonDiff):
             bits |= 1 << k
     if not bits:
-        return write_packed(0) + _encode_image(row, present, encoders)
+        return write_packed(0) + _encode_image(row, present, encoders, pad)
     return (write_packed(PARTIAL_JSON_UPDATES) + bits.to_bytes((len(json_cols) + 7) >> 3, "little")
-            + _encode_image(row, present, encoders))
+            + _encode_image(row, present, encoders, pad))
 
 
 def encode_rows(type_code: int, rows: Rows, ctx: DecodeContext) -> bytes:
@@ -334,17 +344,24 @@ def encode_rows(type_code: int, rows: Rows, ctx: DecodeContext) -> bytes:
     if type_code in V2_TYPES:
         head += (len(rows.extra_info) + 2).to_bytes(2, "little") + rows.extra_info
     first = rows.columns_present_after if kind == "insert" else rows.columns_present_before
-    head += write_packed(rows.column_count) + write_bitmap(first)
-    if kind == "update":
-        head += write_bitmap(rows.columns_present_after)
+    wire = rows.wire or RowsWireDetail()
+    bitmaps = [first] + ([rows.columns_present_after] if kind == "update" else [])
+    head += write_packed(rows.column_count)
+    for k, bits in enumerate(bitmaps):
+        raw = wire.present_bitmaps[k] if k < len(wire.present_bitmaps) else b""
+        plain = write_bitmap(bits)
+        # keep the server's unused high bits when the meaningful bits agree
+        head += raw if len(raw) == len(plain) and _same_bits(raw, bits) else plain
+    pad = wire.null_padding_ones
     parts = []
     for change in rows.rows:
         if kind != "insert":
-            parts.append(_encode_image(change.before, rows.columns_present_before, encoders))
+            parts.append(_encode_image(change.before, rows.columns_present_before, encoders, pad))
         if kind == "update" and type_code == PARTIAL_UPDATE:
-            parts.append(_encode_partial_after(change.after, rows.columns_present_after, encoders, tm))
+            parts.append(_encode_partial_after(change.after, rows.columns_present_after, encoders,
+                                               tm, pad))
         elif kind != "delete":
-            parts.append(_encode_image(change.after, rows.columns_present_after, encoders))
+            parts.append(_encode_image(change.after, rows.columns_present_after, encoders, pad))
     payload = b"".join(parts)
     if type_code in COMPRESSED_TYPES:
         if rows.compressed_payload is not None and _same(rows.compressed_payload, payload):
@@ -352,6 +369,10 @@ def encode_rows(type_code: int, rows: Rows, ctx: DecodeContext) -> bytes:
         else:
             payload = compress_payload(payload)
     return head + payload
+
+
+def _same_bits(raw: bytes, bits) -> bool:
+    return read_bitmap(raw, 0, len(bits))[0] == tuple(bits)
 
 
 def _same(compressed: bytes, payload: bytes) -> bool:

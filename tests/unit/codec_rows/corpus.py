@@ -75,3 +75,17 @@ def our_lines(path: Path, ctx: DecodeContext | None = None, limit: int | None = 
         if hasattr(record, "rows"):
             out.extend(vv_lines_of_rows(record, ctx.table_maps[record.table_id]))
     return out
+
+
+# temporal_old: MariaDB 5.3-format TIME/DATETIME/TIMESTAMP(n) carry no fsp in the Table_map;
+# the fsp per column comes from the workload's CREATE TABLE (configuration, see rows.py).
+TEMPORAL_OLD_FSP = {
+    ("temporal_old", "t_temporal_old"): {2: 3, 3: 6, 5: 3, 6: 6, 8: 3, 9: 6},
+    ("temporal_old", "t_mixed_fmt_old"): {1: 6, 2: 6, 3: 6},
+}
+
+
+def temporal_old_context(path: Path) -> DecodeContext:
+    ctx = context_for(path)
+    ctx.old_temporal_fsp = TEMPORAL_OLD_FSP
+    return ctx
