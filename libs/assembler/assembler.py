@@ -134,7 +134,7 @@ class Assembler:
         self.state = self.state.counted("unknown_events" if unknown else "decode_errors")
         if unknown and self.config.unknown_event_policy is UnknownEventPolicy.FAIL:
             raise error
-        self._quarantine([frame], error.kind, str(error))
+        self._quarantine([frame], error.kind, str(error), error.type_code)
         if self.state.open is not None and self.state.open.poison is None:
             self.state = replace(self.state, open=replace(self.state.open, poison=str(error)))
 
@@ -302,12 +302,15 @@ class Assembler:
         self._out.released.append(group.ref)
         self._quarantine(frames, kind, reason)
 
-    def _quarantine(self, frames: Iterable[Frame], kind: str, reason: str) -> None:
+    def _quarantine(self, frames: Iterable[Frame], kind: str, reason: str, type_code: int | None = None) -> None:
         n = 0
         for frame in frames:
-            type_code = frame.event.header.type_code if frame.event is not None else raw_type_code(frame.raw)
+            if frame.event is not None:
+                code = frame.event.header.type_code
+            else:
+                code = type_code if type_code is not None else raw_type_code(frame.raw)
             self._out.quarantined.append(Quarantined(
-                self.source, frame.file, frame.pos, type_code, kind, reason, frame.raw,
+                self.source, frame.file, frame.pos, code, kind, reason, frame.raw,
                 frame.kafka_partition, frame.kafka_offset))
             n += 1
         self.state = self.state.counted("quarantined_frames", n)
