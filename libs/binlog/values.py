@@ -256,12 +256,11 @@ _CHARSET_BY_COLLATION = {
 
 def render_text(value: bytes, collation: int | None, errors: str = "strict"):
     """Text of a CHAR/VARCHAR/TEXT value given its collation id (None or binary -> bytes)."""
-    if value is None or collation is None:
+    if value is None or collation is None or collation == 63:
         return value
-    codec = _CHARSET_BY_COLLATION.get(collation)
+    # ids 224-247 and 255+ are utf8mb4 collations (utf8mb4_unicode_ci .. utf8mb4_0900_*)
+    codec = _CHARSET_BY_COLLATION.get(collation, "utf-8" if collation >= 224 else None)
     if codec is None:
-        if collation in _CHARSET_BY_COLLATION or collation >= 224:
-            return value if collation == 63 else value.decode("utf-8", errors)
         raise UnsupportedError(f"no text codec known for collation {collation}")
     return value.decode(codec, errors)
 

@@ -93,3 +93,11 @@ def test_helpers():
     assert enum_label(2, (b"a", b"b")) == b"b"
     assert set_members(0b101, (b"x", b"y", b"z")) == (b"x", b"z")
     assert split_geometry(b"\xe6\x10\0\0WKB") == (4326, b"WKB")
+
+
+def test_render_text_uses_the_collation():
+    from libs.binlog.values import render_text
+    assert render_text(b"\xe9", 8) == "é"  # latin1_swedish_ci
+    assert render_text(b"\xc3\xa9", 224) == "é"  # utf8mb4_unicode_ci
+    assert render_text(b"\x00\xe9", 35) == "é"  # ucs2 (big endian)
+    assert render_text(b"\xff", 63) == b"\xff"  # binary stays bytes
