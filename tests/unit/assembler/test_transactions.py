@@ -164,3 +164,12 @@ def test_fake_rotate_and_heartbeat_do_not_count_as_positions():
               e.table_map(), e.write_rows({0: 1}), e.xid()]
     _, out = run(events)
     assert len(out.transactions) == 1 and out.quarantined == []
+
+
+def test_rows_after_their_statement_ended_carry_no_stale_statement():
+    # annotate switched off for the second statement: its rows must not inherit the first text
+    events = [e.query("BEGIN"), e.rows_query("INSERT INTO orders VALUES (1,'a')"), e.table_map(),
+              e.write_rows({0: 1}, stmt_end=True), e.table_map(), e.write_rows({0: 2}), e.xid()]
+    _, out = run(events)
+    assert [r["statement"] for r in to_change_records(out.transactions[0])] == [
+        "INSERT INTO orders VALUES (1,'a')", None]

@@ -83,9 +83,9 @@ def table_map(table_id: int = 42, table: str = "orders", column_types=(3, 15), c
     return ev(T.TABLE_MAP, TableMap(table_id, "shop", table, tuple(column_types), column_names), **kw)
 
 
-def write_rows(*afters: dict, table_id: int = 42, **kw) -> Event:
+def write_rows(*afters: dict, table_id: int = 42, stmt_end: bool = True, **kw) -> Event:
     changes = tuple(RowChange(None, a) for a in afters)
-    return ev(T.WRITE_ROWS, Rows("insert", table_id, changes), **kw)
+    return ev(T.WRITE_ROWS, Rows("insert", table_id, changes, flags=int(stmt_end)), **kw)
 
 
 def update_rows(*pairs: tuple[dict, dict], table_id: int = 42, **kw) -> Event:
