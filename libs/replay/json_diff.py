@@ -13,6 +13,10 @@ Operations, applied in order on the current value of the row (SQL NULL stays NUL
     replace  JSON_REPLACE: only when the path exists (the binlog's REPLACE)
     insert   JSON_INSERT:  only when the path is absent (the binlog's INSERT)
     remove   JSON_REMOVE:  delete the member / array element when present (the binlog's REMOVE)
+    insert_at the binlog's INSERT (json_diff.h): add an object member, or insert into an array
+             at the index shifting later elements (JSON_ARRAY_INSERT; past the end appends)
+The codec's decoded diffs (libs/binlog/records.py JsonDiff: operation replace|insert|remove,
+path, value as JSON text) become this text with `text_of_binlog_diffs`.
 Paths: `$`, `.key`, `."quoted key"`, `[n]`. Adding at an array index past the end appends;
 a parent that does not exist makes the operation a no-op (MySQL semantics).
 """
@@ -25,7 +29,8 @@ from typing import Any
 
 JSON_DIFF_MARKER = "@json-diff:"
 _LEG = re.compile(r'\.(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_$][\w$]*))|\[(\d+)\]')
-_OPS = {"set", "replace", "insert", "remove"}
+_OPS = {"set", "replace", "insert", "remove", "insert_at"}
+_BINLOG_OPS = {"replace": "replace", "insert": "insert_at", "remove": "remove"}
 
 
 class JsonDiffError(ValueError):
@@ -39,6 +44,18 @@ def is_json_diff(text: str | None) -> bool:
 def encode_json_diff(operations: list[dict[str, Any]]) -> str:
     """The ColumnValue.text of a diff (for the codec and for tests)."""
     return JSON_DIFF_MARKER + json.dumps(operations, separators=(",", ":"))
+
+
+def text_of_binlog_diffs(diffs) -> str:
+    """ColumnValue.text for decoded Partial_update_rows diffs (objects with .operation, .path and
+    .value = JSON text or None)."""
+    operations = []
+    for diff in diffs:
+        operation = {"op": _BINLOG_OPS[diff.operation], "path": diff.path}
+        if diff.operation != "remove":
+            operation["value"] = json.loads(diff.value)
+        operations.append(operation)
+    return encode_json_diff(operations)
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -83,13 +100,15 @@ def _apply_one(doc: Any, op: str, legs: list[str | int], value: Any) -> Any:
             parent[last] = value
         elif op in ("set", "insert") and not exists:
             parent.append(value)
+        elif op == "insert_at":
+            parent.insert(min(last, len(parent)), value)
         return doc
     if not isinstance(parent, dict):
         return doc
     exists = last in parent
     if op == "remove" and exists:
         del parent[last]
-    elif (op in ("set", "replace") and exists) or (op in ("set", "insert") and not exists):
+    elif (op in ("set", "replace") and exists) or (op in ("set", "insert", "insert_at") and not exists):
         parent[last] = value
     return doc
 

@@ -53,3 +53,14 @@ def test_update_applies_the_diff_to_the_current_value():
     result = replay(target, current, [src.update({"id": 1}, {"j": diff})])
     assert json.loads(result.upserts[0].values["j"]) == {"a": [1, {"b": 3}], "c": "x"}
     assert result.upserts[0].values["n"] == 5
+
+
+def test_binlog_diffs_from_the_codec_become_marked_text():
+    from collections import namedtuple
+
+    from libs.replay.json_diff import text_of_binlog_diffs
+
+    Diff = namedtuple("Diff", "operation path value")  # shape of libs/binlog/records.py JsonDiff
+    text = text_of_binlog_diffs([Diff("replace", "$.c", '"y"'), Diff("insert", "$.a[0]", "0"),
+                                 Diff("remove", "$.a[2].b", None)])
+    assert json.loads(apply_json_diff(DOC, text)) == {"a": [0, 1, {}], "c": "y"}
