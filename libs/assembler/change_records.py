@@ -13,6 +13,7 @@ from .model import Frame, Transaction
 from .values import column_value
 
 STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
+ROWS_PER_EVENT = 1 << 20  # change_seq = event_index * 2^20 + row index (change_record.avsc)
 
 _LEADING_COMMENTS = re.compile(r"^\s*(/\*.*?\*/\s*)*", re.DOTALL)
 _DML_KEYWORDS = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "CALL", "DO", "WITH", "SELECT"})
@@ -33,14 +34,16 @@ def to_change_records(trx: Transaction) -> list[dict]:
 
 
 def iter_change_records(trx: Transaction) -> Iterator[dict]:
-    """Stream the records (reads spilled chunks one at a time). Rows take the Rows_query /
+    """Stream the records (reads spilled chunks one at a time). change_seq is the frame's index in
+    the payload * 2^20 + the row's index in its event (schema doc). Rows take the Rows_query /
     Annotate_rows text before them as `statement` (WL#4033) until their statement ends
     (STMT_END_F, when the rows record carries `flags`) or another statement starts."""
     base = {"source": trx.source, "trx_id": trx.trx_id, "gtid": trx.gtid, "xid": trx.xid,
             "server_id": trx.server_id, "commit_ts": trx.commit_ts_micros, "trx_file": trx.file,
             "trx_end_pos": trx.end_pos}
-    table_maps, statement, seq = {}, None, 0
-    for frame in trx.payload:
+    table_maps, statement = {}, None
+    for event_index, frame in enumerate(trx.payload):
+        seq = event_index * ROWS_PER_EVENT
         event = frame.event
         body, code = event.body, event.header.type_code
         if code == EventType.TABLE_MAP:
@@ -68,7 +71,6 @@ def iter_change_records(trx: Transaction) -> Iterator[dict]:
             yield {**base, "change_seq": seq, "database": database, "table": table,
                    "op": statement_op(sql), "before": None, "after": None, "statement": sql,
                    "binlog_file": frame.file, "binlog_pos": frame.pos}
-            seq += 1
         # Intvar / Rand / User_var / load blocks: context of the statement after them, no record.
 
 

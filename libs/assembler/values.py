@@ -7,6 +7,8 @@ import json
 from decimal import Decimal
 
 from libs.binlog.constants import ColumnType
+from libs.binlog.errors import UnsupportedError
+from libs.binlog.values import render_text
 
 # Column types whose bytes are characters when the column has a (non-binary) charset:
 # CHAR/VARCHAR are STRING/VAR_STRING/VARCHAR, TEXT is a BLOB type with a charset (field_types.h).
@@ -34,11 +36,12 @@ def python_codec(charset: str | None) -> str | None:
     return _CODECS.get(prefix)
 
 
-def column_value(ordinal: int, name: str | None, type_code: int, value, charset: str | None = None) -> dict:
+def column_value(ordinal: int, name: str | None, type_code: int, value, charset: str | int | None = None) -> dict:
     """One present column of a row image as a ColumnValue dict.
 
     int/Decimal/float -> decimal text; str -> text; bytes -> binary, unless the column is a
-    character type with a known charset (then decoded text; undecodable bytes stay binary);
+    character type with a known charset - a name like 'utf8mb4' or a collation id as the
+    Table_map's column_charsets carry (then decoded text; undecodable bytes stay binary);
     temporal -> ISO-8601 text; JSON documents (dict/list) -> JSON text; None -> both null.
 
     >>> column_value(0, "id", 3, 7)["text"]
@@ -48,11 +51,17 @@ def column_value(ordinal: int, name: str | None, type_code: int, value, charset:
     return {"ordinal": int(ordinal), "name": name, "type_code": int(type_code), "text": text, "binary": binary}
 
 
-def _text_or_binary(type_code: int, value, charset: str | None) -> tuple[str | None, bytes | None]:
+def _text_or_binary(type_code: int, value, charset: str | int | None) -> tuple[str | None, bytes | None]:
     if value is None:
         return None, None
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
+        if isinstance(charset, int) and type_code in CHARACTER_TYPES:
+            try:  # collation id: the codec's own table (libs/binlog/values.py)
+                text = render_text(raw, charset)
+            except (UnicodeDecodeError, UnsupportedError):
+                return None, raw
+            return (text, None) if isinstance(text, str) else (None, raw)
         codec = python_codec(charset) if type_code in CHARACTER_TYPES else None
         if codec is None:
             return None, raw

@@ -31,10 +31,11 @@ def test_multi_statement_mysql_transaction():
                     ("bin.000001", 164, T.WRITE_ROWS), ("bin.000001", 204, T.ROWS_QUERY),
                     ("bin.000001", 244, T.TABLE_MAP), ("bin.000001", 284, T.UPDATE_ROWS)]}
     records = to_change_records(trx)
+    # change_seq = payload index * 2^20 + row index (schemas/change_record.avsc)
     assert [(r["change_seq"], r["op"], r["binlog_pos"], r["statement"]) for r in records] == [
-        (0, "insert", 164, "INSERT INTO orders VALUES (1,'a'),(2,'b')"),
-        (1, "insert", 164, "INSERT INTO orders VALUES (1,'a'),(2,'b')"),
-        (2, "update", 284, "UPDATE orders SET note='c' WHERE id=2")]
+        (2 * 2**20, "insert", 164, "INSERT INTO orders VALUES (1,'a'),(2,'b')"),
+        (2 * 2**20 + 1, "insert", 164, "INSERT INTO orders VALUES (1,'a'),(2,'b')"),
+        (5 * 2**20, "update", 284, "UPDATE orders SET note='c' WHERE id=2")]
     assert records[2]["before"] == [
         {"ordinal": 0, "name": "id", "type_code": 3, "text": "2", "binary": None},
         {"ordinal": 1, "name": "note", "type_code": 15, "text": "b", "binary": None}]

@@ -29,6 +29,9 @@ from libs.binlog.constants import ColumnType as C
     (C.TIME2, dt.timedelta(hours=-838, minutes=-59, seconds=-59), None, "-838:59:59", None),
     (C.TIME2, dt.timedelta(seconds=3.5), None, "00:00:03.500000", None),
     (C.JSON, {"a": [1, "é"]}, None, '{"a":[1,"é"]}', None),
+    (C.VARCHAR, "é".encode(), 255, "é", None),  # collation id utf8mb4_0900_ai_ci (Table_map)
+    (C.STRING, b"\xe9", 8, "é", None),  # collation id latin1_swedish_ci
+    (C.STRING, b"\x00", 63, None, b"\x00"),  # collation id binary
     (C.LONG, None, None, None, None),
     (C.BLOB, None, "utf8mb4", None, None),
 ])
