@@ -1,0 +1,151 @@
+"""Pure core of the assemble and rows stages (DESIGN.md "Dataflow": assemble, rows). No Spark.
+
+assemble_group: one source's frames of a micro-batch (Kafka offset order) + its stored state ->
+  assembled records (schemas/assembled_record.avsc) + the new state row. A COMPLETE transaction
+  leaves as bounded *segments* of raw frames; each segment repeats the Table_map and
+  Rows_query/Annotate_rows frames it needs, so segments decode independently and in parallel.
+decode_segment: one segment -> change records (schemas/change_record.avsc).
+
+Row images are decoded in decode_segment (parallel, any executor), not in assemble_group, which
+runs once per source (a single Spark task): issue #4 "Heavy row decoding must not serialise".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from libs.assembler import (
+    AssembledInput, Assembler, AssemblerConfig, AssemblerState, Frame, SpillStore, Transaction,
+    iter_change_records,
+)
+from libs.binlog import BinlogError, DecodeContext, decode_event
+from libs.binlog.constants import EventType
+from libs.binlog.records import RowsQuery
+from libs.boundary import ROWS_TYPES, query_text
+
+STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
+EVENT_INDEX_SHIFT = 20  # change_seq = event_index << 20 | row index (change_record.avsc)
+
+
+@dataclass(frozen=True)
+class InputFrame:
+    """One Kafka record of the topic (DESIGN.md "Kafka record")."""
+
+    raw: bytes
+    file: str | None
+    pos: int | None
+    kafka_partition: int | None = None
+    kafka_offset: int | None = None
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    assembler: AssemblerConfig = field(default_factory=AssemblerConfig)
+    segment_max_frames: int = 256  # frames per segment: the unit of parallel row decoding
+    segment_max_bytes: int = 8 << 20
+
+
+def context_for(state: AssemblerState) -> DecodeContext:
+    """Decode context of a source from its stored state (the current Format_description)."""
+    ctx = DecodeContext(source=state.source)
+    if state.fde is not None:
+        decode_event(state.fde, 4, ctx, file=state.last_file)
+    return ctx
+
+
+def _decoded(frames: Iterable[InputFrame], ctx: DecodeContext, source: str) -> Iterator[AssembledInput]:
+    for f in frames:
+        try:
+            event = decode_event(f.raw, f.pos if f.pos is not None else 0, ctx, file=f.file, source=source)
+            yield AssembledInput(f.raw, f.file, f.pos, event=event,
+                                 kafka_partition=f.kafka_partition, kafka_offset=f.kafka_offset)
+        except BinlogError as err:
+            yield AssembledInput(f.raw, f.file, f.pos, error=err,
+                                 kafka_partition=f.kafka_partition, kafka_offset=f.kafka_offset)
+
+
+def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFrame], store: SpillStore,
+                   config: StageConfig = StageConfig(), now: int | None = None) -> tuple[list[dict], dict]:
+    """Feed one micro-batch of one source; returns (assembled records, new state row).
+
+    Raises UnknownEventError / StreamGapError when the policy says stop: the batch then fails and
+    Spark retries it from the previous state (nothing is stored)."""
+    state = AssemblerState.from_row(state_row) if state_row is not None else AssemblerState(source)
+    assembler = Assembler(source, store, config.assembler, state)
+    out = assembler.feed(_decoded(frames, context_for(state), source), now=now)
+    records: list[dict] = []
+    for trx in out.transactions:
+        records.extend(segment_records(trx, assembler.state.fde, config))
+    records.extend(quarantine_record(q) for q in out.quarantined)
+    records.extend({"kind": "release", "source": source, "release_trx_key": ref.trx_key,
+                    "release_chunk_count": ref.chunk_count} for ref in out.released)
+    return records, assembler.state.to_row()
+
+
+def quarantine_record(q) -> dict:
+    return {"kind": "quarantine", "source": q.source, "binlog_file": q.binlog_file, "binlog_pos": q.binlog_pos,
+            "type_code": q.type_code, "q_kind": q.kind, "reason": q.reason, "raw": q.raw,
+            "kafka_partition": q.kafka_partition, "kafka_offset": q.kafka_offset}
+
+
+def _segment_frame(frame: Frame, event_index: int, context: bool) -> dict:
+    return {"file": frame.file, "pos": frame.pos, "raw": frame.raw, "event_index": event_index, "context": context}
+
+
+def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) -> Iterator[dict]:
+    """Slice a complete transaction into segments of at most segment_max_frames content frames.
+    Each later segment starts with the Table_map frames in force and the open Rows_query frame."""
+    base = {"kind": "segment", "source": trx.source, "trx_id": trx.trx_id, "gtid": trx.gtid, "xid": trx.xid,
+            "server_id": trx.server_id, "commit_ts": trx.commit_ts_micros, "trx_file": trx.file,
+            "trx_end_pos": trx.end_pos, "fde": fde}
+    table_maps: dict[int, Frame] = {}
+    statement: Frame | None = None
+    current: list[dict] = []
+    size, segment_no = 0, 0
+    for index, frame in enumerate(trx.payload):
+        if current and (len(current) >= config.segment_max_frames or size >= config.segment_max_bytes):
+            yield {**base, "segment_no": segment_no, "frames": current}
+            segment_no += 1
+            current = [_segment_frame(f, -1, True) for f in table_maps.values()]
+            if statement is not None:
+                current.append(_segment_frame(statement, -1, True))
+            size = 0
+        current.append(_segment_frame(frame, index, False))
+        size += len(frame.raw)
+        body, code = frame.event.body, frame.event.header.type_code
+        if code == EventType.TABLE_MAP:
+            table_maps[body.table_id] = frame
+        elif isinstance(body, RowsQuery):
+            statement = frame
+        elif code in ROWS_TYPES:
+            if getattr(body, "flags", 0) & STMT_END_F:
+                statement = None
+        elif query_text(frame.event) is not None:
+            statement = None
+    yield {**base, "segment_no": segment_no, "frames": current}
+
+
+def decode_segment(segment: dict) -> list[dict]:
+    """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
+    image that does not match its table map: the caller quarantines the whole transaction)."""
+    ctx = DecodeContext(source=segment["source"])
+    if segment["fde"] is not None:
+        decode_event(segment["fde"], 4, ctx)
+    frames, index_of = [], {}
+    for f in segment["frames"]:
+        event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
+        frames.append(Frame(f["file"], f["pos"], f["raw"], None, None, event))
+        if not f["context"]:
+            index_of[(f["file"], f["pos"])] = f["event_index"]
+    trx = Transaction(
+        source=segment["source"], trx_id=segment["trx_id"], gtid=segment["gtid"], xid=segment["xid"],
+        commit_ts_micros=segment["commit_ts"], server_id=segment["server_id"], file=segment["trx_file"],
+        end_pos=segment["trx_end_pos"], start_file=None, start_pos=None, event_count=len(frames), frames=frames)
+    records, last_key, row_in_event = [], None, 0
+    for rec in iter_change_records(trx):
+        key = (rec["binlog_file"], rec["binlog_pos"])
+        row_in_event = row_in_event + 1 if key == last_key else 0
+        last_key = key
+        rec["change_seq"] = (index_of[key] << EVENT_INDEX_SHIFT) | row_in_event
+        records.append(rec)
+    return records

@@ -1,0 +1,61 @@
+"""Spark schemas derived from the Avro schemas in schemas/ (declared once, never written twice).
+
+Avro -> Spark: string->string, bytes->binary, int->int, long->long (timestamp-micros->timestamp),
+boolean->boolean, enum->string, array->array, record->struct, ["null", T] -> nullable T.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from pyspark.sql import types as T
+
+from libs.paths import REPO_ROOT
+
+_PRIMITIVES = {"string": T.StringType(), "bytes": T.BinaryType(), "int": T.IntegerType(),
+               "long": T.LongType(), "boolean": T.BooleanType(), "double": T.DoubleType(),
+               "float": T.FloatType()}
+
+
+@lru_cache(maxsize=None)
+def avro_schema(name: str) -> dict:
+    """The parsed Avro schema schemas/<name>.avsc."""
+    return json.loads((REPO_ROOT / "schemas" / f"{name}.avsc").read_text())
+
+
+def _spark_type(avro, named: dict) -> tuple[T.DataType, bool]:
+    """(Spark type, nullable) of an Avro type; `named` collects record/enum types by name."""
+    if isinstance(avro, list):
+        non_null = [t for t in avro if t != "null"]
+        if len(non_null) != 1:
+            raise ValueError(f"only [null, T] unions are supported, got {avro}")
+        return _spark_type(non_null[0], named)[0], "null" in avro
+    if isinstance(avro, str):
+        if avro in _PRIMITIVES:
+            return _PRIMITIVES[avro], False
+        return named[avro], False
+    kind = avro["type"]
+    if kind == "record":
+        struct = T.StructType([T.StructField(f["name"], *_spark_type(f["type"], named)) for f in avro["fields"]])
+        named[avro["name"]] = named[f"{avro.get('namespace', '')}.{avro['name']}"] = struct
+        return struct, False
+    if kind == "enum":
+        named[avro["name"]] = T.StringType()
+        return T.StringType(), False
+    if kind == "array":
+        return T.ArrayType(_spark_type(avro["items"], named)[0], containsNull=False), False
+    if kind == "long" and avro.get("logicalType") == "timestamp-micros":
+        return T.TimestampType(), False
+    if kind in _PRIMITIVES:
+        return _PRIMITIVES[kind], False
+    raise ValueError(f"unsupported Avro type {avro}")
+
+
+def spark_schema(name: str) -> T.StructType:
+    """StructType of the record schemas/<name>.avsc."""
+    return _spark_type(avro_schema(name), {})[0]
+
+
+CHANGE_RECORD = "change_record"
+QUARANTINE_RECORD = "quarantine_record"
+ASSEMBLED_RECORD = "assembled_record"
