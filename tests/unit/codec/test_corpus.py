@@ -69,6 +69,10 @@ def test_mariadb_matches_show_binlog_events(path):
             assert f";file_id={body.file_id}" in row["info"]
         elif isinstance(body, Query):
             text = _bmp(body.sql)
+            flags2 = body.status.get("flags2", 0)  # pack_info shows these session flags
+            opts = [n for bit, n in ((0x04000000, "foreign_key_checks=0"),
+                                     (0x08000000, "unique_checks=0")) if flags2 & bit]
+            text = (f"set {', '.join(opts)}; " if opts else "") + text
             # the server prints `use db` unless LOG_EVENT_SUPPRESS_USE_F (0x08) is set
             expect = f"use `{body.db}`; {text}" if body.db and not ev.header.flags & 0x08 \
                 else text
