@@ -1,12 +1,96 @@
-"""cdc-ship: not implemented yet (issue #6). Exits 2 with a clear message rather than pretending."""
+"""cdc-ship: ship binlog events into Kafka, one record per event (issue #6, DESIGN.md "Kafka record").
+
+  cdc-ship --from-file FILE... | --from-file BINLOG_DIR  [--follow]
+           --bootstrap HOST:PORT --topic T --source S
+  cdc-ship --server HOST:PORT --user U [--password P] [--server-id N] [--capability 4]
+           [--start-file F --start-pos P | --gtid STATE] --bootstrap HOST:PORT --topic T --source S
+
+Resumes after the source's last record in the topic. SIGTERM/SIGINT: flush and exit 0.
+Exit codes: 0 done/stopped, 1 shipping error (message on stderr), 2 bad arguments.
+"""
 from __future__ import annotations
 
+import argparse
+import signal
 import sys
+from pathlib import Path
+
+from libs.shipper.errors import ShipError
+from libs.shipper.replica_source import ServerOptions
+from libs.shipper.shipper import ShipConfig, ship_files, ship_server
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="cdc-ship", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-file", nargs="+", type=Path, metavar="FILE",
+                     help="binlog files in order, or one binlog directory (its .index file)")
+    src.add_argument("--server", type=_host_port, metavar="HOST:PORT",
+                     help="connect to this MySQL/MariaDB server as a replica")
+    ap.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers HOST:PORT")
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--source", required=True, help="source id: record key and `source` header")
+    ap.add_argument("--follow", action="store_true",
+                    help="files: keep following the newest file as it grows")
+    ap.add_argument("--user", help="replication user (--server)")
+    ap.add_argument("--password", default="")
+    ap.add_argument("--server-id", type=int, default=4242,
+                    help="this replica's server_id, unique among the master's replicas")
+    ap.add_argument("--capability", type=int, default=4, choices=range(0, 5),
+                    help="@mariadb_slave_capability (4 = ignorable events understood; lower "
+                         "values make a MariaDB master send dummy events, seed 003)")
+    ap.add_argument("--start-file", help="binlog file to start from (default: the oldest)")
+    ap.add_argument("--start-pos", type=int, default=4)
+    ap.add_argument("--gtid", help="start at a GTID state: MariaDB 'd-s-n,...' or a MySQL GTID set")
+    ap.add_argument("--heartbeat", type=float, default=1.0, help="heartbeat period in seconds")
+    ap.add_argument("--non-block", action="store_true",
+                    help="server: stop at the end of the binlog instead of waiting")
+    ap.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines")
+    return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("cdc-ship: not implemented yet (issue #6)", file=sys.stderr)
-    return 2
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.server and not args.user:
+        ap.error("--server needs --user")
+    if args.gtid and args.start_file:
+        ap.error("--gtid and --start-file exclude each other")
+    if args.start_pos < 4:
+        ap.error("--start-pos must be >= 4")
+    stop = {"asked": False}
+
+    def on_signal(signum, _frame):
+        stop["asked"] = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress)
+    try:
+        if args.from_file:
+            stats = ship_files(cfg, args.from_file, follow=args.follow,
+                               should_stop=lambda: stop["asked"])
+        else:
+            opts = ServerOptions(args.server[0], args.server[1], args.user, args.password,
+                                 server_id=args.server_id, capability=args.capability,
+                                 heartbeat_s=args.heartbeat, non_block=args.non_block)
+            stats = ship_server(cfg, opts, start_file=args.start_file, start_pos=args.start_pos,
+                                gtid=args.gtid, should_stop=lambda: stop["asked"])
+    except ShipError as exc:
+        print(f"cdc-ship: {exc}", file=sys.stderr)
+        return 1
+    print(f"cdc-ship {args.source}: shipped {stats.events} events to {args.topic}"
+          + (f", {stats.holes} hole(s) in the server stream" if stats.holes else ""),
+          file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

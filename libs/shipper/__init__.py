@@ -1,0 +1,11 @@
+"""The shipper (issue #6, cdc-ship): binlog events -> one Kafka record each (DESIGN.md "Kafka record").
+
+    record.py          header names + KafkaRecord (the contract the Spark job reads)
+    stream.py          pure position tracking of a replica packet stream (fake Rotate, artificial FDE)
+    file_source.py     events of binlog files / a binlog directory, optionally following growth
+    replica_protocol.py  COM_REGISTER_SLAVE / COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID payloads (pure)
+    replica_source.py  connect as a replica with PyMySQL, yield (file, pos, frame)
+    kafka_sink.py      idempotent producer, partition per source, last record for resume
+    rebuild.py         read a topic back for a source and write the binlog files
+    shipper.py         the loops (files / server) with resume and progress
+"""

@@ -1,0 +1,156 @@
+"""Kafka side of the shipper: an idempotent producer writing one source to one partition, and
+"what is the last record of this source" for resume (read from Kafka, never a local file).
+
+Partition: chosen explicitly as crc32(source) % partitions (librdkafka's `consistent`
+partitioner), so the producer and the resume reader agree without trusting a default, and one
+source's events stay in one ordered partition. Idempotence + acks=all: no duplicate or
+reordered record inside one producer session, even when librdkafka retries.
+"""
+from __future__ import annotations
+
+import zlib
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from .errors import ShipError
+from .record import HEADER_BINLOG_FILE, HEADER_BINLOG_POS, KafkaRecord
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024  # the project's broker accepts 64 MB (libs/kafka_broker.py)
+
+
+def partition_for(source: str, partitions: int) -> int:
+    return zlib.crc32(source.encode("utf-8")) % partitions
+
+
+def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0) -> int:
+    """Create `topic` with 1 partition when missing; returns its partition count."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    md = admin.list_topics(topic=topic, timeout=timeout)
+    t = md.topics.get(topic)
+    if t is not None and t.error is None and t.partitions:
+        return len(t.partitions)
+    futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1,
+                                            config={"max.message.bytes": str(MAX_EVENT_BYTES)})])
+    try:
+        futures[topic].result(timeout)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise ShipError(f"cannot create topic {topic} on {bootstrap}: {exc}") from exc
+    md = admin.list_topics(topic=topic, timeout=timeout)
+    return len(md.topics[topic].partitions)
+
+
+class KafkaSink:
+    """Produces KafkaRecords in order; the first delivery error is fatal (raised by check())."""
+
+    def __init__(self, bootstrap: str, topic: str, source: str, *, partitions: int | None = None):
+        self.topic, self.source = topic, source
+        parts = partitions or ensure_topic(bootstrap, topic)
+        self.partition = partition_for(source, parts)
+        self.key = source.encode("utf-8")
+        self._error: str | None = None
+        self.delivered = 0
+        self._producer = Producer({
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 10,
+            "message.max.bytes": MAX_EVENT_BYTES + 1024 * 1024,
+            "queue.buffering.max.kbytes": 512 * 1024,
+            "error_cb": self._on_error,
+        })
+
+    def _on_error(self, err) -> None:
+        if err.fatal() or err.code() == KafkaError._ALL_BROKERS_DOWN:
+            self._error = self._error or f"Kafka producer error: {err}"
+
+    def _on_delivery(self, err, msg) -> None:
+        if err is not None:
+            if self._error is None:
+                h = dict(msg.headers() or [])
+                where = (f"file {h.get(HEADER_BINLOG_FILE, b'?').decode()} pos "
+                         f"{h.get(HEADER_BINLOG_POS, b'?').decode()}")
+                self._error = f"Kafka delivery failed for source {self.source} {where}: {err}"
+        else:
+            self.delivered += 1
+
+    def check(self) -> None:
+        if self._error is not None:
+            raise ShipError(f"{self._error} (topic {self.topic}); stopping, nothing after it is "
+                            f"shipped")
+
+    def send(self, record: KafkaRecord) -> None:
+        if len(record.value) > MAX_EVENT_BYTES:
+            raise ShipError(f"event of {len(record.value)} bytes exceeds {MAX_EVENT_BYTES}",
+                            source=self.source, file=record.binlog_file, pos=record.binlog_pos)
+        while True:
+            try:
+                self._producer.produce(self.topic, value=record.value, key=self.key,
+                                       partition=self.partition, headers=record.headers(),
+                                       on_delivery=self._on_delivery)
+                break
+            except BufferError:  # local queue full: serve callbacks, then retry
+                self._producer.poll(0.1)
+                self.check()
+        self._producer.poll(0)
+        self.check()
+
+    def poll(self) -> None:
+        self._producer.poll(0)
+        self.check()
+
+    def flush(self, timeout: float = 60.0) -> None:
+        left = self._producer.flush(timeout)
+        self.check()
+        if left:
+            raise ShipError(f"{left} record(s) still undelivered after {timeout:.0f}s "
+                            f"(topic {self.topic})", source=self.source)
+
+
+def last_record(bootstrap: str, topic: str, source: str, *, timeout: float = 30.0
+                ) -> KafkaRecord | None:
+    """The newest record of `source` in `topic` (None when it has none): read backwards from
+    the end of its partition in growing windows, so other sources sharing it are skipped."""
+    partitions = ensure_topic(bootstrap, topic, timeout=timeout)
+    partition = partition_for(source, partitions)
+    key = source.encode("utf-8")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"cdc-ship-resume-{source}",
+                         "enable.auto.commit": False, "enable.partition.eof": True,
+                         "auto.offset.reset": "earliest"})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                   timeout=timeout)
+        window = 16
+        end = high
+        while end > low:
+            start = max(low, end - window)
+            found = _last_with_key(consumer, topic, partition, start, end, key, timeout)
+            if found is not None:
+                return KafkaRecord.from_kafka(*found)
+            end, window = start, window * 4
+        return None
+    except KafkaException as exc:
+        raise ShipError(f"cannot read the last record of topic {topic}: {exc}",
+                        source=source) from exc
+    finally:
+        consumer.close()
+
+
+def _last_with_key(consumer, topic, partition, start, end, key, timeout):
+    consumer.assign([TopicPartition(topic, partition, start)])
+    found = None
+    while True:
+        msg = consumer.poll(timeout)
+        if msg is None:
+            raise ShipError(f"timed out reading topic {topic} partition {partition} at {start}")
+        if msg.error():
+            if msg.error().code() == KafkaError._PARTITION_EOF:
+                return found
+            raise ShipError(f"reading topic {topic}: {msg.error()}")
+        if msg.offset() >= end:
+            return found
+        if msg.key() == key:
+            found = (msg.key(), msg.value(), msg.headers())
+        if msg.offset() == end - 1:
+            return found

@@ -1,0 +1,43 @@
+"""Progress on stderr every few seconds: events/s, lag in bytes and in seconds (issue #6)."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, TextIO
+
+
+class Progress:
+    """Call event() per shipped event; report() prints at most every `interval_s` seconds.
+    `lag_bytes` is asked only when a line is printed (it may query the server)."""
+
+    def __init__(self, source: str, *, interval_s: float = 5.0, out: TextIO = sys.stderr,
+                 lag_bytes: Callable[[], int | None] = lambda: None, clock=time.monotonic):
+        self.source, self.interval_s, self.out, self.lag_bytes = source, interval_s, out, lag_bytes
+        self.clock = clock
+        self.total = 0
+        self._window = 0
+        self._last = clock()
+        self.last_file: str | None = None
+        self.last_pos = 0
+        self.last_event_ts = 0
+
+    def event(self, file: str, pos: int, frame: bytes) -> None:
+        self.total += 1
+        self._window += 1
+        self.last_file, self.last_pos = file, pos + len(frame)
+        ts = int.from_bytes(frame[0:4], "little")
+        if ts:
+            self.last_event_ts = ts
+
+    def report(self, *, force: bool = False) -> None:
+        now = self.clock()
+        if not force and now - self._last < self.interval_s:
+            return
+        rate = self._window / max(now - self._last, 1e-9)
+        lag_b = self.lag_bytes()
+        lag_s = max(0, int(time.time()) - self.last_event_ts) if self.last_event_ts else None
+        print(f"cdc-ship {self.source}: {rate:,.0f} events/s, {self.total:,} shipped, at "
+              f"{self.last_file}:{self.last_pos}, lag "
+              f"{'?' if lag_b is None else f'{lag_b:,}'} bytes, "
+              f"{'?' if lag_s is None else lag_s} s", file=self.out, flush=True)
+        self._window, self._last = 0, now

@@ -1,0 +1,77 @@
+"""The Kafka record contract (DESIGN.md "Kafka record"), declared once.
+
+One record per binlog event:
+  key     = source id, UTF-8 (one source = one ordered stream = one partition)
+  value   = the event's exact bytes as in the binlog file: 19-byte header, body, CRC32 if any
+  headers = HEADER_* below, all UTF-8 text (decimal numbers), so any consumer (the Spark job's
+            `headers` column, kcat, Java) reads them without a codec.
+
+binlog_pos is the event's START offset in binlog_file, computed by the shipper from the byte
+stream (magic + sizes of the events before it), never from the header's log_pos (MariaDB 11.4+
+writes 0 there for events inside transactions). The next event of the same file starts at
+binlog_pos + len(value); that is what resume and rebuild rely on.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+HEADER_BINLOG_FILE = "binlog_file"  # base name of the binlog file, e.g. "mdb-bin.000001"
+HEADER_BINLOG_POS = "binlog_pos"    # start offset of the event in that file (decimal)
+HEADER_SERVER_ID = "server_id"      # server_id from the event's common header (decimal)
+HEADER_SOURCE = "source"            # the source id (same as the key)
+HEADER_EVENT_TYPE = "event_type"    # type code byte of the event (decimal), for cheap filtering
+HEADER_NAMES = (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SERVER_ID, HEADER_SOURCE,
+                HEADER_EVENT_TYPE)
+
+_HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
+
+
+@dataclass(frozen=True)
+class KafkaRecord:
+    """One shipped event: where it lives in the source's binlog and its exact bytes."""
+
+    source: str
+    binlog_file: str
+    binlog_pos: int
+    value: bytes
+
+    @property
+    def end_pos(self) -> int:
+        """Where the next event of the same file starts (the resume point)."""
+        return self.binlog_pos + len(self.value)
+
+    @property
+    def server_id(self) -> int:
+        return _HEADER.unpack_from(self.value, 0)[2]
+
+    @property
+    def event_type(self) -> int:
+        return self.value[4]
+
+    def key(self) -> bytes:
+        return self.source.encode("utf-8")
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        return [(HEADER_BINLOG_FILE, self.binlog_file.encode("utf-8")),
+                (HEADER_BINLOG_POS, str(self.binlog_pos).encode()),
+                (HEADER_SERVER_ID, str(self.server_id).encode()),
+                (HEADER_SOURCE, self.source.encode("utf-8")),
+                (HEADER_EVENT_TYPE, str(self.event_type).encode())]
+
+    @classmethod
+    def from_kafka(cls, key: bytes | None, value: bytes | None,
+                   headers: list[tuple[str, bytes]] | None) -> "KafkaRecord":
+        """Parse a consumed record; raises ValueError naming what is missing or malformed."""
+        h = {k: v for k, v in (headers or [])}
+        missing = [n for n in (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SOURCE) if n not in h]
+        if missing:
+            raise ValueError(f"record without header(s) {', '.join(missing)}")
+        if value is None or len(value) < _HEADER.size:
+            raise ValueError(f"record value of {0 if value is None else len(value)} bytes is not "
+                             f"a binlog event")
+        source = h[HEADER_SOURCE].decode("utf-8")
+        if key is not None and key.decode("utf-8") != source:
+            raise ValueError(f"record key {key!r} differs from source header {source!r}")
+        return cls(source, h[HEADER_BINLOG_FILE].decode("utf-8"),
+                   int(h[HEADER_BINLOG_POS].decode()), bytes(value))

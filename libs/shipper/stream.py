@@ -1,0 +1,142 @@
+"""Position tracking of a replica event stream (pure: bytes in, decisions out; no I/O).
+
+What a MySQL/MariaDB master sends after COM_BINLOG_DUMP (MariaDB sql/sql_repl.cc
+mysql_binlog_send, send_format_descriptor_event), per binlog file:
+
+  1. a fake Rotate: timestamp 0, log_pos 0, flags LOG_EVENT_ARTIFICIAL_F, body = u64 position +
+     file name (+ CRC32 only when the replica asked for checksums). Not file content: it tells
+     the file name and the start position. Never published.
+  2. the file's Format_description. At position 4 it is the real event (the master clears
+     LOG_EVENT_BINLOG_IN_USE_F, which the file's CRC already assumes): published. When the
+     dump starts mid-file the master re-sends it with log_pos 0 (and `created` 0): not file
+     content, never published; it only tells the checksum algorithm.
+  3. the file's events from the start position, byte for byte (with a capability < 4 some are
+     replaced by same-size dummies, seed 003). A real Rotate/Stop ends the file; the next file
+     starts again at 1.
+  Heartbeats (type 27, MySQL 8 also 41) arrive while the master waits: never published.
+  Any other event flagged LOG_EVENT_ARTIFICIAL_F is master-made, not file content.
+
+Positions come from the byte stream: the fake Rotate gives the start, each published event
+advances by its size. The header's log_pos is only a cross-check when non-zero (MariaDB 11.4+
+writes 0 inside transactions): a mismatch means the master left a hole (capability 2/3
+omitting events, or a GTID start skipping groups); we resynchronise and count it, because the
+rebuilt file can then no longer be byte-identical.
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from libs.binlog import DecodeContext, decode_event
+from libs.binlog.constants import COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+
+from .errors import ShipError
+
+_HEADER = struct.Struct("<IBIIIH")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+ROTATE = int(EventType.ROTATE)
+FDE = int(EventType.FORMAT_DESCRIPTION)
+STOP = int(EventType.STOP)
+HEARTBEATS = frozenset({int(EventType.HEARTBEAT), int(EventType.HEARTBEAT_V2)})
+
+# Step kinds
+PUBLISH = "publish"
+FAKE_ROTATE = "fake_rotate"
+ARTIFICIAL_FDE = "artificial_fde"
+HEARTBEAT = "heartbeat"
+ARTIFICIAL = "artificial"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do with one received event: `kind`, and for PUBLISH its file and start pos."""
+
+    kind: str
+    file: str | None = None
+    pos: int | None = None
+
+
+def _crc_ok(frame: bytes) -> bool:
+    return len(frame) >= COMMON_HEADER_LEN + 4 and \
+        _U32.unpack_from(frame, len(frame) - 4)[0] == zlib.crc32(memoryview(frame)[:-4])
+
+
+def parse_rotate(frame: bytes, checksum: bool | None) -> tuple[int, str]:
+    """(position, next file name) of a Rotate frame. checksum None = unknown (before the FDE,
+    as for the fake Rotate): a matching CRC32 over the frame decides."""
+    if checksum is None:
+        checksum = _crc_ok(frame)
+    end = len(frame) - (4 if checksum else 0)
+    if end < COMMON_HEADER_LEN + 8:
+        raise ValueError(f"Rotate event of {len(frame)} bytes is too short")
+    position = _U64.unpack_from(frame, COMMON_HEADER_LEN)[0]
+    return position, bytes(frame[COMMON_HEADER_LEN + 8:end]).decode("utf-8")
+
+
+def fde_has_crc32(frame: bytes) -> bool:
+    ctx = DecodeContext()
+    decode_event(frame, 4, ctx, verify_checksum=False)
+    return ctx.has_checksum
+
+
+class StreamTracker:
+    """Feeds on the events of one dump connection; says which are file content and where.
+
+    >>> t = StreamTracker(source="s1")
+    >>> step = t.feed(frame)   # Step(PUBLISH, "mdb-bin.000001", 256) or a non-publish kind
+    """
+
+    def __init__(self, source: str | None = None):
+        self.source = source
+        self.file: str | None = None
+        self.pos: int | None = None  # start of the next file event
+        self.checksum: bool | None = None  # from the current file's FDE
+        self.holes = 0
+        self.last_timestamp = 0
+
+    def _error(self, message: str, pos=None) -> ShipError:
+        return ShipError(message, source=self.source, file=self.file,
+                         pos=self.pos if pos is None else pos)
+
+    def feed(self, frame: bytes) -> Step:
+        if len(frame) < COMMON_HEADER_LEN:
+            raise self._error(f"packet of {len(frame)} bytes is shorter than an event header")
+        ts, etype, _server_id, size, log_pos, flags = _HEADER.unpack_from(frame, 0)
+        if size != len(frame):
+            raise self._error(f"event_size {size} but the packet holds {len(frame)} bytes "
+                              f"(type {etype})")
+        if etype in HEARTBEATS:
+            return Step(HEARTBEAT)
+        if etype == ROTATE and (flags & LOG_EVENT_ARTIFICIAL_F or (ts == 0 and log_pos == 0)):
+            try:
+                position, name = parse_rotate(frame, None)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise self._error(f"bad fake Rotate: {exc}") from exc
+            self.file, self.pos, self.checksum = name, position, None
+            return Step(FAKE_ROTATE, name, position)
+        if self.file is None:
+            raise self._error(f"stream did not start with a fake Rotate (first event type {etype})")
+        if etype == FDE:
+            self.checksum = fde_has_crc32(frame)
+            if log_pos == 0:
+                return Step(ARTIFICIAL_FDE, self.file, self.pos)
+        elif flags & LOG_EVENT_ARTIFICIAL_F:
+            return Step(ARTIFICIAL, self.file, self.pos)
+        pos = self.pos
+        if log_pos != 0 and log_pos != pos + size and log_pos >= size + 4:
+            # a hole the master left (see module doc): resynchronise on the header
+            self.holes += 1
+            pos = log_pos - size
+        step = Step(PUBLISH, self.file, pos)
+        self.pos = pos + size
+        self.last_timestamp = ts or self.last_timestamp
+        if etype == ROTATE:
+            # the real Rotate ends this file; the master follows with a fake Rotate anyway
+            try:
+                position, name = parse_rotate(frame, self.checksum)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise self._error(f"bad Rotate: {exc}", pos) from exc
+            self.file, self.pos = name, position
+        return step
