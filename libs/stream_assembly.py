@@ -72,13 +72,15 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
     Spark retries it from the previous state (nothing is stored)."""
     state = AssemblerState.from_row(state_row) if state_row is not None else AssemblerState(source)
     assembler = Assembler(source, store, config.assembler, state)
-    out = assembler.feed(_decoded(frames, context_for(state), source), now=now)
+    ctx = context_for(state)
+    ctx.defer_rows = True  # row images are decoded by decode_segment, in parallel
+    out = assembler.feed(_decoded(frames, ctx, source), now=now)
     records: list[dict] = []
     for trx in out.transactions:
         records.extend(segment_records(trx, assembler.state.fde, config))
     records.extend(quarantine_record(q) for q in out.quarantined)
     records.extend({"kind": "release", "source": source, "release_trx_key": ref.trx_key,
-                    "release_chunk_count": ref.chunk_count} for ref in out.released)
+                    "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)
     return records, assembler.state.to_row()
 
 

@@ -18,6 +18,9 @@ class DecodeContext:
     # Columns to read as unsigned when the Table_map carries no signedness metadata:
     # {(db, table): frozenset(0-based ordinals)} (configuration, issue #3 "Column values").
     unsigned_overrides: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
+    # Rows events decode to their post-header only (rows=()), no Table_map needed: the streaming
+    # assemble stage places events in transactions; row images are decoded later in parallel.
+    defer_rows: bool = False
 
     @property
     def has_checksum(self) -> bool:

@@ -63,6 +63,8 @@ def encode_table_map(rec, header, ctx) -> bytes:
 
 
 def decode_rows(header, body, ctx):
+    if ctx.defer_rows:
+        return _rows_module("rows").decode_rows_header(header.type_code, body, ctx)
     return _rows_module("rows").decode_rows(header.type_code, body, ctx)
 
 

@@ -21,7 +21,7 @@ import zlib
 
 from .constants import ColumnType as T
 from .context import DecodeContext
-from .errors import BinlogError, MalformedError, TruncatedError
+from .errors import BinlogError, MalformedError
 from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
 from .records import JsonDiff, RowChange, Rows, RowsWireDetail, TableMap
@@ -119,25 +119,37 @@ def decode_rows(type_code: int, body: bytes, ctx: DecodeContext) -> Rows:
         exc.type_code = exc.type_code if exc.type_code is not None else type_code
         exc.raw = exc.raw or bytes(body)
         raise exc.located(file=ctx.file, source=ctx.source)
-    except (struct.error, IndexError, OverflowError) as exc:
-        raise TruncatedError(f"rows event truncated: {exc}", ctx.file, None, type_code,
-                             bytes(body), ctx.source) from None
-    except (ValueError, UnicodeDecodeError, zlib.error) as exc:
+    except (struct.error, IndexError, OverflowError, ValueError, UnicodeDecodeError,
+            zlib.error) as exc:
+        # The frame is complete (framing.py checked event_size), so a value running past the
+        # body's end is an impossible length: malformed, never truncated (STYLE.md practice 4).
         raise MalformedError(f"rows event malformed: {exc}", ctx.file, None, type_code,
                              bytes(body), ctx.source) from None
+
+
+def decode_rows_header(type_code: int, body: bytes, ctx: DecodeContext) -> Rows:
+    """The post-header only (table id, flags, extra info) with rows=(): what the streaming
+    assemble stage needs to place the event in its transaction. It needs no Table_map, so it
+    works for an event whose Table_map arrived in an earlier micro-batch; the row images are
+    decoded later, in parallel, from the raw frame (DecodeContext.defer_rows)."""
+    kind = KIND_BY_TYPE.get(type_code)
+    if kind is None:
+        raise MalformedError(f"type {type_code} is not a rows event")
+    table_id, flags, extra, _ = _split_header(type_code, body, ctx)
+    return Rows(kind, table_id, flags, extra, 0, None, None, (), type_code=type_code)
 
 
 def _split_header(type_code: int, body, ctx: DecodeContext):
     idw = table_id_width(ctx)
     if len(body) < idw + 2:
-        raise TruncatedError("rows post-header truncated")
+        raise MalformedError("rows post-header shorter than its fields")
     table_id = int.from_bytes(body[:idw], "little")
     flags = body[idw] | body[idw + 1] << 8
     pos = idw + 2
     extra = b""
     if type_code in V2_TYPES:
         if len(body) < pos + 2:
-            raise TruncatedError("rows extra-info length truncated")
+            raise MalformedError("rows extra-info length missing")
         extra_len = body[pos] | body[pos + 1] << 8
         if extra_len < 2 or pos + extra_len > len(body):
             raise MalformedError(f"rows extra-info length {extra_len} impossible")
@@ -148,7 +160,7 @@ def _split_header(type_code: int, body, ctx: DecodeContext):
 
 def uncompress_payload(payload) -> bytes:
     if not payload:
-        raise TruncatedError("compressed rows payload empty")
+        raise MalformedError("compressed rows payload empty")
     head = payload[0]
     if not head & 0x80:
         raise MalformedError("compressed rows payload without the compressed flag")
@@ -210,7 +222,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
             before, pos = first(body, pos)
             rows.append(RowChange(before, None))
     if pos != end:
-        raise TruncatedError(f"last row image runs {pos - end} bytes past the end of the event")
+        raise MalformedError(f"last row image runs {pos - end} bytes past the end of the event")
     before_bits = present1 if kind != "insert" else None
     after_bits = present1 if kind == "insert" else present2
     half = len(raw_bitmaps) // 2
@@ -259,7 +271,7 @@ def _decode_json_diffs(buf, pos):
     pos += 4
     end = pos + length
     if end > len(buf):
-        raise TruncatedError("JSON diff vector truncated")
+        raise MalformedError("JSON diff vector longer than the image")
     diffs = []
     while pos < end:
         op = buf[pos]
@@ -272,7 +284,7 @@ def _decode_json_diffs(buf, pos):
         if JSON_DIFF_OPS[op] != "remove":
             n, pos = read_packed(buf, pos, end)
             if pos + n > end:
-                raise TruncatedError("JSON diff value truncated")
+                raise MalformedError("JSON diff value longer than its vector")
             value = decode_json_value(bytes(buf[pos:pos + n]))
             pos += n
         diffs.append(JsonDiff(JSON_DIFF_OPS[op], path, value))
