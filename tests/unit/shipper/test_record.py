@@ -1,0 +1,50 @@
+"""The Kafka record contract: header names, values, parsing back."""
+import pytest
+
+from libs.shipper import record
+from libs.shipper.record import KafkaRecord
+
+from .frames import ROW_FULL, frames_of
+
+
+def test_header_names_are_the_documented_contract():
+    assert record.HEADER_NAMES == ("binlog_file", "binlog_pos", "server_id", "source", "event_type")
+
+
+def test_headers_carry_start_position_server_id_and_source():
+    pos, frame = frames_of(ROW_FULL)[5]
+    rec = KafkaRecord("src-1", "mdb-bin.000001", pos, frame)
+    h = dict(rec.headers())
+    assert h == {"binlog_file": b"mdb-bin.000001", "binlog_pos": str(pos).encode(),
+                 "server_id": b"1", "source": b"src-1", "event_type": str(frame[4]).encode()}
+    assert rec.key() == b"src-1"
+    assert rec.end_pos == pos + len(frame)
+
+
+def test_start_position_is_not_taken_from_header_log_pos():
+    """The record says where the event STARTS; the header's log_pos is its end (or 0)."""
+    pos, frame = frames_of(ROW_FULL)[3]
+    rec = KafkaRecord("s", "f", pos, frame)
+    assert int(dict(rec.headers())["binlog_pos"]) == pos != int.from_bytes(frame[13:17], "little")
+
+
+def test_round_trip_from_kafka():
+    pos, frame = frames_of(ROW_FULL)[1]
+    rec = KafkaRecord("s", "mdb-bin.000001", pos, frame)
+    assert KafkaRecord.from_kafka(rec.key(), rec.value, rec.headers()) == rec
+
+
+@pytest.mark.parametrize("headers, match", [
+    ([("binlog_file", b"f"), ("source", b"s")], "binlog_pos"),
+    ([], "binlog_file, binlog_pos, source"),
+])
+def test_missing_headers_are_named(headers, match):
+    with pytest.raises(ValueError, match=match):
+        KafkaRecord.from_kafka(b"s", b"x" * 19, headers)
+
+
+def test_key_must_match_source_header():
+    pos, frame = frames_of(ROW_FULL)[1]
+    rec = KafkaRecord("s", "f", pos, frame)
+    with pytest.raises(ValueError, match="differs from source"):
+        KafkaRecord.from_kafka(b"other", rec.value, rec.headers())
