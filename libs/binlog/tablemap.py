@@ -1,8 +1,13 @@
 """Table_map (19) codec (rows_event.h Table_map_event).
 
-  post-header: table_id u48 (u32 when the FDE says the post-header is 6 bytes), flags u16
+  post-header: its length is the FDE's post_header_len[TABLE_MAP - 1] (ctx.post_header_len):
+               8 = table_id u48, flags u16 (5.1.4+); 6 = table_id u32, flags u16 (servers
+               before 5.1.4, e.g. the pre-GA 5.1/5.2 trees of corpus ver_5_1-wl2325_r.001);
+               a longer post-header is skipped up to its length, as the server does
   body:        db_len u8, db, 0x00, table_len u8, table, 0x00, column_count (packed),
-               column types [column_count], metadata_len (packed), metadata,
+               column types [column_count], then, when the body goes on (pre-GA trees end
+               here: no metadata, no null bitmap):
+               metadata_len (packed), metadata,
                null bitmap ((column_count + 7) / 8 bytes, LSB first),
                optional metadata (MySQL 8.0.1+ / MariaDB 10.5+ binlog_row_metadata):
                TLV records `type u8, length (packed), value` (Optional_metadata_field_type).
@@ -12,7 +17,7 @@ from __future__ import annotations
 from .column_meta import ENUM_OR_SET, read_metas, real_type, write_metas
 from .constants import ColumnType as T
 from .context import DecodeContext
-from .errors import BinlogError, MalformedError, TruncatedError
+from .errors import BinlogError, MalformedError
 from .packed import read_bitmap, read_msb_bitmap, read_packed, write_bitmap, write_packed
 from .records import TableMap
 
@@ -30,27 +35,55 @@ PRIMARY_KEY_WITH_PREFIX, ENUM_AND_SET_DEFAULT_CHARSET = 9, 10
 ENUM_AND_SET_COLUMN_CHARSET, COLUMN_VISIBILITY = 11, 12
 
 
+TABLE_MAP_POST_HEADER = 8  # TABLE_MAP_HEADER_LEN (rows_event.h) when the FDE says nothing
+OLD_POST_HEADER = 6  # before 5.1.4: 4-byte table id + flags
+
+
+def post_header_length(ctx: DecodeContext) -> int:
+    """Table_map post-header length from the stream's FDE (rows_event.h Table_map_event reads
+    post_header_len[TABLE_MAP_EVENT - 1] the same way)."""
+    return ctx.post_header_len(19, TABLE_MAP_POST_HEADER)
+
+
 def table_id_width(ctx: DecodeContext) -> int:
-    # Servers before 5.1.? wrote a 4-byte table id; the FDE's post-header length tells (6 vs 8).
-    return 4 if ctx.post_header_len(19, 8) == 6 else 6
+    # Servers before 5.1.4 wrote a 4-byte table id; the FDE's post-header length tells (6 vs 8).
+    return 4 if post_header_length(ctx) == OLD_POST_HEADER else 6
+
+
+# Decoded Table_maps keyed on their raw body bytes (+ what else the decode reads from the
+# context): MariaDB logs a fresh, byte-identical Table_map per transaction (50k of them in the
+# corpus' small_trx file), and TableMap records are immutable, so one decode serves them all.
+_TM_CACHE: dict[tuple, TableMap] = {}
+_TM_CACHE_MAX = 4096
 
 
 def decode_table_map(body: bytes, ctx: DecodeContext) -> TableMap:
+    if type(body) is not bytes:
+        body = bytes(body)
+    # Everything _decode reads besides the body must be in the key.
+    key = (body, post_header_length(ctx), ctx.flavour)
+    hit = _TM_CACHE.get(key)
+    if hit is not None:
+        return hit
     try:
-        return _decode(memoryview(body), ctx)
+        tm = _decode(memoryview(body), ctx)
     except BinlogError as exc:
         raise exc.located(file=ctx.file, source=ctx.source).__class__(
             exc.message, exc.file or ctx.file, exc.pos, 19, bytes(body), exc.source or ctx.source)
     except (IndexError, ValueError, UnicodeDecodeError) as exc:
         raise MalformedError(f"Table_map: {exc}", ctx.file, None, 19, bytes(body), ctx.source) from None
+    if len(_TM_CACHE) >= _TM_CACHE_MAX:
+        _TM_CACHE.clear()
+    _TM_CACHE[key] = tm
+    return tm
 
 
 def _name(buf, pos: int, end: int) -> tuple[str, int]:
     if pos >= end:
-        raise TruncatedError("Table_map name length missing")
+        raise MalformedError("Table_map name length missing")
     n = buf[pos]
     if pos + 1 + n + 1 > end:
-        raise TruncatedError("Table_map name truncated")
+        raise MalformedError("Table_map name runs past the end of the body")
     if buf[pos + 1 + n] != 0:
         raise MalformedError("Table_map name not NUL-terminated")
     return bytes(buf[pos + 1:pos + 1 + n]).decode("utf-8", "surrogateescape"), pos + 2 + n
@@ -58,21 +91,29 @@ def _name(buf, pos: int, end: int) -> tuple[str, int]:
 
 def _decode(buf, ctx: DecodeContext) -> TableMap:
     end = len(buf)
+    post_len = post_header_length(ctx)
+    if post_len != OLD_POST_HEADER and post_len < TABLE_MAP_POST_HEADER:
+        raise MalformedError(f"Table_map post-header length {post_len} in the FDE is impossible")
     idw = table_id_width(ctx)
-    if end < idw + 2:
-        raise TruncatedError("Table_map post-header truncated")
+    if end < post_len:
+        raise MalformedError("Table_map post-header runs past the end of the body")
     table_id = int.from_bytes(buf[:idw], "little")
     flags = buf[idw] | buf[idw + 1] << 8
-    database, pos = _name(buf, idw + 2, end)
+    database, pos = _name(buf, post_len, end)
     table, pos = _name(buf, pos, end)
     ncols, pos = read_packed(buf, pos, end)
     if pos + ncols > end:
-        raise TruncatedError("Table_map column types truncated")
+        raise MalformedError("Table_map column types runs past the end of the body")
     wire_types = tuple(buf[pos:pos + ncols])
     pos += ncols
+    if pos == end:
+        # Pre-GA 5.1 trees logged no metadata and no null bitmap (the server reads them only
+        # "if (bytes_read < event_len)"): metadata 0, nullability unknown -> nullable.
+        return TableMap(table_id, flags, database, table, wire_types, (0,) * ncols,
+                        (True,) * ncols, wire_types, metadata_block=False)
     meta_len, pos = read_packed(buf, pos, end)
     if pos + meta_len > end:
-        raise TruncatedError("Table_map metadata truncated")
+        raise MalformedError("Table_map metadata runs past the end of the body")
     raw_meta = bytes(buf[pos:pos + meta_len])
     metas = read_metas(wire_types, raw_meta)
     pos += meta_len
@@ -124,7 +165,7 @@ def _str_values(value: bytes, columns: list[int], ncols: int):
         for _ in range(count):
             n, pos = read_packed(value, pos, end)
             if pos + n > end:
-                raise TruncatedError("ENUM/SET value list truncated")
+                raise MalformedError("ENUM/SET value list runs past the end of the body")
             items.append(bytes(value[pos:pos + n]))
             pos += n
         lists.append(tuple(items))
@@ -151,12 +192,12 @@ def _decode_optional(raw: bytes, types, flavour: str) -> dict:
         ftype = raw[pos]
         length, pos = read_packed(raw, pos + 1, end)
         if pos + length > end:
-            raise TruncatedError(f"Table_map optional metadata field {ftype} truncated")
+            raise MalformedError(f"Table_map optional metadata field {ftype} runs past the end of the body")
         value = raw[pos:pos + length]
         pos += length
         if ftype == SIGNEDNESS:
             if len(value) * 8 < len(numeric):
-                raise TruncatedError("SIGNEDNESS bitmap shorter than the numeric columns")
+                raise MalformedError("SIGNEDNESS bitmap shorter than the numeric columns")
             bits = read_msb_bitmap(value, 0, len(numeric))
             fields["signedness"] = tuple(bool(v) for v in _per_column(ncols, numeric, bits))
         elif ftype in (DEFAULT_CHARSET, COLUMN_CHARSET):
@@ -170,7 +211,7 @@ def _decode_optional(raw: bytes, types, flavour: str) -> dict:
             while vpos < len(value):
                 n, vpos = read_packed(value, vpos)
                 if vpos + n > len(value):
-                    raise TruncatedError("COLUMN_NAME truncated")
+                    raise MalformedError("COLUMN_NAME runs past the end of the body")
                 names.append(bytes(value[vpos:vpos + n]).decode("utf-8", "surrogateescape"))
                 vpos += n
             fields["column_names"] = tuple(names)
@@ -192,7 +233,7 @@ def _decode_optional(raw: bytes, types, flavour: str) -> dict:
             fields["primary_key"] = tuple(i for i, _ in pairs)
         elif ftype == COLUMN_VISIBILITY:
             if len(value) * 8 < ncols:
-                raise TruncatedError("COLUMN_VISIBILITY bitmap too short")
+                raise MalformedError("COLUMN_VISIBILITY bitmap too short")
             fields["column_visibility"] = read_msb_bitmap(value, 0, ncols)
         else:
             unknown.append((ftype, bytes(value)))
@@ -209,9 +250,12 @@ def encode_table_map(tm: TableMap, ctx: DecodeContext) -> bytes:
     meta = tm.raw_metadata or write_metas(wire, tm.column_metas)
     db = tm.database.encode("utf-8", "surrogateescape")
     name = tm.table.encode("utf-8", "surrogateescape")
-    return b"".join((
-        tm.table_id.to_bytes(table_id_width(ctx), "little"), tm.flags.to_bytes(2, "little"),
-        bytes((len(db),)), db, b"\0", bytes((len(name),)), name, b"\0",
-        write_packed(len(wire)), bytes(wire), write_packed(len(meta)), meta,
-        write_bitmap(tm.nullable), tm.raw_optional_metadata,
-    ))
+    post_len = post_header_length(ctx)
+    head = tm.table_id.to_bytes(table_id_width(ctx), "little") + tm.flags.to_bytes(2, "little")
+    head += bytes(max(0, post_len - len(head)))  # unknown longer post-header: zero-filled
+    names = b"".join((bytes((len(db),)), db, b"\0", bytes((len(name),)), name, b"\0",
+                      write_packed(len(wire)), bytes(wire)))
+    if not tm.metadata_block:
+        return head + names
+    return b"".join((head, names, write_packed(len(meta)), meta, write_bitmap(tm.nullable),
+                     tm.raw_optional_metadata))
