@@ -71,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     def on_signal(signum, _frame):
         stop["asked"] = True
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress)
     try:
         if args.from_file:
@@ -87,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     except ShipError as exc:
         print(f"cdc-ship: {exc}", file=sys.stderr)
         return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print(f"cdc-ship {args.source}: shipped {stats.events} events to {args.topic}"
           + (f", {stats.holes} hole(s) in the server stream" if stats.holes else ""),
           file=sys.stderr)
