@@ -1,0 +1,112 @@
+"""Statements the simulated session executes. Each knows the tables it touches (WL#3303 decides
+over all of them), whether it is unsafe (non-deterministic: UUID()), and its SQL text.
+
+Values are codec values keyed by column ordinal; `exprs` replaces a value's literal in the SQL
+text by the expression that produced it (UUID() -> the model stores the value the master
+computed, the text says UUID(): the reason such a statement is unsafe for statement logging).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import sqltext
+
+
+@dataclass(frozen=True)
+class Insert:
+    table: str
+    rows: tuple[dict, ...]  # each: the specified columns (ordinal -> value); same keys per row
+    exprs: dict = field(default_factory=dict)
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return (self.table,)
+
+    @property
+    def unsafe(self) -> bool:
+        return bool(self.exprs)
+
+    def sql(self, model) -> str:
+        return sqltext.insert_sql(model.table(self.table), list(self.rows), self.exprs)
+
+
+@dataclass(frozen=True)
+class Update:
+    table: str
+    where: dict  # ordinal -> value (equality; None = IS NULL)
+    assignments: dict  # ordinal -> new value
+    exprs: dict = field(default_factory=dict)
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return (self.table,)
+
+    @property
+    def unsafe(self) -> bool:
+        return bool(self.exprs)
+
+    def sql(self, model) -> str:
+        t = model.table(self.table)
+        return sqltext.update_sql(t, self.assignments, sqltext.where_clause(t, self.where),
+                                  self.exprs)
+
+
+@dataclass(frozen=True)
+class Delete:
+    table: str
+    where: dict
+
+    tables = property(lambda self: (self.table,))
+    unsafe = False
+
+    def sql(self, model) -> str:
+        t = model.table(self.table)
+        return sqltext.delete_sql(t, sqltext.where_clause(t, self.where))
+
+
+@dataclass(frozen=True)
+class InsertSelect:
+    """INSERT INTO dst (cols) SELECT cols FROM src WHERE ...: a statement over two tables (so
+    the WL#3303 capabilities of both count). Column lists map by name."""
+
+    table: str  # destination
+    source: str
+    columns: tuple[str, ...]
+    where: dict  # on the source, by ordinal
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return (self.table, self.source)
+
+    unsafe = False
+
+    def sql(self, model) -> str:
+        src = model.table(self.source)
+        names = ", ".join(sqltext.ident(c) for c in self.columns)
+        return (f"INSERT INTO {sqltext.ident(self.table)} ({names}) SELECT {names} FROM "
+                f"{sqltext.ident(self.source)} WHERE {sqltext.where_clause(src, self.where)}")
+
+
+@dataclass(frozen=True)
+class Ddl:
+    """DDL is always logged as a statement in its own group (implicit commit); it is outside
+    the WL#3303 decision table. kind: create | add_column | drop_column | truncate."""
+
+    kind: str
+    table: str
+    column: object = None  # add_column: the schema.Column; drop_column: its name
+
+    tables = property(lambda self: (self.table,))
+    unsafe = False
+
+    def sql(self, model) -> str:
+        name = sqltext.ident(self.table)
+        if self.kind == "create":
+            return model.table(self.table).create_sql()
+        if self.kind == "add_column":
+            return f"ALTER TABLE {name} ADD COLUMN {self.column.ddl()}"
+        if self.kind == "drop_column":
+            return f"ALTER TABLE {name} DROP COLUMN {sqltext.ident(self.column)}"
+        if self.kind == "truncate":
+            return f"TRUNCATE TABLE {name}"
+        raise ValueError(f"unknown DDL kind {self.kind!r}")
