@@ -1,0 +1,170 @@
+"""Pure planning for the Delta apply stage (pipelines/apply): no Spark here.
+
+What the Spark stage asks of this module, per micro-batch:
+
+    by_table = group_changes(changes)            # {(db, table): changes in commit order}
+    lookups  = lookups_for(target, changes)      # which current target rows the batch may touch
+    more     = missing_lookups(target, result, lookups)   # closure check after replay()
+    progress_rows(changes, app_id, batch_id)     # _cdc_progress rows, one per source
+    quarantine_row(error, now)                   # _cdc_quarantine row of a ReplayError
+    undeclared(change, policy)                   # a change for a table without a target
+
+Touched rows (DESIGN "Row images"; WL#5092 find_row). A replica finds a row by the target's
+PRIMARY KEY when the before image holds it, else by a NOT NULL UNIQUE key, else by comparing
+every before-image column (NULL equals NULL: a table scan compares field by field). An insert
+or an update can also collide with an existing row on any enforced key (1062). So the rows a
+batch can touch are:
+  * rows whose enforced-key values equal those of any before or after image that carries the
+    whole key (non-NULL: NULLs never collide), and
+  * for before images without a usable lookup key: rows equal to the image on all its columns.
+Minimal after images may move a row onto a key value no image names (UPDATE of one column of a
+composite UNIQUE key): `missing_lookups` checks the replay result's final rows against what was
+read and names the key values still to read; the stage reads them and replays again (fixed
+point). Transient key values a row holds only in the middle of a batch are not re-checked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from libs.replay import ReplayError, ReplayResult, commit_order
+from libs.replay.images import present_columns, typed_value
+from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
+from libs.targets import values as target_values
+from libs.targets.model import Target, default_delta_table_name
+
+ROW_OPS = ("insert", "update", "delete")
+UNDECLARED_FAIL, UNDECLARED_QUARANTINE = "fail", "quarantine"
+UNDECLARED_TABLE = "undeclared_table"  # quarantine kind and change-log outcome prefix
+
+
+class UndeclaredTableError(RuntimeError):
+    """A row or statement change for a source table that has no target declaration."""
+
+
+def change_sort_key(change: Mapping[str, Any]) -> tuple:
+    """Commit order inside one source (libs.replay.commit_order); several sources feeding one
+    table are applied source by source (no cross-source order exists)."""
+    return (change["source"], *commit_order(change))
+
+
+def group_changes(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """Change records by source (database, table), each list in commit order."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for change in changes:
+        groups[(change["database"], change["table"])].append(change)
+    return {k: sorted(v, key=change_sort_key) for k, v in sorted(groups.items())}
+
+
+@dataclass
+class Lookups:
+    """Current rows to read: by enforced key (plain equality) and by whole before image
+    (null-safe equality on the image's columns)."""
+
+    by_key: dict[tuple[str, ...], set[tuple]] = field(default_factory=dict)
+    by_image: dict[tuple[str, ...], set[tuple]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return any(self.by_key.values()) or any(self.by_image.values())
+
+    def merge(self, other: "Lookups") -> None:
+        for mine, theirs in ((self.by_key, other.by_key), (self.by_image, other.by_image)):
+            for columns, tuples in theirs.items():
+                mine.setdefault(columns, set()).update(tuples)
+
+
+def _typed_image(target: Target, image) -> dict[str, Any] | None:
+    try:
+        return {name: typed_value(target, name, cv) for name, cv in present_columns(target, image).items()}
+    except target_values.ValueConversionError:
+        return None  # replay() raises the same error with the change's position
+
+
+def _key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
+    if not all(c in values for c in key):
+        return None
+    kv = tuple(values[c] for c in key)
+    return None if any(v is None for v in kv) else kv
+
+
+def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups:
+    """Key values and before images of the batch's row changes (see module docstring)."""
+    out = Lookups({key: set() for key in target.enforced_keys})
+    for change in changes:
+        if change["op"] not in ROW_OPS:
+            continue
+        before = _typed_image(target, change.get("before")) if change["op"] != "insert" else None
+        after = _typed_image(target, change.get("after")) if change["op"] != "delete" else None
+        for image in (before, after):
+            for key in target.enforced_keys:
+                kv = _key_tuple(key, image or {})
+                if kv is not None:
+                    out.by_key[key].add(kv)
+        if before and not any(all(c in before for c in key) for key in target.lookup_keys):
+            columns = tuple(sorted(before))
+            out.by_image.setdefault(columns, set()).add(tuple(before[c] for c in columns))
+    return out
+
+
+def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Lookups:
+    """Enforced-key values of the rows the replay wrote that were not read (empty when closed)."""
+    out = Lookups()
+    for write in result.upserts:
+        for key in target.enforced_keys:
+            kv = _key_tuple(key, write.values)
+            if kv is not None and kv not in read.by_key.get(key, ()):
+                out.by_key.setdefault(key, set()).add(kv)
+    return out
+
+
+def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int) -> list[dict[str, Any]]:
+    """One _cdc_progress row per source: its last transaction in commit order in this batch."""
+    last: dict[str, Mapping[str, Any]] = {}
+    counts: dict[str, int] = defaultdict(int)
+    for change in changes:
+        source = change["source"]
+        counts[source] += 1
+        if source not in last or commit_order(change) > commit_order(last[source]):
+            last[source] = change
+    return [{"app_id": app_id, "source": s, "trx_id": c["trx_id"], "gtid": c.get("gtid"),
+             "trx_file": c["trx_file"], "trx_end_pos": int(c["trx_end_pos"]),
+             "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": counts[s]}
+            for s, c in sorted(last.items())]
+
+
+def quarantine_row(error: ReplayError, now: dt.datetime) -> dict[str, Any]:
+    """_cdc_quarantine row (schemas/quarantine_record.avsc) of a change the replay did not apply.
+
+    The apply stage has no frame bytes: `raw` is empty and the change itself (images, statement)
+    is in _cdc_change_log under the same identity (lineage trx_id, binlog_file, binlog_pos)."""
+    return {"source": error.lineage.source, "binlog_file": error.lineage.binlog_file,
+            "binlog_pos": error.lineage.binlog_pos, "type_code": error.code, "kind": error.kind,
+            "reason": str(error), "raw": b"", "kafka_partition": None, "kafka_offset": None,
+            "quarantined_at": now}
+
+
+def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, ReplayError | None]:
+    """A change for a source table without a target declaration.
+
+    DDL (including database-level DDL, table '') is recorded in the change log, never executed,
+    like DDL of declared tables. A row or statement change raises UndeclaredTableError under
+    policy 'fail' (the default: a missing declaration is a configuration error, and a silently
+    dropped change would break "exactly once"); under 'quarantine' it is logged with outcome
+    'undeclared_table' and a quarantine record."""
+    lineage = Lineage.of_change(change)
+    qualified = f"{change['database']}.{change['table']}"
+    delta_table = default_delta_table_name(change["database"], change["table"]) if change["table"] else ""
+    entry = dict(row_id=None, database=change["database"], table=change["table"], delta_table=delta_table,
+                 op=change["op"], key=None,
+                 before=tuple(change["before"]) if change.get("before") is not None else None,
+                 after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage)
+    if change["op"] == "ddl":
+        return ChangeLogEntry(outcome="ddl_recorded", **entry), None
+    error = ReplayError(UNDECLARED_TABLE, "no target declaration for this source table (conf/ targets or DDL)",
+                        qualified, None, lineage, change.get("statement"))
+    if policy != UNDECLARED_QUARANTINE:
+        raise UndeclaredTableError(f"{error}")
+    return ChangeLogEntry(outcome=UNDECLARED_TABLE, **entry), error

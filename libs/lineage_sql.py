@@ -1,0 +1,125 @@
+"""Lineage SQL: documented query templates over the tables the apply stage writes.
+
+Tables (pipelines/apply, DESIGN.md "Lineage"):
+  * every target table: its columns, `_row_id` (hidden row identity) and `_lineage`
+    (struct of schemas/lineage.avsc Lineage: source, trx_id, gtid, server_id, commit_ts,
+    binlog_file, binlog_pos, change_seq, operation, statement) = the change that last wrote it;
+  * `_cdc_change_log`: one row per change (schemas/lineage.avsc ChangeLogEntry + batch_id):
+    row_id, database, table, delta_table, op, outcome, key (map column -> text), before/after
+    images (present columns only), lineage.
+
+Every function returns `(sql_text, args)` for `spark.sql(sql_text, args=args)`:
+  * table references are parameters of the template, rendered by `table_ref` (a catalog name)
+    or `delta_path_ref` (a Delta path): identifiers quoted with backticks, backticks doubled;
+  * every value (keys, GTIDs, times, statement text) is bound as a named parameter marker
+    (`:p0`), never interpolated: binlog data is data, not SQL.
+Key values are compared as the change log's canonical text (libs.replay.lineage.canonical_text:
+integers/decimals as written, bytes as hex, datetimes ISO-8601) or, on target tables, as typed
+values. Times are UTC (the session time zone is UTC; pass naive UTC or aware datetimes).
+
+Example (pyspark, after a batch was applied under DELTA = config.delta_root):
+
+    sql, args = last_change_of_row(delta_path_ref(f"{DELTA}/shop__orders"), {"id": 7})
+    spark.sql(sql, args=args).show()   # the statement, GTID and position that last wrote id 7
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Mapping
+
+CHANGE_LOG_TABLE = "_cdc_change_log"
+LINEAGE_FIELDS = ("source", "trx_id", "gtid", "server_id", "commit_ts", "binlog_file", "binlog_pos",
+                  "change_seq", "operation", "statement")
+
+
+def quote_identifier(name: str) -> str:
+    """`name` as one Spark SQL identifier: backticks around, inner backticks doubled."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"an identifier must be a non-empty string, got {name!r}")
+    return "`" + name.replace("`", "``") + "`"
+
+
+def table_ref(*parts: str) -> str:
+    """A catalog table reference, e.g. table_ref("main", "cdc", "shop__orders")."""
+    return ".".join(quote_identifier(p) for p in parts)
+
+
+def delta_path_ref(path: str) -> str:
+    """A path-based Delta table reference: delta.`/path/to/table`."""
+    return "delta." + quote_identifier(path)
+
+
+def _lineage_select(prefix: str) -> str:
+    return ", ".join(f"{prefix}.{quote_identifier(f)} AS {quote_identifier(f)}" for f in LINEAGE_FIELDS)
+
+
+def last_change_of_row(table: str, key: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Which statement last changed this row: the target row(s) whose columns equal `key`
+    (typed values, e.g. {"id": 7}) with the `_lineage` of the change that last wrote them."""
+    if not key:
+        raise ValueError("key must name at least one column")
+    args = {f"p{i}": value for i, value in enumerate(key.values())}
+    where = " AND ".join(f"{quote_identifier(c)} <=> :p{i}" for i, c in enumerate(key))
+    sql = (f"SELECT `_row_id` AS row_id, {_lineage_select('`_lineage`')}\n"
+           f"FROM {table}\nWHERE {where}")
+    return sql, args
+
+
+def rows_changed_by_statement(change_log: str, source: str, trx_id: str,
+                              statement: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Every row this statement changed: change-log entries of transaction (source, trx_id),
+    limited to the statement text when given (a transaction may hold several statements),
+    in commit order. Includes skipped/quarantined outcomes (filter on `outcome`)."""
+    args: dict[str, Any] = {"source": source, "trx_id": trx_id}
+    where = "lineage.source = :source AND lineage.trx_id = :trx_id"
+    if statement is not None:
+        args["statement"] = statement
+        where += " AND lineage.statement = :statement"
+    sql = ("SELECT row_id, `database`, `table`, delta_table, op, outcome, key, before, after,\n"
+           "       lineage.binlog_file AS binlog_file, lineage.binlog_pos AS binlog_pos,\n"
+           "       lineage.change_seq AS change_seq, lineage.statement AS statement\n"
+           f"FROM {change_log}\nWHERE {where}\n"
+           "ORDER BY lineage.binlog_file, lineage.binlog_pos, lineage.change_seq")
+    return sql, args
+
+
+def changes_of_key(change_log: str, database: str, table: str,
+                   key: Mapping[str, str | None]) -> tuple[str, dict[str, Any]]:
+    """All changes to key K in time order: the change-log entries of every row that ever had
+    key K (`key`: key column -> canonical text), followed through key-changing updates by
+    `row_id`, ordered by commit time then binlog position."""
+    if not key:
+        raise ValueError("key must name at least one column")
+    args: dict[str, Any] = {"database": database, "table": table}
+    matches = []
+    for i, (column, text) in enumerate(key.items()):
+        args[f"k{i}"], args[f"v{i}"] = column, text
+        matches.append(f"element_at(key, :k{i}) <=> :v{i}")
+    sql = (f"WITH rows_of_key AS (\n"
+           f"  SELECT DISTINCT row_id FROM {change_log}\n"
+           f"  WHERE `database` = :database AND `table` = :table AND row_id IS NOT NULL\n"
+           f"    AND {' AND '.join(matches)}\n)\n"
+           "SELECT c.row_id, c.op, c.outcome, c.key, c.before, c.after,\n"
+           f"       {_lineage_select('c.lineage')}\n"
+           f"FROM {change_log} c JOIN rows_of_key r ON c.row_id = r.row_id\n"
+           "WHERE c.`database` = :database AND c.`table` = :table\n"
+           "ORDER BY c.lineage.commit_ts, c.lineage.binlog_file, c.lineage.binlog_pos, c.lineage.change_seq")
+    return sql, args
+
+
+def statements_touching_table(change_log: str, database: str, table: str, start: dt.datetime,
+                              end: dt.datetime) -> tuple[str, dict[str, Any]]:
+    """Statements that touched table T with start <= commit time < end: one row per
+    (source, transaction, statement) with its first position and the number of changes."""
+    args = {"database": database, "table": table, "start": start, "end": end}
+    sql = ("SELECT lineage.source AS source, lineage.trx_id AS trx_id, lineage.gtid AS gtid,\n"
+           "       lineage.commit_ts AS commit_ts, lineage.statement AS statement,\n"
+           "       min(struct(lineage.binlog_file, lineage.binlog_pos)) AS first_event,\n"
+           "       count(*) AS changes\n"
+           f"FROM {change_log}\n"
+           "WHERE `database` = :database AND `table` = :table\n"
+           "  AND lineage.commit_ts >= :start AND lineage.commit_ts < :end\n"
+           "GROUP BY lineage.source, lineage.trx_id, lineage.gtid, lineage.commit_ts, lineage.statement\n"
+           "ORDER BY commit_ts, first_event")
+    return sql, args

@@ -1,0 +1,250 @@
+"""DeltaApplier: the foreachBatch writer of the apply stage (STYLE.md practice 10).
+
+    applier = DeltaApplier(catalog, config, app_id="cdc-replicate")
+    query = changes.writeStream.foreachBatch(applier).option("checkpointLocation", ...).start()
+
+One call = one micro-batch of change records (spark_schema("change_record")) holding every
+change of COMPLETE transactions, in any order. Steps:
+
+1. Collect the batch's changes to the driver (commit_ts as epoch micros: no local-zone
+   conversion), group them by source table, each group in commit order (libs.apply_plan).
+2. Per target table (libs.targets catalog, target.delta_table under config.delta_root):
+   skip it when Delta already committed (f"{app_id}:{delta_table}", batch_id) on it (a retried
+   batch); else read ONLY the rows the batch can touch (semi-joins of the Delta table with the
+   batch's key values / before images, libs.apply_plan.lookups_for), replay the changes on them
+   with libs.replay in commit order (config.exec_mode), repeat the read for key values the
+   replay produced but did not read (fixed point). Nothing is written yet: in strict mode a
+   ReplayStopped becomes ApplyStopped here (table, key, GTID/position), and the batch has
+   written nothing (tables are created lazily, at write time).
+3. Writes, each idempotent per (app_id, batch_id) through Delta's txnAppId/txnVersion, in this
+   order: `_cdc_change_log` (append; before any target, so a target already merged implies its
+   change log is committed), `_cdc_quarantine` (append), ONE MERGE per target table by
+   `_row_id` (delete / update / insert), then `_cdc_progress` (MERGE per (app_id, source)).
+   Calling again with the same batch_id changes nothing.
+
+Decisions:
+* A row/statement change for a table without a target declaration raises UndeclaredTableError
+  (`undeclared="fail"`, default) or is logged + quarantined (`undeclared="quarantine"`); DDL of
+  undeclared tables (and database-level DDL) is only recorded in the change log.
+* config.statement_format_policy == "quarantine" makes every rows-only target quarantine
+  statement-format DML (WL#3303); "fail" keeps each target's own `on_statement`.
+* config.exec_mode "idempotent": 1032/1062 go to `_cdc_quarantine` (kind row_not_found /
+  duplicate_key, reason naming table, key, GTID and position) and to the change log with outcome
+  skipped_* / overwritten; "strict": ApplyStopped.
+* Changes of several sources for one table are replayed source by source (no global order).
+* DDL is recorded, never executed: a changed source schema needs a changed target declaration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections import Counter
+from functools import reduce
+from typing import Any, Mapping, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from libs.apply_plan import (
+    UNDECLARED_FAIL, UNDECLARED_QUARANTINE, Lookups, group_changes, lookups_for, missing_lookups,
+    progress_rows, quarantine_row, undeclared,
+)
+from libs.config import JobConfig
+from libs.lineage_sql import quote_identifier
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped, replay
+from libs.replay.lineage import ChangeLogEntry
+from libs.targets import TargetCatalog
+from libs.targets.model import ON_STATEMENT_QUARANTINE, Target
+from pipelines.apply import tables as D
+
+OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
+MAX_LOOKUP_ROUNDS = 8
+
+
+class ApplyStopped(RuntimeError):
+    """The batch cannot be applied (strict mode); nothing of it was written. Carries the
+    ReplayError (table, key, lineage with GTID/file/position)."""
+
+    def __init__(self, batch_id: int, delta_table: str, error: ReplayError):
+        self.batch_id, self.delta_table, self.error = batch_id, delta_table, error
+        super().__init__(f"apply stopped in batch {batch_id}, Delta table {delta_table}: {error}")
+
+
+@dataclasses.dataclass
+class _TablePlan:
+    target: Target
+    path: str
+    upserts: list[dict[str, Any]]
+    deletes: list[dict[str, Any]]
+
+
+def _col(alias: str, name: str):
+    return F.col(f"{alias}.{quote_identifier(name)}")
+
+
+class DeltaApplier:
+    """Named callable (STYLE.md practice 10): `applier(changes_df, batch_id) -> counts`.
+
+    Returns {"<db>.<table>": {<op>: n changes, "rows_upserted": n, "rows_deleted": n,
+    "quarantined": n, "already_applied": 0|1}} for every source table of the batch.
+    """
+
+    def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = "cdc-replicate", *,
+                 undeclared: str = UNDECLARED_FAIL):
+        if undeclared not in (UNDECLARED_FAIL, UNDECLARED_QUARANTINE):
+            raise ValueError(f"undeclared must be {UNDECLARED_FAIL!r} or {UNDECLARED_QUARANTINE!r}")
+        self.catalog, self.config, self.app_id, self.undeclared = catalog, config, app_id, undeclared
+
+    # -- the foreachBatch entry point --------------------------------------------------------------
+    def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
+        spark = changes_df.sparkSession
+        changes = self._collect(changes_df)
+        if not changes:
+            return {}
+        counts: dict[str, Counter] = {}
+        log: list[ChangeLogEntry] = []
+        errors: list[ReplayError] = []
+        plans: list[_TablePlan] = []
+        for (database, table), group in group_changes(changes).items():
+            tally = counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
+            target = self.catalog.get(database, table)
+            if target is None:
+                for change in group:
+                    entry, error = undeclared(change, self.undeclared)
+                    log.append(entry)
+                    errors.extend([error] if error else [])
+                    tally["quarantined"] += error is not None
+                continue
+            target = self._effective(target)
+            path = D.table_path(self.config.delta_root, target.delta_table)
+            if (D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table)) or -1) >= batch_id:
+                tally["already_applied"] = 1
+                continue
+            plan, result = self._replay_table(spark, batch_id, target, path, group)
+            log.extend(result.change_log)
+            errors.extend(result.quarantine)
+            tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
+                         quarantined=len(result.quarantine))
+            plans.append(plan)
+        self._write(spark, batch_id, changes, log, errors, plans)
+        return {name: dict(c) for name, c in counts.items()}
+
+    # -- read + replay (nothing written) -------------------------------------------------------
+    def _effective(self, target: Target) -> Target:
+        if self.config.statement_format_policy == "quarantine":
+            return dataclasses.replace(target, on_statement=ON_STATEMENT_QUARANTINE)
+        return target
+
+    @staticmethod
+    def _collect(changes_df: DataFrame) -> list[dict[str, Any]]:
+        columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts" else F.col(quote_identifier(c))
+                   for c in changes_df.columns]
+        return [row.asDict(recursive=True) for row in changes_df.select(*columns).collect()]
+
+    def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
+                      changes: Sequence[Mapping[str, Any]]):
+        exists = D.is_delta_table(spark, path)
+        lookups, rows = lookups_for(target, changes), {}
+        for _ in range(MAX_LOOKUP_ROUNDS):
+            if exists:
+                rows.update((r[ROW_ID_COLUMN], r) for r in self._read_touched(spark, path, target, lookups))
+            current = [rows[k] for k in sorted(rows)]  # scan order: by _row_id (deterministic)
+            try:
+                result = replay(target, current, changes, mode=self.config.exec_mode)
+            except ReplayStopped as stop:
+                raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
+            more = missing_lookups(target, result, lookups) if exists else Lookups()
+            if not more:
+                break
+            lookups.merge(more)
+        else:
+            raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
+        upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
+        deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
+                   for d in result.deletes]
+        return _TablePlan(target, path, upserts, deletes), result
+
+    @staticmethod
+    def _read_touched(spark: SparkSession, path: str, target: Target, lookups: Lookups) -> list[dict[str, Any]]:
+        """Target rows matching the lookups: broadcast left-semi joins, only those rows collected."""
+        table = spark.read.format("delta").load(path)
+        parts = []
+        for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
+                                           + [(k, v, True) for k, v in lookups.by_image.items()]):
+            if not tuples:
+                continue
+            fields = [T.StructField(f"_k{i}", table.schema[c].dataType, True) for i, c in enumerate(columns)]
+            keys = spark.createDataFrame([D.to_spark_value(list(t)) for t in tuples], T.StructType(fields))
+            conds = [(table[quote_identifier(c)].eqNullSafe(keys[f"_k{i}"]) if null_safe
+                      else table[quote_identifier(c)] == keys[f"_k{i}"]) for i, c in enumerate(columns)]
+            parts.append(table.join(F.broadcast(keys), on=reduce(lambda a, b: a & b, conds), how="left_semi"))
+        if not parts:
+            return []
+        touched = reduce(DataFrame.unionByName, parts).dropDuplicates([ROW_ID_COLUMN])
+        timestamps = {f.name for f in table.schema.fields if isinstance(f.dataType, T.TimestampType)}
+        names = list(target.column_names) + [ROW_ID_COLUMN]
+        select = [F.unix_micros(F.col(quote_identifier(n))).alias(n) if n in timestamps else F.col(quote_identifier(n))
+                  for n in names]
+        out = []
+        for row in touched.select(*select).collect():
+            values = row.asDict()
+            for name in timestamps & set(values):
+                values[name] = D.from_micros(values[name])
+            out.append({n: bytes(v) if isinstance(v, bytearray) else v for n, v in values.items()})
+        return out
+
+    # -- writes (each idempotent per (app_id, batch_id)) ---------------------------------------------
+    def _write(self, spark: SparkSession, batch_id: int, changes, log, errors, plans) -> None:
+        root = self.config.delta_root
+        if log:
+            path = D.table_path(root, D.CHANGE_LOG)
+            rows = [D.to_spark_value({**e.to_dict(), D.BATCH_ID_COLUMN: int(batch_id)}) for e in log]
+            D.ensure_table(spark, path, D.change_log_schema())
+            D.append(spark.createDataFrame(rows, D.change_log_schema()), path,
+                     D.txn_app_id(self.app_id, D.CHANGE_LOG), batch_id)
+        if errors:
+            path = D.table_path(root, D.QUARANTINE)
+            now = dt.datetime.now(dt.timezone.utc)
+            D.ensure_table(spark, path, D.quarantine_schema())
+            D.append(spark.createDataFrame([quarantine_row(e, now) for e in errors], D.quarantine_schema()), path,
+                     D.txn_app_id(self.app_id, D.QUARANTINE), batch_id)
+        for plan in plans:
+            if plan.upserts or plan.deletes:
+                self._merge_target(spark, batch_id, plan)
+        self._merge_progress(spark, batch_id, changes)
+
+    def _merge_target(self, spark: SparkSession, batch_id: int, plan: _TablePlan) -> None:
+        from delta.tables import DeltaTable
+
+        D.ensure_target(spark, plan.path, plan.target)
+        schema = D.target_schema(plan.target)
+        source_schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields]
+                                     + [T.StructField(OP_COLUMN, T.StringType(), False)])
+        names = [f.name for f in schema.fields]
+        rows = [D.to_spark_value([r.get(n) for n in names] + [r[OP_COLUMN]]) for r in plan.upserts + plan.deletes]
+        source = spark.createDataFrame(rows, source_schema)
+        assignments = {quote_identifier(n): _col("s", n) for n in names}
+        is_delete = _col("s", OP_COLUMN) == F.lit("delete")
+        merge = (DeltaTable.forPath(spark, plan.path).alias("t")
+                 .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
+                 .whenMatchedDelete(condition=is_delete)
+                 .whenMatchedUpdate(set={k: v for k, v in assignments.items() if k != quote_identifier(ROW_ID_COLUMN)})
+                 .whenNotMatchedInsert(condition=~is_delete, values=assignments))
+        with D.delta_txn(spark, D.txn_app_id(self.app_id, plan.target.delta_table), batch_id):
+            merge.execute()
+
+    def _merge_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
+        from delta.tables import DeltaTable
+
+        path = D.table_path(self.config.delta_root, D.PROGRESS)
+        schema = D.progress_schema()
+        D.ensure_table(spark, path, schema)
+        source = spark.createDataFrame([D.to_spark_value(r) for r in progress_rows(changes, self.app_id, batch_id)],
+                                       schema)
+        on = (_col("t", "app_id") == _col("s", "app_id")) & (_col("t", "source") == _col("s", "source"))
+        merge = (DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
+                 .whenMatchedUpdateAll().whenNotMatchedInsertAll())
+        with D.delta_txn(spark, D.txn_app_id(self.app_id, D.PROGRESS), batch_id):
+            merge.execute()

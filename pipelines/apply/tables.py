@@ -1,0 +1,206 @@
+"""Delta tables of the apply stage: names, schemas, creation, idempotent-write helpers.
+
+Tables under JobConfig.delta_root (path-based Delta tables):
+  <delta_table>     one per target (Target.delta_table, default `<db>__<table>`): the declared
+                    columns (types from libs/targets/types.py, NOT NULL, and Delta column
+                    DEFAULTs = the replica-side defaults, table feature allowColumnDefaults),
+                    plus `_row_id STRING NOT NULL` and `_lineage` (schemas/lineage.avsc Lineage).
+  _cdc_change_log   append-only, schemas/lineage.avsc ChangeLogEntry + `batch_id BIGINT`.
+  _cdc_progress     schemas/progress_record.avsc, one row per (app_id, source) (MERGE).
+  _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
+
+Idempotence: every write carries Delta's (txnAppId, txnVersion) = (f"{app_id}:{table}", batch_id):
+writer options for appends, the session confs spark.databricks.delta.write.txnAppId/txnVersion
+around a MERGE (set, then unset). Delta skips a write whose appId already committed that
+version or a later one; `committed_version` reads it back so a retried batch does not even
+replay a table it already merged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any, Iterator
+
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from libs.lineage_sql import delta_path_ref, quote_identifier
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
+from pipelines.schemas import spark_record_schema, spark_schema
+
+CHANGE_LOG = "_cdc_change_log"
+PROGRESS = "_cdc_progress"
+QUARANTINE = "_cdc_quarantine"
+BATCH_ID_COLUMN = "batch_id"
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+TABLE_PROPERTIES = {"delta.feature.allowColumnDefaults": "supported"}
+
+_SIMPLE_TYPES = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
+                 "bigint": T.LongType(), "float": T.FloatType(), "double": T.DoubleType(),
+                 "date": T.DateType(), "timestamp": T.TimestampType(), "string": T.StringType(),
+                 "binary": T.BinaryType(), "boolean": T.BooleanType()}
+_DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+
+
+def lineage_type() -> T.StructType:
+    return spark_record_schema("lineage", "Lineage")
+
+
+def change_log_schema() -> T.StructType:
+    entry = spark_record_schema("lineage", "ChangeLogEntry")
+    return T.StructType(entry.fields + [T.StructField(BATCH_ID_COLUMN, T.LongType(), False)])
+
+
+def progress_schema() -> T.StructType:
+    return spark_schema("progress_record")
+
+
+def quarantine_schema() -> T.StructType:
+    return spark_schema("quarantine_record")
+
+
+def spark_type(type_string: str) -> T.DataType:
+    """DataType of a Column.spark_type string (the closed set libs/targets/types.py produces)."""
+    text = type_string.strip().lower()
+    if text in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[text]
+    match = _DECIMAL.match(text)
+    if match:
+        return T.DecimalType(int(match[1]), int(match[2]))
+    raise ValueError(f"unsupported Spark type {type_string!r}")
+
+
+def target_schema(target: Target) -> T.StructType:
+    """Declared columns + `_row_id` + `_lineage`, in that order."""
+    fields = [T.StructField(c.name, spark_type(c.spark_type), c.nullable) for c in target.columns]
+    return T.StructType(fields + [T.StructField(ROW_ID_COLUMN, T.StringType(), False),
+                                  T.StructField(LINEAGE_COLUMN, lineage_type(), True)])
+
+
+def table_path(delta_root: str, name: str) -> str:
+    """<delta_root>/<name>; a name is one path segment (it may come from a binlog table name)."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise ValueError(f"Delta table name {name!r} is not a single path segment")
+    return delta_root.rstrip("/") + "/" + name
+
+
+# -- DDL ----------------------------------------------------------------------------------------
+def _string_literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def default_sql(column: Column) -> str | None:
+    """Spark SQL DEFAULT expression of a target column (None: no DEFAULT clause).
+
+    Literals are rendered from typed values (never pasted from DDL text): strings escaped,
+    numbers through CAST of their text, bytes as X'..', temporals as typed literals (UTC)."""
+    if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
+        return "current_date()" if column.family == "date" else "current_timestamp()"
+    if column.default_kind != LITERAL_DEFAULT:
+        return None
+    value, dtype = column.default, spark_type(column.spark_type)
+    if value is None:
+        return "NULL"
+    if isinstance(value, (bytes, bytearray)):
+        return f"X'{bytes(value).hex()}'"
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP{_string_literal(value.isoformat(sep=' '))}"
+    if isinstance(value, dt.date):
+        return f"DATE{_string_literal(value.isoformat())}"
+    if isinstance(value, (bool, int, float, Decimal)):
+        text = str(int(value)) if isinstance(value, bool) else str(value)
+        return f"CAST({_string_literal(text)} AS {dtype.simpleString().upper()})"
+    return _string_literal(str(value))
+
+
+def create_target_sql(path: str, target: Target) -> str:
+    """CREATE TABLE IF NOT EXISTS for a target (one atomic Delta commit, defaults included)."""
+    columns = []
+    for column in target.columns:
+        parts = [quote_identifier(column.name), spark_type(column.spark_type).simpleString().upper()]
+        if not column.nullable:
+            parts.append("NOT NULL")
+        default = default_sql(column)
+        if default is not None:
+            parts.append(f"DEFAULT {default}")
+        columns.append(" ".join(parts))
+    columns.append(f"{quote_identifier(ROW_ID_COLUMN)} STRING NOT NULL")
+    columns.append(f"{quote_identifier(LINEAGE_COLUMN)} {lineage_type().simpleString()}")
+    props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in TABLE_PROPERTIES.items())
+    return (f"CREATE TABLE IF NOT EXISTS {delta_path_ref(path)} (\n  " + ",\n  ".join(columns)
+            + f"\n) USING delta TBLPROPERTIES ({props})")
+
+
+def is_delta_table(spark: SparkSession, path: str) -> bool:
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, path)
+
+
+def ensure_target(spark: SparkSession, path: str, target: Target) -> None:
+    if not is_delta_table(spark, path):
+        spark.sql(create_target_sql(path, target))
+
+
+def ensure_table(spark: SparkSession, path: str, schema: T.StructType) -> None:
+    """Create an empty system table (change log, progress, quarantine) if absent."""
+    if not is_delta_table(spark, path):
+        spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
+
+
+# -- idempotent writes ----------------------------------------------------------------------------
+def txn_app_id(app_id: str, table: str) -> str:
+    return f"{app_id}:{table}"
+
+
+def committed_version(spark: SparkSession, path: str, app_id: str) -> int | None:
+    """The last txnVersion Delta committed for txnAppId `app_id` on the table (None: never)."""
+    if not is_delta_table(spark, path):
+        return None
+    jvm = spark.sparkContext._jvm
+    snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, path)._2()
+    version = snapshot.transactions().get(app_id)
+    return int(version.get()) if version.isDefined() else None
+
+
+@contextmanager
+def delta_txn(spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
+    """Session confs making the enclosed Delta DML idempotent per (app_id, version)."""
+    spark.conf.set(TXN_APP_ID_CONF, app_id)
+    spark.conf.set(TXN_VERSION_CONF, str(int(version)))
+    try:
+        yield
+    finally:
+        spark.conf.unset(TXN_APP_ID_CONF)
+        spark.conf.unset(TXN_VERSION_CONF)
+
+
+def append(df, path: str, app_id: str, version: int) -> None:
+    """Idempotent append (txnAppId/txnVersion writer options)."""
+    (df.write.format("delta").mode("append")
+       .option("txnAppId", app_id).option("txnVersion", str(int(version))).save(path))
+
+
+# -- Python values <-> Spark ----------------------------------------------------------------------
+def to_spark_value(value: Any) -> Any:
+    """Naive datetimes are UTC here (libs/targets/values.py); PySpark would read a naive
+    datetime in the Python process's local zone, so hand it an aware UTC one."""
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    if isinstance(value, dict):
+        return {k: to_spark_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_spark_value(v) for v in value]
+    return value
+
+
+EPOCH = dt.datetime(1970, 1, 1)
+
+
+def from_micros(micros: int | None) -> dt.datetime | None:
+    return None if micros is None else EPOCH + dt.timedelta(microseconds=int(micros))
