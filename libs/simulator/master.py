@@ -186,7 +186,7 @@ class Master:
                 out.append(("insert", stmt.table, None, m.insert(stmt.table, row), frozenset(row)))
         elif isinstance(stmt, InsertSelect):
             src, dst = m.table(stmt.source), m.table(stmt.table)
-            for rid in m.matching(stmt.source, stmt.where):
+            for rid in m.matching(stmt.source, stmt.where)[:stmt.limit]:
                 srow = m.tables[stmt.source].rows[rid]
                 row = {dst.ordinal(c): srow[src.ordinal(c)] for c in stmt.columns}
                 out.append(("insert", stmt.table, None, m.insert(stmt.table, row), frozenset(row)))

@@ -73,18 +73,22 @@ class InsertSelect:
     source: str
     columns: tuple[str, ...]
     where: dict  # on the source, by ordinal
+    limit: int | None = None  # LIMIT without ORDER BY: which rows is not determined -> unsafe
 
     @property
     def tables(self) -> tuple[str, ...]:
         return (self.table, self.source)
 
-    unsafe = False
+    @property
+    def unsafe(self) -> bool:
+        return self.limit is not None
 
     def sql(self, model) -> str:
         src = model.table(self.source)
         names = ", ".join(sqltext.ident(c) for c in self.columns)
         return (f"INSERT INTO {sqltext.ident(self.table)} ({names}) SELECT {names} FROM "
-                f"{sqltext.ident(self.source)} WHERE {sqltext.where_clause(src, self.where)}")
+                f"{sqltext.ident(self.source)} WHERE {sqltext.where_clause(src, self.where)}"
+                + (f" LIMIT {self.limit}" if self.limit is not None else ""))
 
 
 @dataclass(frozen=True)
