@@ -5,7 +5,7 @@ combine into the one integer `mariadb-binlog -vv` prints as `meta=`.
 from __future__ import annotations
 
 from .constants import ColumnType as T
-from .errors import TruncatedError
+from .errors import MalformedError
 
 ONE_BYTE, U16_LE, U16_BE = "u8", "u16le", "u16be"
 
@@ -35,7 +35,7 @@ def read_metas(wire_types, block: bytes) -> tuple[int, ...]:
             continue
         width = _WIDTH[layout]
         if pos + width > len(block):
-            raise TruncatedError(f"Table_map metadata too short for column type {t}")
+            raise MalformedError(f"Table_map metadata too short for column type {t}")
         if layout == ONE_BYTE:
             metas.append(block[pos])
         elif layout == U16_LE:

@@ -18,6 +18,12 @@ class DecodeContext:
     # Columns to read as unsigned when the Table_map carries no signedness metadata:
     # {(db, table): frozenset(0-based ordinals)} (configuration, issue #3 "Column values").
     unsigned_overrides: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
+    # MariaDB 5.3-format TIME/DATETIME/TIMESTAMP(n) (mysql56_temporal_format=OFF) log no fsp in
+    # the Table_map, yet their width depends on it: {(db, table): {0-based ordinal: fsp 1-6}}
+    # from the table's CREATE TABLE (configuration, like unsigned_overrides). Columns not listed
+    # are read as the plain fsp-0 format; a row image that then does not fit its event raises a
+    # MalformedError naming the columns that need an entry here (rows.py).
+    old_temporal_fsp: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
     # Rows events decode to their post-header only (rows=()), no Table_map needed: the streaming
     # assemble stage places events in transactions; row images are decoded later in parallel.
     defer_rows: bool = False

@@ -65,6 +65,15 @@ def _gtid_flags3(cur: Cursor):
     return (flags, cur.u64("sa_seq_no")) if flags & MARIA_FL3_ALTER_SEQ else (flags, None)
 
 
+def _charset_collations(cur: Cursor):
+    """Q_CHARACTER_SET_COLLATIONS (131, MariaDB 11.2+ @@character_set_collations), as written by
+    Charset_collation_map_st::to_binary (sql/charset_collations.h): count u8, then per entry
+    the charset's default collation id u16 and the collation it maps to u16, little endian.
+    Returns ((from_id, to_id), ...)."""
+    count = cur.u8("character_set_collations count")
+    return tuple((cur.u16("charset id"), cur.u16("collation id")) for _ in range(count))
+
+
 def _dummy_pad(cur: Cursor):  # Q_DUMMY: padding in a BEGIN replacing a GTID; rest of the block
     return cur.rest()
 
@@ -82,6 +91,7 @@ STATUS_VARS = {
     18: ("default_collation_for_utf8mb4", _fixed(2)), 19: ("sql_require_primary_key", _fixed(1)),
     20: ("default_table_encryption", _fixed(1)),
     128: ("hrnow", _fixed(3)), 129: ("xid", _fixed(8)), 130: ("gtid_flags3", _gtid_flags3),
+    131: ("character_set_collations", _charset_collations),
     255: ("dummy", _dummy_pad),
 }
 

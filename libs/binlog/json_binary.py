@@ -18,7 +18,7 @@ import json
 import struct
 
 from .decimal_codec import make_decimal_decoder
-from .errors import MalformedError, TruncatedError
+from .errors import MalformedError
 
 _INT = {0x05: "<h", 0x06: "<H", 0x07: "<i", 0x08: "<I", 0x09: "<q", 0x0A: "<Q", 0x0B: "<d"}
 _SIZES = {"<h": 2, "<H": 2, "<i": 4, "<I": 4, "<q": 8, "<Q": 8, "<d": 8}
@@ -34,7 +34,7 @@ def read_varlen(buf, pos: int, end: int) -> tuple[int, int]:
     value = shift = 0
     for _ in range(5):
         if pos >= end:
-            raise TruncatedError("JSON variable length truncated")
+            raise MalformedError("JSON variable length runs past the end of the body")
         byte = buf[pos]
         pos += 1
         value |= (byte & 0x7F) << shift
@@ -89,7 +89,7 @@ def _opaque_text(field_type: int, data: bytes) -> str:
     if field_type == 246 and len(data) >= 2:  # NEWDECIMAL: precision, scale, binary decimal
         decode, size = make_decimal_decoder(data[0] << 8 | data[1])
         if 2 + size > len(data):
-            raise TruncatedError("JSON opaque DECIMAL truncated")
+            raise MalformedError("JSON opaque DECIMAL runs past the end of the body")
         return format(decode(data, 2)[0], "f")
     return json.dumps(f"base64:type{field_type}:{base64.b64encode(data).decode('ascii')}")
 
@@ -100,27 +100,27 @@ def _value(buf, type_code: int, pos: int, end: int) -> str:
         return _container(buf, type_code, pos, end)
     if type_code == 0x04:
         if pos >= end:
-            raise TruncatedError("JSON literal truncated")
+            raise MalformedError("JSON literal runs past the end of the body")
         return _literal(buf[pos])
     fmt = _INT.get(type_code)
     if fmt is not None:
         if pos + _SIZES[fmt] > end:
-            raise TruncatedError("JSON scalar truncated")
+            raise MalformedError("JSON scalar runs past the end of the body")
         v = struct.unpack_from(fmt, buf, pos)[0]
         return _double_text(v) if type_code == 0x0B else str(v)
     if type_code == 0x0C:
         length, pos = read_varlen(buf, pos, end)
         if pos + length > end:
-            raise TruncatedError("JSON string truncated")
+            raise MalformedError("JSON string runs past the end of the body")
         return json.dumps(bytes(buf[pos:pos + length]).decode("utf-8", "surrogateescape"),
                           ensure_ascii=False)
     if type_code == 0x0F:
         if pos >= end:
-            raise TruncatedError("JSON opaque truncated")
+            raise MalformedError("JSON opaque runs past the end of the body")
         field_type = buf[pos]
         length, pos = read_varlen(buf, pos + 1, end)
         if pos + length > end:
-            raise TruncatedError("JSON opaque truncated")
+            raise MalformedError("JSON opaque runs past the end of the body")
         return _opaque_text(field_type, bytes(buf[pos:pos + length]))
     raise MalformedError(f"unknown JSON value type 0x{type_code:02x}")
 
@@ -138,27 +138,27 @@ def _container(buf, type_code: int, start: int, end: int) -> str:
     w = 4 if large else 2
     fmt = "<I" if large else "<H"
     if start + 2 * w > end:
-        raise TruncatedError("JSON container header truncated")
+        raise MalformedError("JSON container header runs past the end of the body")
     count, size = struct.unpack_from(fmt + fmt[1], buf, start)
     if start + size > end:
-        raise TruncatedError("JSON container larger than its value")
+        raise MalformedError("JSON container larger than its value")
     cend = start + size
     entry = start + 2 * w
     keys = []
     if is_object:
         for _ in range(count):
             if entry + w + 2 > cend:
-                raise TruncatedError("JSON key entry truncated")
+                raise MalformedError("JSON key entry runs past the end of the body")
             koff = struct.unpack_from(fmt, buf, entry)[0]
             klen = struct.unpack_from("<H", buf, entry + w)[0]
             if start + koff + klen > cend:
-                raise TruncatedError("JSON key truncated")
+                raise MalformedError("JSON key runs past the end of the body")
             keys.append(bytes(buf[start + koff:start + koff + klen]).decode("utf-8", "surrogateescape"))
             entry += w + 2
     values = []
     for _ in range(count):
         if entry + 1 + w > cend:
-            raise TruncatedError("JSON value entry truncated")
+            raise MalformedError("JSON value entry runs past the end of the body")
         vtype = buf[entry]
         inlined = vtype == 0x04 or vtype in (0x05, 0x06) or (large and vtype in (0x07, 0x08))
         if inlined:

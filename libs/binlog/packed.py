@@ -6,15 +6,17 @@ valid inside these events). Bitmaps are LSB first: bit i of the bitmap is (byte[
 """
 from __future__ import annotations
 
-from .errors import MalformedError, TruncatedError
+from .errors import MalformedError
 
 
 def read_packed(buf, pos: int, end: int | None = None) -> tuple[int, int]:
-    """(value, position after it). Raises TruncatedError/MalformedError, never IndexError."""
+    """(value, position after it). Raises MalformedError (never IndexError): these reads happen
+    inside a body the framing layer already proved complete, so running past its end means the
+    bytes are impossible, not that the stream ended early (STYLE.md practice 4)."""
     if end is None:
         end = len(buf)
     if pos >= end:
-        raise TruncatedError("packed integer past the end of the body")
+        raise MalformedError("packed integer past the end of the body")
     first = buf[pos]
     if first < 251:
         return first, pos + 1
@@ -22,7 +24,7 @@ def read_packed(buf, pos: int, end: int | None = None) -> tuple[int, int]:
     if width is None:
         raise MalformedError(f"invalid packed integer prefix 0x{first:02x}")
     if pos + 1 + width > end:
-        raise TruncatedError("packed integer truncated")
+        raise MalformedError("packed integer runs past the end of the body")
     return int.from_bytes(buf[pos + 1:pos + 1 + width], "little"), pos + 1 + width
 
 
@@ -41,7 +43,7 @@ def read_bitmap(buf, pos: int, nbits: int, end: int | None = None) -> tuple[tupl
     if end is None:
         end = len(buf)
     if pos + nbytes > end:
-        raise TruncatedError("bitmap truncated")
+        raise MalformedError("bitmap runs past the end of the body")
     value = int.from_bytes(buf[pos:pos + nbytes], "little")
     return tuple(bool((value >> i) & 1) for i in range(nbits)), pos + nbytes
 

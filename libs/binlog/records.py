@@ -239,6 +239,9 @@ class TableMap:
     enum_set_default_charset: int | None = None
     enum_set_column_charsets: tuple[int | None, ...] | None = None
     unknown_optional_fields: tuple[tuple[int, bytes], ...] = ()
+    # False: the body ended after the column types (MySQL 5.1 pre-GA trees): no metadata block
+    # and no null bitmap were logged, `nullable` is then all True (unknown).
+    metadata_block: bool = True
 
     @property
     def column_count(self) -> int:

@@ -25,6 +25,7 @@ from .errors import BinlogError, MalformedError
 from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
 from .records import JsonDiff, RowChange, Rows, RowsWireDetail, TableMap
+from .old_temporal import configured_fsp as _old_temporal_fsp, old_temporal_hint
 from .tablemap import table_id_width
 from .values import ColumnSpec, column_codec
 
@@ -44,12 +45,6 @@ JSON_DIFF_OPS = ("replace", "insert", "remove")
 # same table (MariaDB logs a fresh Table_map per transaction: 50k of them in small_trx).
 _codec_cache: dict[tuple, tuple] = {}
 _image_cache: dict[tuple, object] = {}
-
-
-def _old_temporal_fsp(ctx: DecodeContext, tm: TableMap) -> dict[int, int]:
-    # MariaDB logs 5.3-format TIME/DATETIME/TIMESTAMP(n) with no fsp metadata; the fsp is
-    # configuration, like unsigned_overrides: {(db, table): {ordinal: fsp}}.
-    return getattr(ctx, "old_temporal_fsp", {}).get((tm.database, tm.table), {})
 
 
 def _layout_key(tm: TableMap, ctx: DecodeContext) -> tuple:
@@ -201,14 +196,34 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         body, pos = uncompress_payload(compressed), 0
         end = len(body)
     first = image_decoder(tm, ctx, present1)
-    rows = []
     n_present = sum(present1)
     null_pad = True
     if n_present % 8 and pos < end:
         null_pad = bool(body[pos + (n_present >> 3)] >> (n_present % 8))
+    second = None
     if kind == "update":
         second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
                   if type_code == PARTIAL_UPDATE else image_decoder(tm, ctx, present2))
+    try:
+        rows = _read_changes(kind, first, second, body, pos, end)
+    except (BinlogError, struct.error, IndexError, OverflowError, ValueError) as exc:
+        hint = old_temporal_hint(tm, ctx)
+        if not hint:
+            raise
+        message = exc.message if isinstance(exc, BinlogError) else f"{type(exc).__name__}: {exc}"
+        raise MalformedError(message + hint) from None
+    before_bits = present1 if kind != "insert" else None
+    after_bits = present1 if kind == "insert" else present2
+    half = len(raw_bitmaps) // 2
+    bitmaps = (raw_bitmaps[:half], raw_bitmaps[half:]) if kind == "update" else (raw_bitmaps,)
+    return Rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
+                type_code, compressed, RowsWireDetail(bitmaps, null_pad))
+
+
+def _read_changes(kind: str, first, second, body, pos: int, end: int) -> list[RowChange]:
+    """Row images until the end of the body: [before][after] per change (WL#5092)."""
+    rows = []
+    if kind == "update":
         while pos < end:
             before, pos = first(body, pos)
             after, pos = second(body, pos)
@@ -223,12 +238,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
             rows.append(RowChange(before, None))
     if pos != end:
         raise MalformedError(f"last row image runs {pos - end} bytes past the end of the event")
-    before_bits = present1 if kind != "insert" else None
-    after_bits = present1 if kind == "insert" else present2
-    half = len(raw_bitmaps) // 2
-    bitmaps = (raw_bitmaps[:half], raw_bitmaps[half:]) if kind == "update" else (raw_bitmaps,)
-    return Rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
-                type_code, compressed, RowsWireDetail(bitmaps, null_pad))
+    return rows
 
 
 def _json_columns(tm: TableMap) -> list[int]:

@@ -4,7 +4,7 @@ A decoder is `decode(buf, pos) -> (value, next_pos)`; an encoder is `encode(valu
 Factories run once per Table_map column (rows.py caches the compiled row decoder), so the hot
 loop never dispatches on the type. Decoders do not bounds-check each value: the row decoder
 checks the final position against the end of the body and turns struct/index errors into
-TruncatedError (a slice past the end just yields a position past the end).
+MalformedError (a slice past the end just yields a position past the end).
 
 Python value types (absent column = key missing, SQL NULL = None):
   TINY..LONGLONG     int (unsigned per Table_map SIGNEDNESS or DecodeContext.unsigned_overrides)

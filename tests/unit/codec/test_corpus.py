@@ -29,8 +29,10 @@ CAPTURES = binlog_files(MARIADB / "replica_captures")
 MYSQL_FILES = binlog_files(MYSQL)
 MYSQL_VALID = [p for p in MYSQL_FILES if mysql_key(p) not in BROKEN]
 # Row decoding of these fails inside the rows engineer's decoders (issue #3 rows part):
-# temporal_old = MariaDB 5.3 temporal types; wl2325_r = a pre-GA Table_map (6-byte post-header).
-ROWS_KNOWN_FAILING = {"mdb-bin.000006", "ver_5_1-wl2325_r.001"}
+# temporal_old = MariaDB 5.3 temporal types: decodes only with DecodeContext.old_temporal_fsp
+# configured (tests/unit/codec_rows/test_temporal_old.py). The pre-GA Table_map of
+# ver_5_1-wl2325_r.001 (6-byte post-header, no metadata block) now decodes like any other file.
+ROWS_KNOWN_FAILING = {"mdb-bin.000006"}
 
 
 def _bmp(text: str) -> str:
