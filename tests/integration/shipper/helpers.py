@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from libs.shipper.file_source import binlog_sort_key
 from libs.shipper.kafka_sink import last_record
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -21,12 +22,14 @@ def start_shipper(*args: str) -> subprocess.Popen:
 
 def wait_shipped(bootstrap: str, topic: str, source: str, file: str, end_pos: int, *,
                  proc: subprocess.Popen | None = None, timeout: float = 60.0) -> None:
-    """Until the source's last record in the topic ends at file:end_pos."""
+    """Until the source's topic holds everything up to file:end_pos (the last record ends there
+    or lies in a later file)."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         last = last_record(bootstrap, topic, source)
-        if last is not None and (last.binlog_file, last.end_pos) == (file, end_pos):
+        if last is not None and (binlog_sort_key(last.binlog_file), last.end_pos) >= (
+                binlog_sort_key(file), end_pos):
             return
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"cdc-ship exited {proc.returncode}: {proc.stderr.read()}")
