@@ -85,7 +85,8 @@ class MariaDB(Flavour):
         fde = FormatDescription(4, MARIADB_VERSION, created, 19, MARIADB_POST_HEADERS,
                                 CHECKSUM_CRC32 if self.checksum else CHECKSUM_OFF, "mariadb")
         return [Item(E.FORMAT_DESCRIPTION, fde, B.IGNORE),
-                Item(E.GTID_LIST, GtidList(()), B.SELF_CONTAINED),
+                # an empty Gtid_list is padded so a same-size dummy (>= 25 bytes) can replace it
+                Item(E.GTID_LIST, GtidList((), 0, b"\0\0"), B.SELF_CONTAINED),
                 Item(E.BINLOG_CHECKPOINT, BinlogCheckpoint(file_name), B.SELF_CONTAINED)]
 
     def group_start(self, *, ddl: bool, transactional: bool) -> list[Item]:
