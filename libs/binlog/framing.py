@@ -23,10 +23,15 @@ from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescrip
                      TruncatedError, UnsupportedError)
 from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_type
 from .records import Event, Header
-from .registry import decoder_for, encoder_for
+from .registry import CODECS, decoder_for, encoder_for
+
+_CODECS_GET = CODECS.get
 
 HEADER = struct.Struct("<IBIIIH")
 _U32 = struct.Struct("<I")
+_unpack_header = HEADER.unpack_from
+_unpack_u32 = _U32.unpack_from
+_crc32 = zlib.crc32
 ENCRYPTED_MAGIC = b"\xfdbin"  # MySQL 8 encrypted binlog file header
 FDE = int(EventType.FORMAT_DESCRIPTION)
 ROTATE = int(EventType.ROTATE)
@@ -109,23 +114,31 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
     """Decode one frame (header + body [+ CRC]) starting at file offset `pos`; updates ctx
     (Format_description, Start_v3, Table_map). `checksum` forces the trailer decision
     (None: from the context)."""
-    file = file if file is not None else ctx.file
-    source = source if source is not None else ctx.source
+    # Hot path (one call per event): locals only, the common case inline, helpers for the rare.
     type_code = None
     try:
-        if len(frame) < COMMON_HEADER_LEN:
-            raise TruncatedError(f"frame of {len(frame)} bytes, header needs {COMMON_HEADER_LEN}")
-        ts, type_code, server_id, size, log_pos, flags = HEADER.unpack_from(frame, 0)
-        if size != len(frame):
-            cls = TruncatedError if size > len(frame) else MalformedError
-            raise cls(f"event_size {size} but frame has {len(frame)} bytes")
-        if ctx.fde is None and type_code not in ALLOWED_BEFORE_FDE:
-            raise NoFormatDescriptionError(
-                f"event type {type_code} before any Format_description event")
-        if ctx.fde is not None and type_code < 23:
-            type_code = real_type(ctx.fde, type_code)  # pre-GA 5.1 numbering (identity else)
+        n = len(frame)
+        if n < COMMON_HEADER_LEN:
+            raise TruncatedError(f"frame of {n} bytes, header needs {COMMON_HEADER_LEN}")
+        ts, type_code, server_id, size, log_pos, flags = _unpack_header(frame, 0)
+        if size != n:
+            cls = TruncatedError if size > n else MalformedError
+            raise cls(f"event_size {size} but frame has {n} bytes")
+        fde = ctx.fde
+        if fde is None:
+            if type_code not in ALLOWED_BEFORE_FDE:
+                raise NoFormatDescriptionError(
+                    f"event type {type_code} before any Format_description event")
+        elif type_code < 23 and getattr(fde, "type_permutation", None):
+            type_code = real_type(fde, type_code)  # pre-GA 5.1 numbering (identity else)
         header = Header(ts, type_code, server_id, size, log_pos, flags)
-        has_crc = _has_checksum(frame, type_code, flags, ctx) if checksum is None else checksum
+        if checksum is not None:
+            has_crc = checksum
+        elif fde is not None and type_code != FDE and not (
+                type_code == ROTATE and flags & LOG_EVENT_ARTIFICIAL_F):
+            has_crc = ctx.has_checksum
+        else:
+            has_crc = _has_checksum(frame, type_code, flags, ctx)
         checksum_ok = None
         end = size
         if has_crc:
@@ -133,23 +146,37 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
             if end < COMMON_HEADER_LEN:
                 raise MalformedError(f"event_size {size} too small for header and checksum")
             if verify_checksum:
-                stored = _U32.unpack_from(frame, end)[0]
-                checksum_ok = stored == _crc_of(frame, type_code, flags)
+                stored = _unpack_u32(frame, end)[0]
+                if type_code == FDE:
+                    checksum_ok = stored == _crc_of(frame, type_code, flags)
+                else:
+                    checksum_ok = stored == _crc32(memoryview(frame)[:end])
                 if not checksum_ok:
                     raise ChecksumError(f"CRC32 mismatch (stored 0x{stored:08x})")
-        body = bytes(frame[COMMON_HEADER_LEN:end])
-        record = decoder_for(header)(header, body, ctx)
+        body = frame[COMMON_HEADER_LEN:end]
+        if type(body) is not bytes:
+            body = bytes(body)
+        entry = _CODECS_GET(type_code)
+        record = (entry[0] if entry is not None else decoder_for(header))(header, body, ctx)
     except BinlogError as err:
         if err.type_code is None:
             err.type_code = type_code
         if not err.raw:
             err.raw = bytes(frame)
-        raise err.located(file=file, pos=pos, source=source)
+        raise err.located(file=file if file is not None else ctx.file, pos=pos,
+                          source=source if source is not None else ctx.source)
     except _BAD_INPUT as exc:
-        raise MalformedError(f"{type(exc).__name__}: {exc}", file=file, pos=pos,
-                             type_code=type_code, raw=bytes(frame), source=source) from exc
-    _update_context(type_code, record, ctx)
-    return Event(header, pos, record, checksum_ok, file)
+        raise MalformedError(f"{type(exc).__name__}: {exc}",
+                             file=file if file is not None else ctx.file, pos=pos,
+                             type_code=type_code, raw=bytes(frame),
+                             source=source if source is not None else ctx.source) from exc
+    if type_code == TABLE_MAP:
+        table_id = getattr(record, "table_id", None)
+        if table_id is not None:
+            ctx.table_maps[table_id] = record
+    elif type_code == FDE or type_code == START_V3:
+        _update_context(type_code, record, ctx)
+    return Event(header, pos, record, checksum_ok, file if file is not None else ctx.file)
 
 
 def _update_context(type_code: int, record, ctx: DecodeContext) -> None:
@@ -174,7 +201,21 @@ def iter_events(data, *, file: str | None = None, source: str | None = None,
         ctx = DecodeContext(file=file, source=source)
     if start == 4:
         check_magic(data, file=file, source=source)
-    for pos, frame in iter_frames(data, start, file=file, source=source):
+    # iter_frames inlined (one generator per event less); same checks and errors.
+    n = len(data)
+    pos = start
+    unpack = _unpack_u32
+    while pos < n:
+        if n - pos < COMMON_HEADER_LEN:
+            break  # iter_frames raises the TruncatedError
+        size = unpack(data, pos + 9)[0]
+        end = pos + size
+        if size < COMMON_HEADER_LEN or end > n:
+            break
+        yield decode_event(data[pos:end], pos, ctx, verify_checksum=verify_checksum, file=file,
+                           source=source)
+        pos = end
+    for pos, frame in iter_frames(data, pos, file=file, source=source):
         yield decode_event(frame, pos, ctx, verify_checksum=verify_checksum, file=file,
                            source=source)
 
