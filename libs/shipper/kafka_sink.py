@@ -8,6 +8,7 @@ reordered record inside one producer session, even when librdkafka retries.
 """
 from __future__ import annotations
 
+import time
 import zlib
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -37,8 +38,16 @@ def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0) -> int:
     except KafkaException as exc:
         if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
             raise ShipError(f"cannot create topic {topic} on {bootstrap}: {exc}") from exc
-    md = admin.list_topics(topic=topic, timeout=timeout)
-    return len(md.topics[topic].partitions)
+    # metadata can lag the creation for a moment: wait until the partitions are visible
+    deadline = time.monotonic() + timeout
+    while True:
+        t = admin.list_topics(topic=topic, timeout=timeout).topics.get(topic)
+        if t is not None and t.error is None and t.partitions:
+            return len(t.partitions)
+        if time.monotonic() > deadline:
+            raise ShipError(f"topic {topic} on {bootstrap} has no partitions after {timeout:.0f}s"
+                            + (f": {t.error}" if t is not None and t.error else ""))
+        time.sleep(0.1)
 
 
 class KafkaSink:

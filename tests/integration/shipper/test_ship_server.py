@@ -150,3 +150,28 @@ def test_capability_0_topic_holds_the_servers_dummy_events(mariadb, kafka_broker
     assert dummies > 0 and begins > 0
     assert sum(1 for f in original.values() if f[4] == 162) > 0
     assert current != start
+
+
+def test_dropped_connection_reconnects_and_resumes_from_kafka(mariadb, kafka_broker, topic):
+    """The server kills the dump thread (as on a network drop): cdc-ship reconnects, reads its
+    position back from the topic and continues without gap or duplicate."""
+    mariadb.sql(schema("ship_d"))
+    start = mariadb.flush_binlogs()
+    proc = start_shipper(*server_args(mariadb, kafka_broker, topic, "mdbd", "--start-file", start))
+    try:
+        mariadb.sql(row_image_round("ship_d", "FULL", 1))
+        wait_shipped(kafka_broker.bootstrap, topic, "mdbd", *mariadb.master_status(), proc=proc)
+        dumps = [row[0] for row in mariadb.query("SHOW PROCESSLIST") if row[4] == "Binlog Dump"]
+        assert dumps, "no Binlog Dump thread on the server"
+        for thread_id in dumps:
+            mariadb.query(f"KILL {int(thread_id)}")
+        mariadb.sql(row_image_round("ship_d", "MINIMAL", 10))
+        current = mariadb.flush_binlogs()
+        files = closed_files(mariadb, start, current)
+        wait_shipped(kafka_broker.bootstrap, topic, "mdbd", files[-1],
+                     mariadb.binlog_path(files[-1]).stat().st_size, proc=proc)
+    finally:
+        rc, err = stop_shipper(proc)
+    assert rc == 0, err
+    assert "reconnecting" in err
+    assert_rebuilt_identical(mariadb, kafka_broker, topic, "mdbd", files)
