@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--source", help="source id: record key and 'source' header")
     out.add_argument("--rate", type=float, help="transactions per second, until --duration or stopped")
     out.add_argument("--duration", type=float, help="seconds to run at --rate (default: until stopped)")
+    out.add_argument("--broker-timeout", type=float, default=30.0,
+                     help="seconds to wait for the broker (topic check/creation)")
     w = p.add_argument_group("workload and logging")
     w.add_argument("--flavour", default="mariadb", choices=("mariadb", "mysql"))
     w.add_argument("--row-image", default="full", choices=("full", "noblob", "minimal"))
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if kafka:
             sink = KafkaSink(a.bootstrap, a.topic, a.source, opts.file_name, opts.server_id,
-                             substitution)
+                             substitution, timeout=a.broker_timeout)
             result = simulate(opts, sink, rate=a.rate, duration=a.duration,
                               should_stop=lambda: stop["flag"])
             sink.flush()

@@ -71,12 +71,13 @@ class KafkaSink:
     """Produces each frame as one record, in order, to one partition (key = source)."""
 
     def __init__(self, bootstrap: str, topic: str, source: str, file_name: str, server_id: int,
-                 substitution: Substitution | None = None, producer=None):
+                 substitution: Substitution | None = None, producer=None,
+                 timeout: float = 30.0):
         from confluent_kafka import Producer  # noqa: PLC0415 (only the Kafka mode needs it)
 
         from libs.shipper.kafka_sink import ensure_topic, partition_for  # noqa: PLC0415
 
-        self.partition = partition_for(source, ensure_topic(bootstrap, topic))
+        self.partition = partition_for(source, ensure_topic(bootstrap, topic, timeout=timeout))
         self.producer = producer or Producer({"bootstrap.servers": bootstrap,
                                               "enable.idempotence": True, "linger.ms": 5})
         self.topic, self.source, self.file_name = topic, source, file_name
