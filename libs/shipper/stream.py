@@ -13,6 +13,9 @@ mysql_binlog_send, send_format_descriptor_event), per binlog file:
   3. the file's events from the start position, byte for byte (with a capability < 4 some are
      replaced by same-size dummies, seed 003). A real Rotate/Stop ends the file; the next file
      starts again at 1.
+  With a MariaDB GTID start the master skips the groups before the GTID state (a hole) and
+  sends the file's FDE with `created` zeroed (checksum fixed): those records are not
+  byte-identical to the file; file/pos starts are.
   Heartbeats (type 27, MySQL 8 also 41) arrive while the master waits: never published.
   Any other event flagged LOG_EVENT_ARTIFICIAL_F is master-made, not file content.
 
