@@ -100,7 +100,7 @@ def json_value(value, column_type: int, collation: int | None):
         return value, False
     if isinstance(value, tuple):  # VECTOR
         return list(value), False
-    return str(value), False  # decimal.Decimal
+    return format(value, "f"), False  # decimal.Decimal: plain notation, never "0E-9"
 
 
 def _collation(tm: TableMap, ordinal: int) -> int | None:
