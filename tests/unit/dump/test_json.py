@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import struct
 from decimal import Decimal
 
 from libs.binlog.constants import ColumnType as T
 from libs.binlog.dump_json import dump_json, json_value
+from libs.binlog.dump_text import dump_text
 from libs.binlog.dump_walk import walk
 from libs.binlog.json_binary import JsonText
 
@@ -76,3 +78,17 @@ def test_json_value_mapping_edges():
     assert json_value(Decimal("-0.000000001"), T.NEWDECIMAL, None) == ("-0.000000001", False)
     assert json_value("0", T.TIMESTAMP2, None) == (0, False)
     assert json_value(None, T.LONG, None) == (None, False)
+
+
+def test_dummy_and_ignorable_events_are_marked():
+    capture = MARIADB / "replica_captures" / "row_full.cap0.bin"
+    events = _events(capture)
+    # capability 0: 18 standalone GTIDs + 61 Annotate_rows + 1 checkpoint + 1 Gtid_list
+    assert sum(e["dummy"] for e in events) == 81
+    assert all(e["boundary"] == "Ignore Boundary" for e in events if e["dummy"])
+    # an unknown type with LOG_EVENT_IGNORABLE_F (WL#4033) after a real FDE (no checksums)
+    data = (MARIADB / "nochecksum" / "mdb-bin.000014").read_bytes()[:256]
+    data += struct.pack("<IBIIIH", 1, 99, 1, 19 + 3, 278, 0x80) + b"abc"
+    (item,) = [i for i in walk(data, "x") if i.event.type_code == 99]
+    assert item.ignorable and item.boundary_name == "Ignore Boundary"
+    assert "# ignorable event type 99 (LOG_EVENT_IGNORABLE_F): skipped" in list(dump_text([item]))
