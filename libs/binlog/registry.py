@@ -42,7 +42,13 @@ OPAQUE_TYPES = frozenset({EventType.LOAD, EventType.SLAVE, EventType.CREATE_FILE
                           EventType.PRE_GA_UPDATE_ROWS, EventType.PRE_GA_DELETE_ROWS})
 
 
+_MODULES: dict[str, object] = {}  # imported once: the wrappers below run once per event
+
+
 def _rows_module(name: str):
+    mod = _MODULES.get(name)
+    if mod is not None:
+        return mod
     try:
         if name == "tablemap":
             from . import tablemap as mod
@@ -51,6 +57,7 @@ def _rows_module(name: str):
     except ImportError as exc:  # the rows engineer's module is not there yet
         raise ImportError(f"libs.binlog.{name} is needed to decode row/table-map events "
                           f"(issue #3, rows part): {exc}") from exc
+    _MODULES[name] = mod
     return mod
 
 

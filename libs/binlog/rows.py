@@ -21,12 +21,13 @@ import zlib
 
 from .constants import ColumnType as T
 from .context import DecodeContext
-from .errors import BinlogError, MalformedError
+from .errors import BinlogError, MalformedError, TruncatedError
 from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
 from .records import JsonDiff, RowChange, Rows, RowsWireDetail, TableMap
 from .old_temporal import configured_fsp as _old_temporal_fsp, old_temporal_hint
 from .tablemap import table_id_width
+from .column_meta import string_max_length
 from .values import ColumnSpec, column_codec
 
 KIND_BY_TYPE = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update",
@@ -79,7 +80,8 @@ def image_decoder(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
     key = _layout_key(tm, ctx)
     hit = _image_cache.get((key, present))
     if hit is None:
-        hit = _image_cache[(key, present)] = _image_decoder(present, table_codecs(tm, ctx, key)[0])
+        hit = _image_cache[(key, present)] = _compile_image(
+            present, table_codecs(tm, ctx, key)[0], key)
     return hit
 
 
@@ -103,6 +105,104 @@ def _image_decoder(present: tuple[bool, ...], decoders: list):
         return row, pos
 
     return decode
+
+
+# ---- compiled row-image decoders (the hot loop) -----------------------------------------
+#
+# One generated function per (layout, columns-present bitmap): straight-line code, no loop over
+# columns, fixed-width integers/floats and length-prefixed strings read inline (runs of
+# consecutive fixed-width columns in one struct call when none of them is NULL), every other
+# type through its values.py decoder. Same values, same positions, same exceptions as
+# _image_decoder (which stays the reference: tests compare the two). Needs `bytes` input: a
+# slice of it is the value (values.py wraps slices in bytes() for memoryviews).
+
+_FIXED_FMT = {T.TINY: ("b", "B"), T.SHORT: ("h", "H"), T.LONG: ("i", "I"),
+              T.LONGLONG: ("q", "Q"), T.FLOAT: ("f", "f"), T.DOUBLE: ("d", "d")}
+_BLOB_TYPES = frozenset((T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB, T.GEOMETRY))
+
+
+def _inline_kind(t: int, meta: int, unsigned: bool):
+    """("fixed", struct char) | ("len", prefix width) | None (call the decoder)."""
+    fmt = _FIXED_FMT.get(t)
+    if fmt is not None:
+        return "fixed", fmt[1] if unsigned else fmt[0]
+    if t in (T.VARCHAR, T.VAR_STRING):
+        return "len", 1 if meta < 256 else 2
+    if t == T.STRING:
+        return "len", 1 if string_max_length(meta) < 256 else 2
+    if t in _BLOB_TYPES and 1 <= meta <= 4:
+        return "len", meta
+    return None
+
+
+def _compile_image(present: tuple[bool, ...], decoders: list, key: tuple):
+    types, metas, signedness, overrides, _fsp, _flavour = key
+    cols = [i for i, p in enumerate(present) if p]
+    kinds = []
+    for i in cols:
+        unsigned = (signedness[i] if signedness is not None else False) or i in overrides
+        kinds.append(_inline_kind(types[i], metas[i], unsigned))
+    nbytes = (len(cols) + 7) >> 3
+    env = {"from_bytes": int.from_bytes}
+    structs: dict[str, str] = {}
+
+    def unpacker(fmt: str) -> str:
+        name = structs.get(fmt)
+        if name is None:
+            name = structs[fmt] = f"u{len(structs)}"
+            env[name] = struct.Struct("<" + fmt).unpack_from
+        return name
+
+    def value_code(k: int, ordinal: int, target: str, ind: str) -> list[str]:
+        kind = kinds[k]
+        if kind is None:
+            env[f"d{ordinal}"] = decoders[ordinal]
+            return [f"{ind}{target}, pos = d{ordinal}(buf, pos)"]
+        if kind[0] == "fixed":
+            size = struct.calcsize("<" + kind[1])
+            return [f"{ind}{target} = {unpacker(kind[1])}(buf, pos)[0]", f"{ind}pos += {size}"]
+        width = kind[1]
+        if width == 1:
+            return [f"{ind}n = pos + 1 + buf[pos]", f"{ind}{target} = buf[pos + 1:n]",
+                    f"{ind}pos = n"]
+        return [f"{ind}n = pos + {width} + from_bytes(buf[pos:pos + {width}], 'little')",
+                f"{ind}{target} = buf[pos + {width}:n]", f"{ind}pos = n"]
+
+    lines = ["def decode(buf, pos):"]
+    if nbytes == 0:
+        lines.append("    nulls = 0")
+    elif nbytes == 1:
+        lines.append(f"    nulls = buf[pos] & {(1 << len(cols)) - 1}")
+    else:
+        lines.append(f"    nulls = from_bytes(buf[pos:pos + {nbytes}], 'little') & "
+                     f"{(1 << len(cols)) - 1}")
+    lines.append(f"    pos += {nbytes}")
+    # no NULL among the present columns: fixed-width runs merged, one dict display
+    lines.append("    if not nulls:")
+    k = 0
+    while k < len(cols):
+        if kinds[k] is not None and kinds[k][0] == "fixed":
+            run = k
+            while run < len(cols) and kinds[run] is not None and kinds[run][0] == "fixed":
+                run += 1
+            fmt = "".join(kinds[j][1] for j in range(k, run))
+            targets = ", ".join(f"v{j}" for j in range(k, run))
+            lines.append(f"        {targets}{',' if run - k == 1 else ''} = {unpacker(fmt)}(buf, pos)")
+            lines.append(f"        pos += {struct.calcsize('<' + fmt)}")
+            k = run
+        else:
+            lines += value_code(k, cols[k], f"v{k}", "        ")
+            k += 1
+    lines.append("        return {" + ", ".join(f"{o}: v{k}" for k, o in enumerate(cols)) + "}, pos")
+    lines.append("    row = {}")
+    for k, ordinal in enumerate(cols):
+        lines.append(f"    if nulls & {1 << k}:")
+        lines.append(f"        row[{ordinal}] = None")
+        lines.append("    else:")
+        lines += value_code(k, ordinal, f"row[{ordinal}]", "        ")
+    lines.append("    return row, pos")
+    exec(compile("\n".join(lines), "<rows image decoder>", "exec"), env)  # noqa: S102
+    return env["decode"]
 
 
 # ---- decode -------------------------------------------------------------------------------
@@ -175,6 +275,8 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     kind = KIND_BY_TYPE.get(type_code)
     if kind is None:
         raise MalformedError(f"type {type_code} is not a rows event")
+    if type(body) is not bytes:
+        body = bytes(body)  # the compiled image decoders slice values out of bytes
     table_id, flags, extra, pos = _split_header(type_code, body, ctx)
     tm = ctx.table_maps.get(table_id)
     if tm is None:
@@ -185,17 +287,17 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     if width != tm.column_count:
         raise MalformedError(f"rows event has {width} columns, Table_map {table_id} "
                              f"({tm.database}.{tm.table}) has {tm.column_count}")
-    present1, pos = read_bitmap(body, pos, width, end)
+    present1, pos = _present_bits(body, pos, width, end)
     present2 = None
     if kind == "update":
-        present2, pos = read_bitmap(body, pos, width, end)
-    raw_bitmaps = bytes(body[bitmaps_start:pos])
+        present2, pos = _present_bits(body, pos, width, end)
+    raw_bitmaps = body[bitmaps_start:pos]
     compressed = None
     if type_code in COMPRESSED_TYPES:
         compressed = bytes(body[pos:])
         body, pos = uncompress_payload(compressed), 0
         end = len(body)
-    first = image_decoder(tm, ctx, present1)
+    first = _image_for(tm, ctx, present1)
     n_present = sum(present1)
     null_pad = True
     if n_present % 8 and pos < end:
@@ -203,7 +305,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     second = None
     if kind == "update":
         second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
-                  if type_code == PARTIAL_UPDATE else image_decoder(tm, ctx, present2))
+                  if type_code == PARTIAL_UPDATE else _image_for(tm, ctx, present2))
     try:
         rows = _read_changes(kind, first, second, body, pos, end)
     except (BinlogError, struct.error, IndexError, OverflowError, ValueError) as exc:
@@ -218,6 +320,41 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     bitmaps = (raw_bitmaps[:half], raw_bitmaps[half:]) if kind == "update" else (raw_bitmaps,)
     return Rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
                 type_code, compressed, RowsWireDetail(bitmaps, null_pad))
+
+
+# Per-event shortcuts (small transactions: one rows event per Table_map): columns-present
+# bitmaps by their raw bytes, and image decoders by Table_map object (tablemap.py hands out one
+# object per distinct Table_map body) + present bits, checked against the context's per-table
+# configuration so a changed configuration never reuses a stale decoder.
+_bits_cache: dict[tuple, tuple] = {}
+_tm_images: dict[tuple, tuple] = {}
+
+
+def _present_bits(body: bytes, pos: int, width: int, end: int):
+    stop = pos + ((width + 7) >> 3)
+    if stop > end:
+        raise TruncatedError("bitmap truncated")
+    key = (body[pos:stop], width)
+    hit = _bits_cache.get(key)
+    if hit is None:
+        if len(_bits_cache) >= 4096:
+            _bits_cache.clear()
+        hit = _bits_cache[key] = read_bitmap(key[0], 0, width)[0]
+    return hit, stop
+
+
+def _image_for(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
+    names = (tm.database, tm.table)
+    cfg = (ctx.unsigned_overrides.get(names), _old_temporal_fsp(ctx, tm), ctx.flavour)
+    key = (id(tm), present)
+    hit = _tm_images.get(key)
+    if hit is not None and hit[0] is tm and hit[1] == cfg:
+        return hit[2]
+    decoder = image_decoder(tm, ctx, present)
+    if len(_tm_images) >= 4096:
+        _tm_images.clear()
+    _tm_images[key] = (tm, cfg, decoder)
+    return decoder
 
 
 def _read_changes(kind: str, first, second, body, pos: int, end: int) -> list[RowChange]:
