@@ -94,10 +94,22 @@ def _opaque_text(field_type: int, data: bytes) -> str:
     return json.dumps(f"base64:type{field_type}:{base64.b64encode(data).decode('ascii')}")
 
 
-def _value(buf, type_code: int, pos: int, end: int) -> str:
+# Hostile documents (fuzz finds): a container whose value offset points back at itself recurses
+# forever, and sibling values sharing one offset double the work per level. MySQL refuses
+# documents deeper than 100 (JSON_DOCUMENT_MAX_DEPTH); a valid document has at most one value
+# per byte, so more visits than bytes means overlapping values.
+MAX_DEPTH = 100
+
+
+def _value(buf, type_code: int, pos: int, end: int, budget: list | None = None,
+           depth: int = 0) -> str:
     """Text of the value of type `type_code` stored at buf[pos:end]."""
     if type_code in (0x00, 0x01, 0x02, 0x03):
-        return _container(buf, type_code, pos, end)
+        if budget is None:
+            budget = [len(buf)]
+        if depth >= MAX_DEPTH:
+            raise MalformedError(f"JSON document nested deeper than {MAX_DEPTH}")
+        return _container(buf, type_code, pos, end, budget, depth + 1)
     if type_code == 0x04:
         if pos >= end:
             raise MalformedError("JSON literal runs past the end of the body")
@@ -132,7 +144,7 @@ def _literal(code: int) -> str:
         raise MalformedError(f"unknown JSON literal 0x{code:02x}") from None
 
 
-def _container(buf, type_code: int, start: int, end: int) -> str:
+def _container(buf, type_code: int, start: int, end: int, budget: list, depth: int) -> str:
     large = type_code in (0x01, 0x03)
     is_object = type_code in (0x00, 0x01)
     w = 4 if large else 2
@@ -140,6 +152,9 @@ def _container(buf, type_code: int, start: int, end: int) -> str:
     if start + 2 * w > end:
         raise MalformedError("JSON container header runs past the end of the body")
     count, size = struct.unpack_from(fmt + fmt[1], buf, start)
+    budget[0] -= count + 1
+    if budget[0] < 0:
+        raise MalformedError("JSON values overlap (more values than the document has bytes)")
     if start + size > end:
         raise MalformedError("JSON container larger than its value")
     cend = start + size
@@ -169,7 +184,7 @@ def _container(buf, type_code: int, start: int, end: int) -> str:
                 values.append(str(struct.unpack_from(ifmt, buf, entry + 1)[0]))
         else:
             off = struct.unpack_from(fmt, buf, entry + 1)[0]
-            values.append(_value(buf, vtype, start + off, cend))
+            values.append(_value(buf, vtype, start + off, cend, budget, depth))
         entry += 1 + w
     if is_object:
         return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {v}"

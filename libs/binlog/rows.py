@@ -306,6 +306,10 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     if kind == "update":
         second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
                   if type_code == PARTIAL_UPDATE else _image_for(tm, ctx, present2))
+    if pos < end and not any(present1) and (
+            kind != "update" or (type_code != PARTIAL_UPDATE and not any(present2))):
+        # zero-byte row images: the rows would never reach the end of the event (fuzz find)
+        raise MalformedError("rows event with no columns present but row data")
     try:
         rows = _read_changes(kind, first, second, body, pos, end)
     except (BinlogError, struct.error, IndexError, OverflowError, ValueError) as exc:
