@@ -123,3 +123,12 @@ def statements_touching_table(change_log: str, database: str, table: str, start:
            "GROUP BY lineage.source, lineage.trx_id, lineage.gtid, lineage.commit_ts, lineage.statement\n"
            "ORDER BY commit_ts, first_event")
     return sql, args
+
+
+def latest_progress(progress: str, app_id: str) -> tuple[str, dict[str, Any]]:
+    """Per source, the last transaction applied by job `app_id` (the `_cdc_progress` row with
+    the highest batch_id; the table is append-only, one row per source and batch)."""
+    sql = ("SELECT source, trx_id, gtid, trx_file, trx_end_pos, commit_ts, batch_id FROM (\n"
+           "  SELECT *, row_number() OVER (PARTITION BY source ORDER BY batch_id DESC) AS _n\n"
+           f"  FROM {progress} WHERE app_id = :app_id\n) WHERE _n = 1\nORDER BY source")
+    return sql, {"app_id": app_id}

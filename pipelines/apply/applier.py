@@ -19,7 +19,7 @@ change of COMPLETE transactions, in any order. Steps:
 3. Writes, each idempotent per (app_id, batch_id) through Delta's txnAppId/txnVersion, in this
    order: `_cdc_change_log` (append; before any target, so a target already merged implies its
    change log is committed), `_cdc_quarantine` (append), ONE MERGE per target table by
-   `_row_id` (delete / update / insert), then `_cdc_progress` (MERGE per (app_id, source)).
+   `_row_id` (delete / update / insert), then `_cdc_progress` (append, one row per source).
    Calling again with the same batch_id changes nothing.
 
 Decisions:
@@ -201,19 +201,17 @@ class DeltaApplier:
         if log:
             path = D.table_path(root, D.CHANGE_LOG)
             rows = [D.to_spark_value({**e.to_dict(), D.BATCH_ID_COLUMN: int(batch_id)}) for e in log]
-            D.ensure_table(spark, path, D.change_log_schema())
             D.append(spark.createDataFrame(rows, D.change_log_schema()), path,
                      D.txn_app_id(self.app_id, D.CHANGE_LOG), batch_id)
         if errors:
             path = D.table_path(root, D.QUARANTINE)
             now = dt.datetime.now(dt.timezone.utc)
-            D.ensure_table(spark, path, D.quarantine_schema())
             D.append(spark.createDataFrame([quarantine_row(e, now) for e in errors], D.quarantine_schema()), path,
                      D.txn_app_id(self.app_id, D.QUARANTINE), batch_id)
         for plan in plans:
             if plan.upserts or plan.deletes:
                 self._merge_target(spark, batch_id, plan)
-        self._merge_progress(spark, batch_id, changes)
+        self._append_progress(spark, batch_id, changes)
 
     def _merge_target(self, spark: SparkSession, batch_id: int, plan: _TablePlan) -> None:
         from delta.tables import DeltaTable
@@ -235,16 +233,11 @@ class DeltaApplier:
         with D.delta_txn(spark, D.txn_app_id(self.app_id, plan.target.delta_table), batch_id):
             merge.execute()
 
-    def _merge_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
-        from delta.tables import DeltaTable
-
+    def _append_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
+        """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
+        the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
+        where a MERGE would rewrite files."""
         path = D.table_path(self.config.delta_root, D.PROGRESS)
         schema = D.progress_schema()
-        D.ensure_table(spark, path, schema)
-        source = spark.createDataFrame([D.to_spark_value(r) for r in progress_rows(changes, self.app_id, batch_id)],
-                                       schema)
-        on = (_col("t", "app_id") == _col("s", "app_id")) & (_col("t", "source") == _col("s", "source"))
-        merge = (DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
-                 .whenMatchedUpdateAll().whenNotMatchedInsertAll())
-        with D.delta_txn(spark, D.txn_app_id(self.app_id, D.PROGRESS), batch_id):
-            merge.execute()
+        rows = [D.to_spark_value(r) for r in progress_rows(changes, self.app_id, batch_id)]
+        D.append(spark.createDataFrame(rows, schema), path, D.txn_app_id(self.app_id, D.PROGRESS), batch_id)

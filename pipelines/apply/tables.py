@@ -6,7 +6,7 @@ Tables under JobConfig.delta_root (path-based Delta tables):
                     DEFAULTs = the replica-side defaults, table feature allowColumnDefaults),
                     plus `_row_id STRING NOT NULL` and `_lineage` (schemas/lineage.avsc Lineage).
   _cdc_change_log   append-only, schemas/lineage.avsc ChangeLogEntry + `batch_id BIGINT`.
-  _cdc_progress     schemas/progress_record.avsc, one row per (app_id, source) (MERGE).
+  _cdc_progress     append-only, schemas/progress_record.avsc, one row per (source, batch).
   _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
 
 Idempotence: every write carries Delta's (txnAppId, txnVersion) = (f"{app_id}:{table}", batch_id):
@@ -38,6 +38,7 @@ QUARANTINE = "_cdc_quarantine"
 BATCH_ID_COLUMN = "batch_id"
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+MATERIALIZE_SOURCE_CONF = "spark.databricks.delta.merge.materializeSource"
 TABLE_PROPERTIES = {"delta.feature.allowColumnDefaults": "supported"}
 
 _SIMPLE_TYPES = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
@@ -148,7 +149,8 @@ def ensure_target(spark: SparkSession, path: str, target: Target) -> None:
 
 
 def ensure_table(spark: SparkSession, path: str, schema: T.StructType) -> None:
-    """Create an empty system table (change log, progress, quarantine) if absent."""
+    """Create an empty system table if absent (the applier's first append creates them; this is
+    for readers that query before any write, e.g. lineage SQL on a fresh delta_root)."""
     if not is_delta_table(spark, path):
         spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
 
@@ -170,14 +172,23 @@ def committed_version(spark: SparkSession, path: str, app_id: str) -> int | None
 
 @contextmanager
 def delta_txn(spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
-    """Session confs making the enclosed Delta DML idempotent per (app_id, version)."""
+    """Session confs making the enclosed Delta MERGE idempotent per (app_id, version).
+
+    Also skips materialising the MERGE source: ours is a driver-built DataFrame (deterministic),
+    the case Delta's materializeSource=auto guards against does not arise, and it costs a job."""
+    saved = spark.conf.get(MATERIALIZE_SOURCE_CONF, None)
     spark.conf.set(TXN_APP_ID_CONF, app_id)
     spark.conf.set(TXN_VERSION_CONF, str(int(version)))
+    spark.conf.set(MATERIALIZE_SOURCE_CONF, "none")
     try:
         yield
     finally:
         spark.conf.unset(TXN_APP_ID_CONF)
         spark.conf.unset(TXN_VERSION_CONF)
+        if saved is None:
+            spark.conf.unset(MATERIALIZE_SOURCE_CONF)
+        else:
+            spark.conf.set(MATERIALIZE_SOURCE_CONF, saved)
 
 
 def append(df, path: str, app_id: str, version: int) -> None:
