@@ -22,10 +22,13 @@ from .context import DecodeContext
 from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
                      TruncatedError, UnsupportedError)
 from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_type
+from .fastrec import fast_constructor
 from .records import Event, Header
 from .registry import CODECS, decoder_for, encoder_for
 
 _CODECS_GET = CODECS.get
+_make_header = fast_constructor(Header)
+_make_event = fast_constructor(Event)
 
 HEADER = struct.Struct("<IBIIIH")
 _U32 = struct.Struct("<I")
@@ -131,7 +134,7 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
                     f"event type {type_code} before any Format_description event")
         elif type_code < 23 and getattr(fde, "type_permutation", None):
             type_code = real_type(fde, type_code)  # pre-GA 5.1 numbering (identity else)
-        header = Header(ts, type_code, server_id, size, log_pos, flags)
+        header = _make_header(ts, type_code, server_id, size, log_pos, flags)
         if checksum is not None:
             has_crc = checksum
         elif fde is not None and type_code != FDE and not (
@@ -176,7 +179,7 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
             ctx.table_maps[table_id] = record
     elif type_code == FDE or type_code == START_V3:
         _update_context(type_code, record, ctx)
-    return Event(header, pos, record, checksum_ok, file if file is not None else ctx.file)
+    return _make_event(header, pos, record, checksum_ok, file if file is not None else ctx.file)
 
 
 def _update_context(type_code: int, record, ctx: DecodeContext) -> None:

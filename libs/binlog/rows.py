@@ -24,6 +24,7 @@ from .context import DecodeContext
 from .errors import BinlogError, MalformedError, TruncatedError
 from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
+from .fastrec import fast_constructor
 from .records import JsonDiff, RowChange, Rows, RowsWireDetail, TableMap
 from .old_temporal import configured_fsp as _old_temporal_fsp, old_temporal_hint
 from .tablemap import table_id_width
@@ -38,6 +39,10 @@ COMPRESSED_TYPES = frozenset(range(166, 172))
 PARTIAL_UPDATE = 39
 PARTIAL_JSON_UPDATES = 1
 JSON_DIFF_OPS = ("replace", "insert", "remove")
+
+
+_make_change = fast_constructor(RowChange)
+_make_rows = fast_constructor(Rows)
 
 
 # ---- per Table_map compiled column codecs -------------------------------------------------
@@ -322,8 +327,8 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     after_bits = present1 if kind == "insert" else present2
     half = len(raw_bitmaps) // 2
     bitmaps = (raw_bitmaps[:half], raw_bitmaps[half:]) if kind == "update" else (raw_bitmaps,)
-    return Rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
-                type_code, compressed, RowsWireDetail(bitmaps, null_pad))
+    return _make_rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
+                      type_code, compressed, RowsWireDetail(bitmaps, null_pad))
 
 
 # Per-event shortcuts (small transactions: one rows event per Table_map): columns-present
@@ -364,19 +369,21 @@ def _image_for(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
 def _read_changes(kind: str, first, second, body, pos: int, end: int) -> list[RowChange]:
     """Row images until the end of the body: [before][after] per change (WL#5092)."""
     rows = []
+    append = rows.append
+    make = _make_change
     if kind == "update":
         while pos < end:
             before, pos = first(body, pos)
             after, pos = second(body, pos)
-            rows.append(RowChange(before, after))
+            append(make(before, after))
     elif kind == "insert":
         while pos < end:
             after, pos = first(body, pos)
-            rows.append(RowChange(None, after))
+            append(make(None, after))
     else:
         while pos < end:
             before, pos = first(body, pos)
-            rows.append(RowChange(before, None))
+            append(make(before, None))
     if pos != end:
         raise MalformedError(f"last row image runs {pos - end} bytes past the end of the event")
     return rows
