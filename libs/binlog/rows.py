@@ -43,6 +43,7 @@ JSON_DIFF_OPS = ("replace", "insert", "remove")
 
 _make_change = fast_constructor(RowChange)
 _make_rows = fast_constructor(Rows)
+_make_wire = fast_constructor(RowsWireDetail)
 
 
 # ---- per Table_map compiled column codecs -------------------------------------------------
@@ -289,13 +290,14 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     end = len(body)
     width, pos = read_packed(body, pos, end)
     bitmaps_start = pos
-    if width != tm.column_count:
+    if width != len(tm.column_types):
         raise MalformedError(f"rows event has {width} columns, Table_map {table_id} "
                              f"({tm.database}.{tm.table}) has {tm.column_count}")
-    present1, pos = _present_bits(body, pos, width, end)
+    present1, n_present, pos = _present_bits(body, pos, width, end)
     present2 = None
+    n_present2 = 0
     if kind == "update":
-        present2, pos = _present_bits(body, pos, width, end)
+        present2, n_present2, pos = _present_bits(body, pos, width, end)
     raw_bitmaps = body[bitmaps_start:pos]
     compressed = None
     if type_code in COMPRESSED_TYPES:
@@ -303,7 +305,6 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         body, pos = uncompress_payload(compressed), 0
         end = len(body)
     first = _image_for(tm, ctx, present1)
-    n_present = sum(present1)
     null_pad = True
     if n_present % 8 and pos < end:
         null_pad = bool(body[pos + (n_present >> 3)] >> (n_present % 8))
@@ -311,8 +312,8 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     if kind == "update":
         second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
                   if type_code == PARTIAL_UPDATE else _image_for(tm, ctx, present2))
-    if pos < end and not any(present1) and (
-            kind != "update" or (type_code != PARTIAL_UPDATE and not any(present2))):
+    if pos < end and not n_present and (
+            kind != "update" or (type_code != PARTIAL_UPDATE and not n_present2)):
         # zero-byte row images: the rows would never reach the end of the event (fuzz find)
         raise MalformedError("rows event with no columns present but row data")
     try:
@@ -328,7 +329,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     half = len(raw_bitmaps) // 2
     bitmaps = (raw_bitmaps[:half], raw_bitmaps[half:]) if kind == "update" else (raw_bitmaps,)
     return _make_rows(kind, table_id, flags, extra, width, before_bits, after_bits, tuple(rows),
-                      type_code, compressed, RowsWireDetail(bitmaps, null_pad))
+                      type_code, compressed, _make_wire(bitmaps, null_pad))
 
 
 # Per-event shortcuts (small transactions: one rows event per Table_map): columns-present
@@ -348,8 +349,9 @@ def _present_bits(body: bytes, pos: int, width: int, end: int):
     if hit is None:
         if len(_bits_cache) >= 4096:
             _bits_cache.clear()
-        hit = _bits_cache[key] = read_bitmap(key[0], 0, width)[0]
-    return hit, stop
+        bits = read_bitmap(key[0], 0, width)[0]
+        hit = _bits_cache[key] = (bits, sum(bits))
+    return hit[0], hit[1], stop
 
 
 def _image_for(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
