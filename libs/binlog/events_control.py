@@ -167,7 +167,12 @@ def encode_stop(rec, header, ctx) -> bytes:
     return b""
 
 
+_U64_UNPACK = U64.unpack_from
+
+
 def decode_xid(header, body: bytes, ctx) -> Xid:
+    if len(body) == 8:  # cheap path (one per transaction)
+        return Xid(_U64_UNPACK(body, 0)[0])
     cur = Cursor(body)
     xid = cur.u64("xid")
     cur.end()

@@ -63,7 +63,16 @@ def encode_binlog_checkpoint(rec: BinlogCheckpoint, header, ctx) -> bytes:
 
 # ---- Gtid (162) ----------------------------------------------------------------------------
 
+_GTID_FIXED_UNPACK = GTID_FIXED.struct.unpack_from
+_GTID_SLOW_FLAGS = MARIA_FL_GROUP_COMMIT_ID | MARIA_FL_PREPARED_XA | MARIA_FL_COMPLETED_XA
+
+
 def decode_maria_gtid(header, body: bytes, ctx) -> MariaGtid:
+    if len(body) >= 13:  # cheap path (one per transaction): no commit id, no XA ids
+        seq_no, domain_id, flags = _GTID_FIXED_UNPACK(body, 0)
+        if not flags & _GTID_SLOW_FLAGS:
+            return MariaGtid(seq_no, domain_id, flags, header.server_id, None, None, None, None,
+                             bytes(body[13:]))
     cur = Cursor(body)
     seq_no, domain_id, flags = cur.fields(GTID_FIXED)
     commit_id = fmt = gtrid = bqual = None
