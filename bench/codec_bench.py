@@ -18,13 +18,16 @@ mdb-bin.000010 (50,000 one-row transactions, 250,007 events).
   The peer does not request Annotate_rows, so it receives fewer events than the file holds.
 * mariadb-binlog: `mariadb-binlog --no-defaults -vv --base64-output=decode-rows FILE >/dev/null`,
   wall time of the process.
-The server is stopped at the end (also on error).
+The server is stopped at the end (also on error). Wall-clock rates are the headline; CPU-time
+rates (ours: the decoding process; peer: client + mariadbd; mariadb-binlog: the process) are
+printed too because a busy shared machine inflates wall times unevenly.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -55,6 +58,7 @@ def ours_once(path: str) -> dict:
     from libs.binlog import iter_events
 
     t0 = time.perf_counter()
+    c0 = time.process_time()
     with open(path, "rb") as fh:
         data = fh.read()
     events = rows = rows_events = touched = 0
@@ -74,7 +78,7 @@ def ours_once(path: str) -> dict:
                     for v in after.values():
                         touched += v is not None
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "events": events, "rows": rows, "rows_events": rows_events,
+    return {"seconds": seconds, "cpu_seconds": time.process_time() - c0, "events": events, "rows": rows, "rows_events": rows_events,
             "non_null_values": touched}
 
 
@@ -88,11 +92,16 @@ def run_ours(path: Path) -> dict:
 
 def run_mariadb_binlog(path: Path, counts: dict) -> dict:
     exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(os.devnull, "wb") as null:
         subprocess.run([exe, "--no-defaults", "-vv", "--base64-output=decode-rows", str(path)],
                        stdout=null, check=True)
-    return {"seconds": time.perf_counter() - t0, "events": counts["events"], "rows": counts["rows"]}
+    seconds = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return {"seconds": seconds, "cpu_seconds": cpu, "events": counts["events"],
+            "rows": counts["rows"]}
 
 
 # ---- peer: private MariaDB server + python-mysql-replication ------------------------------
@@ -162,11 +171,21 @@ class PrivateMariaDB:
             self.proc.wait()
 
 
+def _proc_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_peer(py: Path, server: PrivateMariaDB, name: str) -> dict:
+    s0 = _proc_cpu(server.proc.pid)
     out = subprocess.run([str(py), str(REPO / "bench" / "peer_stream.py"),
                           f"--socket={server.socket}", f"--file={name}"],
                          check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    r = json.loads(out.strip().splitlines()[-1])
+    r["server_cpu_seconds"] = _proc_cpu(server.proc.pid) - s0
+    r["client_cpu_seconds"] = r["cpu_seconds"]
+    r["cpu_seconds"] = r["client_cpu_seconds"] + r["server_cpu_seconds"]  # client + mariadbd
+    return r
 
 
 # ---- report --------------------------------------------------------------------------------
@@ -179,6 +198,11 @@ def median_run(fn, runs: int) -> dict:
     med["all_seconds"] = [round(s, 3) for s in secs]
     med["rows_per_s"] = med["rows"] / med["seconds"]
     med["events_per_s"] = med["events"] / med["seconds"]
+    cpus = [r["cpu_seconds"] for r in results]
+    med["cpu_seconds"] = statistics.median(cpus)
+    med["all_cpu_seconds"] = [round(c, 3) for c in cpus]
+    med["cpu_rows_per_s"] = med["rows"] / med["cpu_seconds"]
+    med["cpu_events_per_s"] = med["events"] / med["cpu_seconds"]
     return med
 
 
@@ -220,16 +244,27 @@ def main() -> None:
 
     print(f"codec benchmark, median of {args.runs} runs (python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs)")
-    print(f"{'file':<26}{'decoder':<16}{'seconds':>9}{'events':>9}{'rows':>8}"
+    print(f"{'file':<28}{'decoder':<16}{'seconds':>9}{'events':>9}{'rows':>8}"
           f"{'events/s':>11}{'rows/s':>10}  runs (s)")
     for key, fname in FILES.items():
         for who in ("ours", "peer", "mariadb-binlog"):
             r = results[key].get(who)
             if r is None:
                 continue
-            print(f"{fname + ' (' + key + ')':<26}{who:<16}{r['seconds']:>9.3f}{r['events']:>9}"
+            print(f"{fname + ' (' + key + ')':<28}{who:<16}{r['seconds']:>9.3f}{r['events']:>9}"
                   f"{r['rows']:>8}{r['events_per_s']:>11,.0f}{r['rows_per_s']:>10,.0f}  "
                   f"{r['all_seconds']}")
+    print()
+    print("CPU time (load-independent; peer = client + mariadbd CPU during the stream):")
+    print(f"{'file':<28}{'decoder':<16}{'cpu s':>9}{'events/s':>11}{'rows/s':>10}  runs (cpu s)")
+    for key, fname in FILES.items():
+        for who in ("ours", "peer", "mariadb-binlog"):
+            r = results[key].get(who)
+            if r is None:
+                continue
+            print(f"{fname + ' (' + key + ')':<28}{who:<16}{r['cpu_seconds']:>9.3f}"
+                  f"{r['cpu_events_per_s']:>11,.0f}{r['cpu_rows_per_s']:>10,.0f}  "
+                  f"{r['all_cpu_seconds']}")
     print()
     for key, fname in FILES.items():
         ours = results[key].get("ours")
@@ -240,7 +275,9 @@ def main() -> None:
             if r is None:
                 continue
             print(f"{fname} ({key}): ours / {who}: rows/s x{ours['rows_per_s'] / r['rows_per_s']:.2f}, "
-                  f"events/s x{ours['events_per_s'] / r['events_per_s']:.2f}")
+                  f"events/s x{ours['events_per_s'] / r['events_per_s']:.2f} (wall); "
+                  f"rows/s x{ours['cpu_rows_per_s'] / r['cpu_rows_per_s']:.2f}, events/s "
+                  f"x{ours['cpu_events_per_s'] / r['cpu_events_per_s']:.2f} (CPU)")
         print(f"{fname} ({key}): ours / corpus README peer: rows/s "
               f"x{ours['rows_per_s'] / CORPUS_PEER[key]['rows_per_s']:.2f}, events/s "
               f"x{ours['events_per_s'] / CORPUS_PEER[key]['events_per_s']:.2f}")

@@ -1,7 +1,7 @@
 """Peer side of bench/codec_bench.py: python-mysql-replication streaming ONE binlog file from a
 MariaDB server, decoding and touching every row value. Runs in the bench venv
 (.cache/bench-venv, created by codec_bench.py; python-mysql-replication is not a project
-dependency). Prints one JSON line: {"seconds", "events", "rows", "rows_events"}.
+dependency). Prints one JSON line: {"seconds", "cpu_seconds", "events", "rows", "rows_events"}.
 
     .cache/bench-venv/bin/python bench/peer_stream.py --socket S --file mdb-bin.000010
 
@@ -44,6 +44,7 @@ def main() -> None:
     binlogstream.BinLogPacketWrapper = Counting
 
     t0 = time.perf_counter()
+    c0 = time.process_time()
     stream = BinLogStreamReader(
         connection_settings={"unix_socket": args.socket, "user": "root", "passwd": ""},
         server_id=args.server_id, log_file=args.file, log_pos=4, resume_stream=True,
@@ -65,8 +66,9 @@ def main() -> None:
                 for v in row["after_values"].values():
                     touched += v is not None
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     stream.close()
-    print(json.dumps({"seconds": seconds, "events": state["events"], "rows": rows,
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "events": state["events"], "rows": rows,
                       "rows_events": rows_events, "non_null_values": touched}))
 
 
