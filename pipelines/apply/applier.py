@@ -119,7 +119,8 @@ class DeltaApplier:
                 continue
             target = self._effective(target)
             path = D.table_path(self.config.delta_root, target.delta_table)
-            if (D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table)) or -1) >= batch_id:
+            committed = D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table))
+            if committed is not None and committed >= batch_id:
                 tally["already_applied"] = 1
                 continue
             plan, result = self._replay_table(spark, batch_id, target, path, group)
