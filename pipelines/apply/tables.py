@@ -39,7 +39,11 @@ BATCH_ID_COLUMN = "batch_id"
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 MATERIALIZE_SOURCE_CONF = "spark.databricks.delta.merge.materializeSource"
-TABLE_PROPERTIES = {"delta.feature.allowColumnDefaults": "supported"}
+TABLE_PROPERTIES = {
+    "delta.feature.allowColumnDefaults": "supported",
+    # MySQL column names may hold spaces, commas, '=' ...: Delta accepts them only with column mapping.
+    "delta.columnMapping.mode": "name",
+}
 
 _SIMPLE_TYPES = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
                  "bigint": T.LongType(), "float": T.FloatType(), "double": T.DoubleType(),

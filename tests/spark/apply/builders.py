@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any, Mapping
 
 from libs.config import JobConfig
+from libs.lineage_sql import quote_identifier
 from libs.targets import build_catalog, parse_ddl
 from pipelines.apply import tables as D
 from pipelines.schemas import spark_schema
@@ -80,7 +81,7 @@ def rows_of(spark, cfg: JobConfig, name: str, *columns: str) -> list[tuple]:
     """Sorted tuples of the given columns of a Delta table (all target columns by default)."""
     df = delta(spark, cfg, name)
     cols = columns or [c for c in df.columns if not c.startswith("_")]
-    return sorted((tuple(r) for r in df.select(*cols).collect()), key=repr)
+    return sorted((tuple(r) for r in df.select(*[quote_identifier(c) for c in cols]).collect()), key=repr)
 
 
 def version(spark, cfg: JobConfig, name: str) -> int:
