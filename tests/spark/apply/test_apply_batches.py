@@ -86,6 +86,11 @@ def test_idempotent_mode_quarantines_the_missing_row_and_applies_the_rest(spark,
     assert "shop.a" in q["reason"] and "'id': '7'" in q["reason"]
     assert rows_of(spark, cfg, CHANGE_LOG, "op", "outcome") == [
         ("delete", "skipped_row_not_found"), ("insert", "applied"), ("update", "applied")]
+    # batch 0 again (the first batch id is 0: "already committed" must not mean "> 0")
+    again = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
+    assert again["shop.a"]["already_applied"] == 1
+    assert (delta(spark, cfg, QUARANTINE).count(), delta(spark, cfg, CHANGE_LOG).count()) == (1, 3)
+    assert rows_of(spark, cfg, "shop__a") == [(1, "w")]
 
 
 def test_statement_dml_quarantined_by_policy_and_undeclared_tables(spark, tmp_path):
