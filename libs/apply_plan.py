@@ -163,7 +163,7 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
                  after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage)
     if change["op"] == "ddl":
         return ChangeLogEntry(outcome="ddl_recorded", **entry), None
-    error = ReplayError(UNDECLARED_TABLE, "no target declaration for this source table (conf/ targets or DDL)",
+    error = ReplayError(UNDECLARED_TABLE, "no target declaration for this source table (conf/ or DDL)",
                         qualified, None, lineage, change.get("statement"))
     if policy != UNDECLARED_QUARANTINE:
         raise UndeclaredTableError(f"{error}")

@@ -43,7 +43,8 @@ def _spark_type(avro, named: dict) -> tuple[T.DataType, bool]:
         # Avro: a nested named type without its own namespace inherits the enclosing one.
         outer = named.get(_NAMESPACE, "")
         namespace = named[_NAMESPACE] = avro.get("namespace", outer)
-        struct = T.StructType([T.StructField(f["name"], *_spark_type(f["type"], named)) for f in avro["fields"]])
+        struct = T.StructType([T.StructField(f["name"], *_spark_type(f["type"], named))
+                               for f in avro["fields"]])
         named[_NAMESPACE] = outer
         named[avro["name"]] = named[f"{namespace}.{avro['name']}"] = struct
         return struct, False
@@ -67,7 +68,8 @@ def spark_schema(name: str) -> T.StructType:
     return _spark_type(avro_schema(name), {})[0]
 
 
-def spark_record_schema(name: str, record: str, *, uses: tuple[str, ...] = ("change_record",)) -> T.StructType:
+def spark_record_schema(name: str, record: str, *,
+                        uses: tuple[str, ...] = ("change_record",)) -> T.StructType:
     """StructType of record `record` of schemas/<name>.avsc when the file declares several records
     (lineage.avsc: Lineage, ChangeLogEntry); `uses` = files whose named types it references."""
     named: dict = {}

@@ -140,8 +140,8 @@ class DeltaApplier:
 
     @staticmethod
     def _collect(changes_df: DataFrame) -> list[dict[str, Any]]:
-        columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts" else F.col(quote_identifier(c))
-                   for c in changes_df.columns]
+        columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts"
+                   else F.col(quote_identifier(c)) for c in changes_df.columns]
         return [row.asDict(recursive=True) for row in changes_df.select(*columns).collect()]
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
@@ -161,14 +161,16 @@ class DeltaApplier:
                 break
             lookups.merge(more)
         else:
-            raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
+            raise RuntimeError(f"{target.qualified_name}: touched rows did not converge "
+                               f"in {MAX_LOOKUP_ROUNDS} reads")
         upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
         deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
                    for d in result.deletes]
         return _TablePlan(target, path, upserts, deletes), result
 
     @staticmethod
-    def _read_touched(spark: SparkSession, path: str, target: Target, lookups: Lookups) -> list[dict[str, Any]]:
+    def _read_touched(spark: SparkSession, path: str, target: Target,
+                      lookups: Lookups) -> list[dict[str, Any]]:
         """Target rows matching the lookups: broadcast left-semi joins, only those rows collected."""
         table = spark.read.format("delta").load(path)
         parts = []
@@ -186,8 +188,8 @@ class DeltaApplier:
         touched = reduce(DataFrame.unionByName, parts).dropDuplicates([ROW_ID_COLUMN])
         timestamps = {f.name for f in table.schema.fields if isinstance(f.dataType, T.TimestampType)}
         names = list(target.column_names) + [ROW_ID_COLUMN]
-        select = [F.unix_micros(F.col(quote_identifier(n))).alias(n) if n in timestamps else F.col(quote_identifier(n))
-                  for n in names]
+        select = [F.unix_micros(F.col(quote_identifier(n))).alias(n) if n in timestamps
+                  else F.col(quote_identifier(n)) for n in names]
         out = []
         for row in touched.select(*select).collect():
             values = row.asDict()
@@ -207,7 +209,8 @@ class DeltaApplier:
         if errors:
             path = D.table_path(root, D.QUARANTINE)
             now = dt.datetime.now(dt.timezone.utc)
-            D.append(spark.createDataFrame([quarantine_row(e, now) for e in errors], D.quarantine_schema()), path,
+            rows = [quarantine_row(e, now) for e in errors]
+            D.append(spark.createDataFrame(rows, D.quarantine_schema()), path,
                      D.txn_app_id(self.app_id, D.QUARANTINE), batch_id)
         for plan in plans:
             if plan.upserts or plan.deletes:
@@ -222,14 +225,16 @@ class DeltaApplier:
         source_schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields]
                                      + [T.StructField(OP_COLUMN, T.StringType(), False)])
         names = [f.name for f in schema.fields]
-        rows = [D.to_spark_value([r.get(n) for n in names] + [r[OP_COLUMN]]) for r in plan.upserts + plan.deletes]
+        rows = [D.to_spark_value([r.get(n) for n in names] + [r[OP_COLUMN]])
+                for r in plan.upserts + plan.deletes]
         source = spark.createDataFrame(rows, source_schema)
         assignments = {quote_identifier(n): _col("s", n) for n in names}
         is_delete = _col("s", OP_COLUMN) == F.lit("delete")
         merge = (DeltaTable.forPath(spark, plan.path).alias("t")
                  .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
                  .whenMatchedDelete(condition=is_delete)
-                 .whenMatchedUpdate(set={k: v for k, v in assignments.items() if k != quote_identifier(ROW_ID_COLUMN)})
+                 .whenMatchedUpdate(set={k: v for k, v in assignments.items()
+                                         if k != quote_identifier(ROW_ID_COLUMN)})
                  .whenNotMatchedInsert(condition=~is_delete, values=assignments))
         with D.delta_txn(spark, D.txn_app_id(self.app_id, plan.target.delta_table), batch_id):
             merge.execute()

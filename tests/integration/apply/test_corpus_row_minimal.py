@@ -42,7 +42,8 @@ NOT_DECLARED = {"t_pk"}  # see module docstring
 
 def _change_records() -> list[dict]:
     binlog = SCENARIO / "mdb-bin.000002"
-    frames = [InputFrame(raw, binlog.name, pos) for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
+    frames = [InputFrame(raw, binlog.name, pos)
+              for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
     records, _state = assemble_group("mariadb-row-minimal", None, frames, InMemorySpillStore())
     assert Counter(r["kind"] for r in records)["segment"] == 71  # 71 GTIDs in the file
     changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]

@@ -16,7 +16,8 @@ COMMIT_TS = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
 
 def catalog_from_ddl(ddl: str, targets: Mapping[str, Any] | None = None):
     """TargetCatalog of the CREATE TABLE statements in `ddl` (YAML-like `targets` overrides)."""
-    return build_catalog({"targets": dict(targets)} if targets else None, "test.yaml", parse_ddl(ddl, "test.sql"))
+    declared = {"targets": dict(targets)} if targets else None
+    return build_catalog(declared, "test.yaml", parse_ddl(ddl, "test.sql"))
 
 
 def config(tmp_path, **kw) -> JobConfig:

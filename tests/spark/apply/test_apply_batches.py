@@ -24,7 +24,8 @@ def _sources():
     return Source("shop", "a", ["id", "v"]), b
 
 
-def test_same_batch_id_twice_changes_nothing_and_a_half_written_batch_is_completed_once(spark, tmp_path, monkeypatch):
+def test_same_batch_id_twice_changes_nothing_and_a_half_written_batch_is_completed_once(
+        spark, tmp_path, monkeypatch):
     cfg = config(tmp_path)
     a, b = _sources()
     first = [a.insert({"id": 1, "v": "x"}), b.insert({"k": "k1"})]
@@ -64,7 +65,8 @@ def test_same_batch_id_twice_changes_nothing_and_a_half_written_batch_is_complet
 def test_strict_row_not_found_names_table_key_and_position_and_writes_nothing(spark, tmp_path):
     cfg = config(tmp_path)
     a, b = _sources()
-    batch = [b.insert({"k": "k1"}), a.update({"id": 42}, {"v": "nope"}, statement="UPDATE a SET v='nope' WHERE id=42")]
+    batch = [b.insert({"k": "k1"}),
+             a.update({"id": 42}, {"v": "nope"}, statement="UPDATE a SET v='nope' WHERE id=42")]
     with pytest.raises(ApplyStopped) as stopped:
         DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
     message = str(stopped.value)

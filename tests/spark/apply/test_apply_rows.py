@@ -15,6 +15,7 @@ pytestmark = pytest.mark.spark
 
 T1 = "CREATE TABLE test.t1 (a int DEFAULT 900, b int)"
 PK = "CREATE TABLE test.t (id int NOT NULL, name varchar(10), qty int DEFAULT 7, PRIMARY KEY (id))"
+SAME = {"ignore_nullable": True, "ignore_metadata": True}  # Delta: NOT NULL + DEFAULT metadata
 NOKEY = "CREATE TABLE test.nk (a int, `b, x`` y` varchar(5))"  # MySQL allows any column name
 
 
@@ -30,7 +31,7 @@ def test_seed_insert_with_absent_column_takes_the_target_default_900(spark, tmp_
     master = Source("test", "t1", ["a", "b"])
     counts = applier(changes_df(spark, [master.insert({"b": 1})]), 0)
     expected = spark.createDataFrame([(900, 1)], "a int, b int")
-    assert_df_equality(_target_df(spark, cfg, "test__t1"), expected, ignore_nullable=True, ignore_metadata=True)
+    assert_df_equality(_target_df(spark, cfg, "test__t1"), expected, **SAME)
     assert counts["test.t1"]["insert"] == 1 and counts["test.t1"]["rows_upserted"] == 1
     # The Delta column DEFAULT is declared too: another writer omitting `a` also gets 900.
     path = D.table_path(cfg.delta_root, "test__t1")
@@ -47,7 +48,7 @@ def test_minimal_update_keeps_other_columns_and_key_change_moves_the_row(spark, 
     applier(changes_df(spark, [src.update({"id": 1}, {"qty": 10}),          # minimal AI: qty only
                                src.update({"id": 2}, {"id": 20})]), 1)       # key change
     expected = spark.createDataFrame([(1, "a", 10), (20, "b", 2)], "id int, name string, qty int")
-    assert_df_equality(_target_df(spark, cfg, "test__t"), expected, ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
+    assert_df_equality(_target_df(spark, cfg, "test__t"), expected, ignore_row_order=True, **SAME)
 
 
 def test_keyless_identical_rows_exactly_one_changes_then_one_is_deleted(spark, tmp_path):
@@ -64,8 +65,7 @@ def test_keyless_identical_rows_exactly_one_changes_then_one_is_deleted(spark, t
     actual = _target_df(spark, cfg, "test__nk")
     assert actual.columns == ["a", b]
     # chispa sorts rows by unquoted column names: compare under plain names
-    assert_df_equality(actual.toDF("a", "b"), expected, ignore_row_order=True, ignore_nullable=True,
-                       ignore_metadata=True)
+    assert_df_equality(actual.toDF("a", "b"), expected, ignore_row_order=True, **SAME)
 
 
 def test_delete_then_reinsert_and_several_changes_to_one_row_in_one_batch(spark, tmp_path):
@@ -79,7 +79,7 @@ def test_delete_then_reinsert_and_several_changes_to_one_row_in_one_batch(spark,
              src.update({"id": 2}, {"qty": 4})]
     applier(changes_df(spark, list(reversed(batch))), 1)  # any order in: commit order is restored
     expected = spark.createDataFrame([(1, "new", 7), (2, "deux", 4)], "id int, name string, qty int")
-    assert_df_equality(_target_df(spark, cfg, "test__t"), expected, ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
+    assert_df_equality(_target_df(spark, cfg, "test__t"), expected, ignore_row_order=True, **SAME)
 
 
 def test_lineage_column_change_log_and_progress(spark, tmp_path):
@@ -107,7 +107,8 @@ def test_lineage_column_change_log_and_progress(spark, tmp_path):
     assert [(c["name"], c["text"]) for c in update["before"]] == [("id", "1")]   # present columns only
     assert [(c["name"], c["text"]) for c in update["after"]] == [("name", "A")]
     assert rows_of(spark, cfg, PROGRESS, "app_id", "source", "trx_id", "gtid", "trx_file", "trx_end_pos",
-                   "batch_id", "changes") == [("job-a", "src1", "0-1-4", "0-1-4", "mdb-bin.000002", 1400, 5, 4)]
+                   "batch_id", "changes") == [
+        ("job-a", "src1", "0-1-4", "0-1-4", "mdb-bin.000002", 1400, 5, 4)]
 
 
 def test_composite_unique_key_collision_found_beyond_the_images(spark, tmp_path):

@@ -39,6 +39,11 @@ def _run(spark, query):
     return spark.sql(sql, args=args).collect()
 
 
+def test_applier_leaves_no_txn_confs_behind(spark, lineage_env):
+    for conf in (D.TXN_APP_ID_CONF, D.TXN_VERSION_CONF, D.MATERIALIZE_SOURCE_CONF):
+        assert spark.conf.get(conf, None) is None
+
+
 def test_quote_identifier_doubles_backticks():
     assert L.quote_identifier("a`b") == "`a``b`"
     assert L.delta_path_ref("/d/x`y") == "delta.`/d/x``y`"
@@ -48,7 +53,8 @@ def test_quote_identifier_doubles_backticks():
 def test_which_statement_last_changed_this_row(spark, lineage_env):
     _, table, _ = lineage_env
     (row,) = _run(spark, L.last_change_of_row(table, {"id": 3}))
-    assert (row["statement"], row["gtid"], row["operation"]) == ("UPDATE t SET id = 3 WHERE id = 2", "0-1-3", "update")
+    assert (row["statement"], row["gtid"], row["operation"]) == \
+        ("UPDATE t SET id = 3 WHERE id = 2", "0-1-3", "update")
     (row,) = _run(spark, L.last_change_of_row(table, {"id": 1}))
     assert row["statement"] == "INSERT INTO t VALUES (1,'a'),(2,'b')"
 
@@ -73,7 +79,8 @@ def test_statements_that_touched_a_table_between_two_commit_times(spark, lineage
     start, end = (COMMIT_TS + dt.timedelta(seconds=2)), (COMMIT_TS + dt.timedelta(seconds=3))
     rows = _run(spark, L.statements_touching_table(log, "shop", "t", start, end))
     assert [(r["trx_id"], r["statement"], r["changes"]) for r in rows] == [("0-1-2", EVIL, 1)]
-    rows = _run(spark, L.statements_touching_table(log, "shop", "t", COMMIT_TS, COMMIT_TS + dt.timedelta(days=1)))
+    day = COMMIT_TS + dt.timedelta(days=1)
+    rows = _run(spark, L.statements_touching_table(log, "shop", "t", COMMIT_TS, day))
     assert [(r["trx_id"], r["changes"]) for r in rows] == [("0-1-1", 2), ("0-1-2", 1), ("0-1-3", 1)]
 
 

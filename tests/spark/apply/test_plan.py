@@ -42,10 +42,12 @@ def test_missing_lookups_names_key_values_the_replay_produced_but_nobody_read():
 def test_group_changes_restores_commit_order_per_table_and_progress_takes_the_last_transaction():
     src, other = Source("d", "t", ["id"]), Source("d", "u", ["id"])
     other.trx = 10
-    changes = [src.insert({"id": 1}), other.insert({"id": 1}), src.insert({"id": 2}), src.insert({"id": 3}, seq=1, trx=3)]
+    changes = [src.insert({"id": 1}), other.insert({"id": 1}), src.insert({"id": 2}),
+               src.insert({"id": 3}, seq=1, trx=3)]
     groups = group_changes(list(reversed(changes)))
     assert list(groups) == [("d", "t"), ("d", "u")]
-    assert [(c["trx_id"], c["change_seq"]) for c in groups[("d", "t")]] == [("0-1-1", 0), ("0-1-2", 0), ("0-1-3", 1)]
+    assert [(c["trx_id"], c["change_seq"]) for c in groups[("d", "t")]] == \
+        [("0-1-1", 0), ("0-1-2", 0), ("0-1-3", 1)]
     (row,) = progress_rows(changes, "job", 7)
     assert (row["trx_id"], row["trx_end_pos"], row["batch_id"], row["changes"]) == ("0-1-11", 2100, 7, 4)
     assert row["commit_ts"] == dt.datetime(2024, 5, 6, 7, 8, 20)
@@ -56,6 +58,7 @@ def test_undeclared_table_policy():
     with pytest.raises(UndeclaredTableError, match=r"d\.ghost.*GTID 0-1-1"):
         undeclared(src.insert({"id": 1}), "fail")
     entry, error = undeclared(src.insert({"id": 1}), "quarantine")
-    assert (entry.outcome, entry.delta_table, error.kind) == ("undeclared_table", "d__ghost", "undeclared_table")
+    assert (entry.outcome, entry.delta_table, error.kind) == \
+        ("undeclared_table", "d__ghost", "undeclared_table")
     entry, error = undeclared(Source("d", "", []).change("ddl", statement="DROP DATABASE d"), "fail")
     assert (entry.outcome, entry.delta_table, error) == ("ddl_recorded", "", None)
