@@ -36,8 +36,62 @@ def job_config(args: argparse.Namespace) -> JobConfig:
     return load_config(args.conf or REPO_ROOT / "conf" / "job.yaml", overrides)
 
 
+def build_query(spark, cfg: JobConfig, apply=None):
+    """The dataflow, top to bottom (DESIGN.md "Dataflow"); returns the started StreamingQuery."""
+    from libs.assembler import AssemblerConfig, UnknownEventPolicy
+    from libs.stream_assembly import StageConfig
+    from pipelines.replicate_batch import BatchPaths, ReplicateBatch
+    from pipelines.stages.assemble import assemble
+    from pipelines.stages.decode import frames
+
+    paths = BatchPaths(cfg.delta_root, cfg.checkpoint)
+    kafka = (spark.readStream.format("kafka")                      # key, value, headers, partition, offset
+             .option("kafka.bootstrap.servers", cfg.bootstrap)
+             .option("subscribe", cfg.topic)
+             .option("startingOffsets", "earliest")
+             .option("failOnDataLoss", "true")
+             .option("includeHeaders", "true")
+             .option("maxOffsetsPerTrigger", cfg.max_offsets_per_trigger)
+             .load())
+    decoded = frames(kafka)                                          # source, file, pos, offsets, raw, header
+    stage = StageConfig(AssemblerConfig(unknown_event_policy=UnknownEventPolicy(cfg.unknown_event_policy)))
+    assembled = assemble(decoded, paths.spill_root, stage,           # segments | quarantine | release
+                         idle_timeout_ms=cfg.idle_source_timeout_s * 1000)
+    writer = (assembled.writeStream
+              .foreachBatch(ReplicateBatch(paths, apply))            # rows -> apply -> Delta
+              .option("checkpointLocation", f"{cfg.checkpoint.rstrip('/')}/query")
+              .queryName("cdc-replicate"))
+    writer = writer.trigger(availableNow=True) if cfg.available_now else \
+        writer.trigger(processingTime=f"{cfg.trigger_seconds} seconds")
+    return writer.start()
+
+
+def make_applier(cfg: JobConfig):
+    """The Delta apply stage (issue #5) when targets are declared; None writes change records."""
+    if not (cfg.target_ddl or cfg.targets):
+        return None
+    try:
+        from pipelines.apply import DeltaApplier
+    except ImportError as e:  # the apply stage lands with issue #5
+        raise ConfigError(f"target declarations given but the apply stage is unavailable: {e}") from e
+    from libs.targets import load_targets
+
+    catalog = load_targets(cfg.targets, [cfg.target_ddl] if cfg.target_ddl else [])
+    return DeltaApplier(catalog, cfg)
+
+
+def run(cfg: JobConfig, on_cluster: bool = False) -> int:
+    from pipelines.spark_session import SessionOptions, build_session
+
+    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
+    query = build_query(spark, cfg, make_applier(cfg))
+    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
+    query.awaitTermination()
+    return 0
+
+
 def run_embedded(cfg: JobConfig) -> int:
-    """Until the full pipeline is wired (issues #4-#6), the embedded default runs the smoke path:
+    """Until the simulator lands (issue #6), the embedded default runs the smoke path:
     local broker -> frames -> Spark -> pandas_udf -> Delta, and says so."""
     from pipelines.kafka import broker_config
     from libs.kafka_broker import start
@@ -73,9 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         except BrokerError as e:
             print(f"cdc-replicate: {e}", file=sys.stderr)
             return 1
-    print("cdc-replicate: the Kafka -> Delta replication stages are not implemented yet (issues #4, #5)",
-          file=sys.stderr)
-    return 2
+    try:
+        return run(cfg, on_cluster=args.on_cluster)
+    except ConfigError as e:
+        print(f"cdc-replicate: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,117 @@
+"""The foreachBatch sink of cdc-replicate: one micro-batch of assembled records -> Delta.
+
+    quarantine rows -------------------------------------------> _cdc_quarantine
+    segments --rows stage (parallel)--> change records --apply--> target tables, change log, progress
+    releases ------(deleted one batch later)-------------------> spill store
+
+Every Delta write is idempotent per batch (Delta transaction identifiers: txnAppId/txnVersion),
+so a batch replayed after a crash changes nothing it already wrote (DESIGN.md "Exactly once").
+Spill chunks released by batch N are deleted while running batch N+1, when N is committed: a
+replay of N still finds them (libs/assembler/spill.py release())."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from libs.assembler.file_spill import FileSpillStore
+from pipelines.schemas import QUARANTINE_RECORD, spark_schema
+from pipelines.stages.rows import change_records, decode_rows
+
+QUARANTINE_TABLE = "_cdc_quarantine"
+CHANGES_TABLE = "_cdc_changes"  # decoded change records, when no apply stage is configured
+RELEASES_TABLE = "_spill_releases"
+
+
+@dataclass(frozen=True)
+class BatchPaths:
+    delta_root: str
+    checkpoint: str
+
+    def table(self, name: str) -> str:
+        return f"{self.delta_root.rstrip('/')}/{name}"
+
+    @property
+    def spill_root(self) -> str:
+        return f"{self.checkpoint.rstrip('/')}/spill"
+
+    @property
+    def releases(self) -> str:
+        return f"{self.checkpoint.rstrip('/')}/{RELEASES_TABLE}"
+
+
+def idempotent_append(df: DataFrame, path: str, app_id: str, batch_id: int) -> None:
+    (df.write.format("delta").mode("append")
+     .option("txnAppId", app_id).option("txnVersion", batch_id).option("mergeSchema", "false")
+     .save(path))
+
+
+class ReplicateBatch:
+    """Named foreachBatch callable (STYLE.md practice 10): session from batch_df.sparkSession."""
+
+    def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
+                 partitions: int = 2, app_id: str = "cdc-replicate"):
+        self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
+
+    def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        spark = batch_df.sparkSession
+        self._delete_released_before(spark, batch_id)
+        batch = batch_df.persist()
+        try:
+            segments = batch.filter(F.col("kind") == "segment")
+            decoded = decode_rows(segments, self.partitions).persist()
+            quarantine = self._assembler_quarantine(batch, batch_id).unionByName(
+                self._failed_transactions(segments, decoded, batch_id))
+            idempotent_append(quarantine, self.paths.table(QUARANTINE_TABLE), f"{self.app_id}:quarantine", batch_id)
+            changes = change_records(decoded)
+            if self.apply is not None:
+                self.apply(changes, batch_id)
+            else:
+                idempotent_append(changes, self.paths.table(CHANGES_TABLE), f"{self.app_id}:changes", batch_id)
+            releases = batch.filter(F.col("kind") == "release").select(
+                "source", "release_trx_key", "release_chunk_count", F.lit(batch_id).cast("long").alias("batch_id"))
+            idempotent_append(releases, self.paths.releases, f"{self.app_id}:releases", batch_id)
+            decoded.unpersist()
+        finally:
+            batch.unpersist()
+
+    def _assembler_quarantine(self, batch: DataFrame, batch_id: int) -> DataFrame:
+        q = batch.filter(F.col("kind") == "quarantine")
+        return q.select("source", "binlog_file", "binlog_pos", "type_code", F.col("q_kind").alias("kind"),
+                        "reason", "raw", "kafka_partition", "kafka_offset",
+                        F.current_timestamp().alias("quarantined_at")).select(*_quarantine_columns())
+
+    def _failed_transactions(self, segments: DataFrame, decoded: DataFrame, batch_id: int) -> DataFrame:
+        """Every frame of a transaction with an undecodable segment, with the decode error."""
+        errors = (decoded.filter(F.col("decode_error").isNotNull())
+                  .groupBy("source", "trx_id").agg(F.first("decode_error").alias("reason"),
+                                                    F.first("error_kind").alias("kind")))
+        frames = (segments.select("source", "trx_id", "frames").join(errors, ["source", "trx_id"])
+                  .select("source", "reason", "kind", F.explode("frames").alias("f"))
+                  .filter(~F.col("f.context")))
+        return frames.select(
+            "source", F.col("f.file").alias("binlog_file"), F.col("f.pos").alias("binlog_pos"),
+            F.conv(F.hex(F.substring(F.col("f.raw"), 5, 1)), 16, 10).cast("int").alias("type_code"),
+            "kind", "reason", F.col("f.raw").alias("raw"), F.lit(None).cast("int").alias("kafka_partition"),
+            F.lit(None).cast("long").alias("kafka_offset"), F.current_timestamp().alias("quarantined_at"),
+        ).select(*_quarantine_columns())
+
+    def _delete_released_before(self, spark, batch_id: int) -> None:
+        from delta.tables import DeltaTable
+
+        if not DeltaTable.isDeltaTable(spark, self.paths.releases):
+            return
+        table = DeltaTable.forPath(spark, self.paths.releases)
+        done = table.toDF().filter(F.col("batch_id") < batch_id).collect()
+        if not done:
+            return
+        store = FileSpillStore(self.paths.spill_root)
+        for row in done:
+            store.delete(row["source"], row["release_trx_key"], row["release_chunk_count"])
+        table.delete(F.col("batch_id") < batch_id)
+
+
+def _quarantine_columns() -> list[str]:
+    return spark_schema(QUARANTINE_RECORD).fieldNames()

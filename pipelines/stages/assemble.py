@@ -1,0 +1,70 @@
+"""Assemble stage: groupBy(source).applyInPandasWithState over the pure core in
+libs/stream_assembly.py (WL#4162 boundary parser + assembler). This adapter only moves data
+between pandas / GroupState and dicts (STYLE.md practice 7: the state has a named schema and is
+never unpacked by position)."""
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+from libs.assembler import STATE_FIELDS, STATE_SCHEMA, Assembler, AssemblerState, IdleAction, idle_action
+from libs.assembler.file_spill import FileSpillStore
+from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
+from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
+from pipelines.stages.pandas_records import chunked
+
+_SQL_TYPES = {"string": T.StringType(), "binary": T.BinaryType(), "int": T.IntegerType(), "long": T.LongType()}
+STATE_STRUCT = T.StructType([T.StructField(name, _SQL_TYPES[kind]) for name, kind in STATE_SCHEMA])
+
+
+def _input_frames(pdfs: Iterator[pd.DataFrame]) -> list[InputFrame]:
+    pdf = pd.concat(list(pdfs), ignore_index=True).sort_values("kafka_offset", kind="stable")
+    return [InputFrame(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off))
+            for raw, file, pos, part, off in zip(pdf["raw"], pdf["binlog_file"], pdf["binlog_pos"],
+                                                  pdf["kafka_partition"], pdf["kafka_offset"])]
+
+
+class AssembleFn:
+    """The applyInPandasWithState function: picklable, configured, no globals."""
+
+    def __init__(self, spill_root: str, config: StageConfig, idle_timeout_ms: int):
+        self.spill_root, self.config, self.idle_timeout_ms = spill_root, config, idle_timeout_ms
+        self.schema = spark_schema(ASSEMBLED_RECORD)
+
+    def __call__(self, key: tuple, pdfs: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
+        source, now = key[0], int(time.time())
+        store = FileSpillStore(self.spill_root)
+        row = dict(zip(STATE_FIELDS, state.get)) if state.exists else None
+        if state.hasTimedOut:
+            records, row = self._on_idle(source, row, store, now)
+        else:
+            records, row = assemble_group(source, row, _input_frames(pdfs), store, self.config, now=now)
+        state.update(tuple(row[name] for name in STATE_FIELDS))
+        state.setTimeoutDuration(self.idle_timeout_ms)
+        yield from chunked(records, self.schema)
+
+    def _on_idle(self, source: str, row: dict, store, now: int) -> tuple[list[dict], dict]:
+        """Idle source (issue #4 "Idle sources time out of state cleanly"): an open transaction
+        waits in the spill store unless the configured timeout says to quarantine it."""
+        state = AssemblerState.from_row(row)
+        if idle_action(state, now, self.config.assembler) is not IdleAction.QUARANTINE_OPEN:
+            return [], row
+        assembler = Assembler(source, store, self.config.assembler, state)
+        out = assembler.expire_open()
+        return [quarantine_record(q) for q in out.quarantined], assembler.state.to_row()
+
+
+def assemble(frames_df: DataFrame, spill_root: str, config: StageConfig, idle_timeout_ms: int) -> DataFrame:
+    """frames (decode stage) -> assembled records (schemas/assembled_record.avsc), keyed by source."""
+    return frames_df.groupBy("source").applyInPandasWithState(
+        AssembleFn(spill_root, config, idle_timeout_ms),
+        outputStructType=spark_schema(ASSEMBLED_RECORD),
+        stateStructType=STATE_STRUCT,
+        outputMode="append",
+        timeoutConf=GroupStateTimeout.ProcessingTimeTimeout,
+    )
