@@ -35,9 +35,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from libs.paths import CORPUS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("BINLOG_CORPUS", "/work/shared/corpus"))
+CORPUS = Path(os.environ.get("BINLOG_CORPUS", str(CORPUS_DIR)))
 FILES = {"big_trx": "mdb-bin.000009", "small_trx": "mdb-bin.000010"}
 BENCH_VENV = REPO / ".cache" / "bench-venv"
 PEER_REQS = ["mysql-replication==1.0.17", "PyMySQL==1.1.2"]

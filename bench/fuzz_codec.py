@@ -42,8 +42,9 @@ if str(REPO) not in sys.path:
 from libs.binlog import DecodeContext, decode_event  # noqa: E402
 from libs.binlog.errors import BinlogError  # noqa: E402
 from libs.binlog.framing import iter_frames  # noqa: E402
+from libs.paths import CORPUS_DIR
 
-CORPUS = Path(os.environ.get("BINLOG_CORPUS", "/work/shared/corpus"))
+CORPUS = Path(os.environ.get("BINLOG_CORPUS", str(CORPUS_DIR)))
 MAGIC = b"\xfebin"
 FDE, TABLE_MAP = 15, 19
 BOUNDARY_BYTES = (0x00, 0x01, 0x7F, 0x80, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF)

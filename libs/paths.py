@@ -8,3 +8,7 @@ CACHE_DIR = REPO_ROOT / ".cache"
 SPARK_JARS_DIR = CACHE_DIR / "jars" / "spark"
 KAFKA_JARS_DIR = CACHE_DIR / "jars" / "kafka"
 RUN_DIR = REPO_ROOT / ".run"  # broker data, embedded-default Delta tables and checkpoints
+# The team workspace's shared/ sits beside the repository (the developers' checkout and CI's
+# fresh clone alike); its corpus/ holds the real binlogs the tests compare against.
+SHARED_DIR = REPO_ROOT.parent / "shared"
+CORPUS_DIR = SHARED_DIR / "corpus"

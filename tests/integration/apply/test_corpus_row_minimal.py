@@ -33,10 +33,11 @@ from libs.targets import build_catalog, parse_ddl
 from pipelines.apply import CHANGE_LOG, PROGRESS, QUARANTINE, DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.schemas import spark_schema
+from libs.paths import CORPUS_DIR
 
 pytestmark = pytest.mark.integration
 
-SCENARIO = Path("/work/shared/corpus/mariadb/row_minimal")
+SCENARIO = CORPUS_DIR / "mariadb" / "row_minimal"
 NOT_DECLARED = {"t_pk"}  # see module docstring
 
 

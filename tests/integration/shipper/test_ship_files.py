@@ -10,10 +10,11 @@ from libs.shipper.rebuild import read_records, rebuild_topic
 from pipelines.ship import main
 
 from .helpers import start_shipper, stop_shipper, wait_shipped
+from libs.paths import CORPUS_DIR
 
 pytestmark = pytest.mark.integration
 
-CORPUS = "/work/shared/corpus/mariadb"
+CORPUS = str(CORPUS_DIR / "mariadb")
 ROW_FULL = f"{CORPUS}/row_full/mdb-bin.000001"
 MISC = f"{CORPUS}/misc/mdb-bin.000012"
 ROW_MINIMAL = f"{CORPUS}/row_minimal/mdb-bin.000002"

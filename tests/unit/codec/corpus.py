@@ -5,8 +5,9 @@ import gzip
 import os
 import re
 from pathlib import Path
+from libs.paths import CORPUS_DIR
 
-CORPUS = Path(os.environ.get("BINLOG_CORPUS", "/work/shared/corpus"))
+CORPUS = Path(os.environ.get("BINLOG_CORPUS", str(CORPUS_DIR)))
 MARIADB = CORPUS / "mariadb"
 MYSQL = CORPUS / "mysql"
 _ORACLE_SUFFIXES = (".txt", ".gz", ".tsv", ".json", ".sql", ".md")

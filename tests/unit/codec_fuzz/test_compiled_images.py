@@ -9,8 +9,9 @@ import pytest
 
 import libs.binlog.rows as rows_mod
 from libs.binlog import BinlogError, iter_events
+from libs.paths import CORPUS_DIR
 
-CORPUS = Path("/work/shared/corpus")
+CORPUS = CORPUS_DIR
 FILES = sorted(p for d in ("mariadb/all_types", "mariadb/all_types_fullmeta", "mariadb/row_minimal",
                            "mariadb/row_noblob", "mariadb/misc", "mariadb/compressed",
                            "mysql/rust_mysql_common-test-data", "mysql/mysql-8.0.43")
@@ -38,7 +39,6 @@ def _decode_all(paths) -> list:
     return out
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not available")
 def test_compiled_equals_reference(monkeypatch):
     _clear()
     compiled = _decode_all(FILES)

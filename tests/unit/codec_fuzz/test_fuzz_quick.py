@@ -20,7 +20,6 @@ def _fuzz_module():
     return mod
 
 
-@pytest.mark.skipif(not Path("/work/shared/corpus").is_dir(), reason="corpus not available")
 def test_quick_fuzz_raises_only_binlog_errors():
     fuzz = _fuzz_module()
     r = fuzz.run(20_000, seed=20240601, quick=True, per_frame_limit=2.0, rss_limit_mb=1024)

@@ -12,8 +12,9 @@ from libs.binlog.tablemap import decode_table_map
 from libs.binlog.vv_format import format_column_vv
 
 from .frames import walk
+from libs.paths import CORPUS_DIR
 
-CORPUS = Path("/work/shared/corpus")
+CORPUS = CORPUS_DIR
 MARIADB = CORPUS / "mariadb"
 MYSQL_RUST = CORPUS / "mysql" / "rust_mysql_common-test-data"
 TABLE_MAP = 19

@@ -8,8 +8,9 @@ from pathlib import Path
 from libs.binlog.context import DecodeContext
 from libs.binlog.dump_text import dump_text
 from libs.binlog.dump_walk import walk
+from libs.paths import CORPUS_DIR
 
-CORPUS = Path("/work/shared/corpus")
+CORPUS = CORPUS_DIR
 MARIADB = CORPUS / "mariadb"
 
 

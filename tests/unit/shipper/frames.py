@@ -6,8 +6,9 @@ import zlib
 from pathlib import Path
 
 from libs.binlog import iter_frames
+from libs.paths import CORPUS_DIR
 
-CORPUS = Path("/work/shared/corpus/mariadb")
+CORPUS = Path(str(CORPUS_DIR / "mariadb"))
 ROW_FULL = CORPUS / "row_full" / "mdb-bin.000001"
 MISC = CORPUS / "misc" / "mdb-bin.000012"
 CAPTURES = CORPUS / "replica_captures"

@@ -9,8 +9,9 @@ import pytest
 from libs.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
+from libs.paths import CORPUS_DIR
 
-CORPUS = "/work/shared/corpus/mariadb"
+CORPUS = str(CORPUS_DIR / "mariadb")
 ROW_EVENT = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `([^`]+)`\.`([^`]+)`")
 OPS = {"INSERT INTO": "insert", "UPDATE": "update", "DELETE FROM": "delete"}
 

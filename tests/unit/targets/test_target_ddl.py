@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 
 from libs.targets import TargetConfigError, parse_ddl
+from libs.paths import CORPUS_DIR
 
-MANIFESTS = sorted(glob.glob("/work/shared/corpus/mariadb/*/manifest.json"))
+MANIFESTS = sorted(glob.glob(str(CORPUS_DIR / "mariadb" / "*" / "manifest.json")))
 
 
 def _corpus_tables():
