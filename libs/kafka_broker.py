@@ -197,5 +197,9 @@ def stop(cfg: BrokerConfig, *, timeout: float = 30.0) -> bool:
         time.sleep(0.2)
     if _pid_alive(pid):
         os.killpg(pid, signal.SIGKILL)
+    try:  # our own child (started in this process): collect it so no zombie stays behind
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
     cfg.pid_file.unlink(missing_ok=True)
     return True
