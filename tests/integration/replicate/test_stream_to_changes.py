@@ -14,8 +14,9 @@ from tests.unit.stream.test_stream_assembly import CORPUS, OPS, oracle_row_count
 
 pytestmark = pytest.mark.integration
 
-FILES = [f"{CORPUS}/row_minimal/mdb-bin.000002", f"{CORPUS}/row_noblob/mdb-bin.000003",
-         f"{CORPUS}/big_trx/mdb-bin.000009"]
+# The 200k-row big_trx file over many micro-batches is covered without Spark in
+# tests/unit/stream (it costs minutes here); these files still span several micro-batches.
+FILES = [f"{CORPUS}/row_minimal/mdb-bin.000002", f"{CORPUS}/row_noblob/mdb-bin.000003"]
 
 
 def ship(bootstrap, topic, source, files):
@@ -37,7 +38,7 @@ def test_corpus_files_through_kafka_give_the_oracles_row_changes(spark, kafka_br
     ship(kafka_broker.bootstrap, topic, "mdb", FILES)
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
                     checkpoint=str(tmp_path / "ckpt"), available_now=True,
-                    max_offsets_per_trigger=400)  # the 200k-row transaction spans several micro-batches
+                    max_offsets_per_trigger=300)  # several micro-batches; transactions straddle them
     replicate(spark, cfg)
     changes = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES_TABLE}")
     expected = sum((oracle_row_counts(f + ".vv.txt.gz") for f in FILES), collections.Counter())
@@ -45,9 +46,6 @@ def test_corpus_files_through_kafka_give_the_oracles_row_changes(spark, kafka_br
     # nothing twice: (transaction, change_seq) is unique
     assert changes.groupBy("trx_id", "change_seq").count().filter("count > 1").count() == 0
     assert spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE_TABLE}").count() == 0
-    # the big transaction was assembled over several micro-batches and still came out whole
-    batches = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES_TABLE}")
-    assert batches.filter(F.col("table") == "bt_items").select("trx_id").distinct().count() >= 1
 
 
 def test_restart_from_checkpoint_mid_stream_gives_same_output_nothing_twice(spark, kafka_broker, topic, tmp_path):
