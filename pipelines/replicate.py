@@ -45,6 +45,9 @@ def build_query(spark, cfg: JobConfig, apply=None):
     from pipelines.stages.decode import frames
 
     paths = BatchPaths(cfg.delta_root, cfg.checkpoint)
+    # The assembler's processing-time timeout would otherwise make Spark run no-data batches
+    # forever (an available-now query never ends); idle sources time out on the next batch with data.
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
     kafka = (spark.readStream.format("kafka")                      # key, value, headers, partition, offset
              .option("kafka.bootstrap.servers", cfg.bootstrap)
              .option("subscribe", cfg.topic)
