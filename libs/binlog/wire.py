@@ -11,6 +11,8 @@ from __future__ import annotations
 import struct
 from typing import Iterable
 
+from .packed import write_packed
+
 from .errors import MalformedError
 
 U8 = struct.Struct("<B")
@@ -139,15 +141,8 @@ class Cursor:
                                  f"at body offset {self.pos}")
 
 
-def pack_int(value: int) -> bytes:
-    """Inverse of Cursor.packed_int (net_store_length, minimal form)."""
-    if value < 251:
-        return bytes((value,))
-    if value < 1 << 16:
-        return b"\xfc" + value.to_bytes(2, "little")
-    if value < 1 << 24:
-        return b"\xfd" + value.to_bytes(3, "little")
-    return b"\xfe" + value.to_bytes(8, "little")
+# Inverse of Cursor.packed_int (net_store_length, minimal form): one encoder for the codec.
+pack_int = write_packed
 
 
 def uint_bytes(value: int, n: int) -> bytes:
