@@ -21,6 +21,9 @@ TIMEF_INT_OFS = 0x800000
 TIMEF_OFS = 0x800000000000
 DATETIMEF_INT_OFS = 0x8000000000
 FRAC_BYTES = (0, 1, 1, 2, 2, 3, 3)  # fsp -> bytes of the fraction (TIME2/DATETIME2/TIMESTAMP2)
+# Fraction bytes -> microseconds one stored step is worth (my_time.cc: one byte holds
+# hundredths, two bytes ten-thousandths, three bytes microseconds, whatever the fsp).
+FRAC_UNIT = (0, 10000, 100, 1)
 _from = int.from_bytes
 
 
@@ -35,13 +38,17 @@ def _check_fsp(fsp: int) -> None:
 
 # ---- text parsing shared by encoders ------------------------------------------------------
 
+def parse_fraction(frac: str) -> int:
+    """The digits after the point as microseconds ('' -> 0; digits past the sixth dropped)."""
+    return int(frac.ljust(6, "0")[:6]) if frac else 0
+
+
 def parse_time_text(text: str) -> tuple[bool, int, int, int, int]:
     neg = text.startswith("-")
     body = text[1:] if neg else text
     hms, _, frac = body.partition(".")
     h, m, s = (int(x) for x in hms.split(":"))
-    usec = int(frac.ljust(6, "0")[:6]) if frac else 0
-    return neg, h, m, s, usec
+    return neg, h, m, s, parse_fraction(frac)
 
 
 def parse_datetime_text(text: str) -> tuple[int, int, int, int, int, int, int]:
@@ -72,7 +79,7 @@ def make_time2(fsp: int):
                     # negative values keep a reversed fraction for binary sort order
                     intpart += 1
                     frac -= 1 << (8 * nfrac)
-                packed = (intpart << 24) + frac * (10000 if nfrac == 1 else 100)
+                packed = (intpart << 24) + frac * FRAC_UNIT[nfrac]
         neg = packed < 0
         if neg:
             packed = -packed
@@ -92,7 +99,7 @@ def make_time2(fsp: int):
         if fsp == 0:
             return ((packed >> 24) + TIMEF_INT_OFS).to_bytes(3, "big")
         nfrac = size - 3
-        unit = 10000 if nfrac == 1 else 100
+        unit = FRAC_UNIT[nfrac]
         # my_time_packed_to_binary: floor int part, C-style (truncating) fraction remainder
         intpart = packed >> 24
         frac = (packed & 0xFFFFFF) // unit if packed >= 0 else -((-packed & 0xFFFFFF) // unit)
@@ -106,7 +113,7 @@ def make_datetime2(fsp: int):
     _check_fsp(fsp)
     nfrac = FRAC_BYTES[fsp]
     size = 5 + nfrac
-    unit = (0, 10000, 100, 1)[nfrac]
+    unit = FRAC_UNIT[nfrac]
 
     def decode(buf, pos):
         end = pos + size
@@ -132,10 +139,17 @@ def make_datetime2(fsp: int):
 
 
 def make_timestamp2(fsp: int):
+    """my_timestamp_from_binary: 4-byte big-endian seconds + FRAC_BYTES[fsp] fraction bytes."""
     _check_fsp(fsp)
+    return _seconds_and_fraction(fsp, FRAC_UNIT[FRAC_BYTES[fsp]])
+
+
+def _seconds_and_fraction(fsp: int, unit: int):
+    """The layout TIMESTAMP2 and MariaDB's Field_timestamp_hires share: 4-byte big-endian
+    seconds, then FRAC_BYTES[fsp] big-endian fraction bytes whose step is `unit` microseconds
+    (the two formats differ only in that unit)."""
     nfrac = FRAC_BYTES[fsp]
     size = 4 + nfrac
-    unit = (0, 10000, 100, 1)[nfrac]
 
     def decode(buf, pos):
         end = pos + size
@@ -150,8 +164,7 @@ def make_timestamp2(fsp: int):
         out = int(sec).to_bytes(4, "big")
         if not fsp:
             return out
-        usec = int(frac.ljust(6, "0")[:6]) if frac else 0
-        return out + (usec // unit).to_bytes(nfrac, "big")
+        return out + (parse_fraction(frac) // unit).to_bytes(nfrac, "big")
 
     return decode, encode, size
 
@@ -260,20 +273,7 @@ def make_datetime_hires(fsp: int):
 
 
 def make_timestamp_hires(fsp: int):
-    """Field_timestamp_hires: 4-byte big-endian seconds + big-endian fraction (sec_part_bytes)."""
+    """Field_timestamp_hires: 4-byte big-endian seconds + big-endian fraction (sec_part_bytes)
+    counting 10^(6-fsp) microseconds a step."""
     _check_fsp(fsp)
-    nfrac = (0, 1, 1, 2, 2, 3, 3)[fsp]
-    div = 10 ** (6 - fsp)
-    size = 4 + nfrac
-
-    def decode(buf, pos):
-        end = pos + size
-        seconds = _from(buf[pos:pos + 4], "big")
-        return f"{seconds}{_frac_text(_from(buf[pos + 4:end], 'big') * div, fsp)}", end
-
-    def encode(value: str) -> bytes:
-        sec, _, frac = value.partition(".")
-        usec = int(frac.ljust(6, "0")[:6]) if frac else 0
-        return int(sec).to_bytes(4, "big") + (usec // div).to_bytes(nfrac, "big")
-
-    return decode, encode, size
+    return _seconds_and_fraction(fsp, 10 ** (6 - fsp))
