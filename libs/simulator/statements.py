@@ -12,38 +12,39 @@ from dataclasses import dataclass, field
 from . import sqltext
 
 
-@dataclass(frozen=True)
-class Insert:
-    table: str
-    rows: tuple[dict, ...]  # each: the specified columns (ordinal -> value); same keys per row
-    exprs: dict = field(default_factory=dict)
+class _OneTable:
+    """A statement over its own `table` only."""
 
     @property
     def tables(self) -> tuple[str, ...]:
         return (self.table,)
 
+
+class _OneTableWithExprs(_OneTable):
+    """A one-table statement whose SQL text may carry expressions (UUID()) in place of the
+    values the master computed: unsafe for statement logging exactly when it does."""
+
     @property
     def unsafe(self) -> bool:
         return bool(self.exprs)
+
+
+@dataclass(frozen=True)
+class Insert(_OneTableWithExprs):
+    table: str
+    rows: tuple[dict, ...]  # each: the specified columns (ordinal -> value); same keys per row
+    exprs: dict = field(default_factory=dict)
 
     def sql(self, model) -> str:
         return sqltext.insert_sql(model.table(self.table), list(self.rows), self.exprs)
 
 
 @dataclass(frozen=True)
-class Update:
+class Update(_OneTableWithExprs):
     table: str
     where: dict  # ordinal -> value (equality; None = IS NULL)
     assignments: dict  # ordinal -> new value
     exprs: dict = field(default_factory=dict)
-
-    @property
-    def tables(self) -> tuple[str, ...]:
-        return (self.table,)
-
-    @property
-    def unsafe(self) -> bool:
-        return bool(self.exprs)
 
     def sql(self, model) -> str:
         t = model.table(self.table)
@@ -52,11 +53,10 @@ class Update:
 
 
 @dataclass(frozen=True)
-class Delete:
+class Delete(_OneTable):
     table: str
     where: dict
 
-    tables = property(lambda self: (self.table,))
     unsafe = False
 
     def sql(self, model) -> str:
@@ -92,7 +92,7 @@ class InsertSelect:
 
 
 @dataclass(frozen=True)
-class Ddl:
+class Ddl(_OneTable):
     """DDL is always logged as a statement in its own group (implicit commit); it is outside
     the WL#3303 decision table. kind: create | add_column | drop_column | truncate."""
 
@@ -100,7 +100,6 @@ class Ddl:
     table: str
     column: object = None  # add_column: the schema.Column; drop_column: its name
 
-    tables = property(lambda self: (self.table,))
     unsafe = False
 
     def sql(self, model) -> str:
