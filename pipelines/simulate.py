@@ -1,7 +1,7 @@
 """cdc-simulate: a master simulator that writes real binlog bytes (issue #6, simulator half).
 
 File mode:   cdc-simulate --out FILE.bin --expected DIR [--flavour mariadb|mysql]
-                 [--row-image full|noblob|minimal] [--transactions N] [--seed S] [--markers]
+                 [--row-image full|noblob|minimal] [--transactions N] [--seed S] [--ddl-rate R] [--markers]
                  [--no-rows-query] [--ignorable-rate R] [--capability N]
                  [--binlog-format ROW|MIXED|STATEMENT] [--no-checksum] [--engine TABLE=ENGINE]
 Kafka mode:  cdc-simulate --bootstrap H:P --topic T --source S (--rate TPS [--duration SECONDS]
@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                    choices=("ROW", "MIXED", "STATEMENT"))
     w.add_argument("--transactions", type=int, default=100)
     w.add_argument("--seed", type=int, default=1)
+    w.add_argument("--ddl-rate", type=float, default=0.03,
+                   help="share of units of work that are DDL (0: no DDL after the CREATE TABLEs)")
     w.add_argument("--markers", action="store_true", help="WL#4162 boundary markers")
     w.add_argument("--no-rows-query", action="store_true",
                    help="no Rows_query / Annotate_rows events (WL#4033)")
@@ -66,7 +68,7 @@ def _options(a) -> SimulationOptions:
         flavour=a.flavour, row_image=a.row_image, binlog_format=a.binlog_format,
         rows_query=not a.no_rows_query, markers=a.markers, checksum=not a.no_checksum,
         ignorable_rate=a.ignorable_rate, capability=a.capability, transactions=a.transactions,
-        seed=a.seed, server_id=a.server_id, file_name=a.file_name, engines=engines).validate()
+        ddl_rate=a.ddl_rate, seed=a.seed, server_id=a.server_id, file_name=a.file_name, engines=engines).validate()
 
 
 def main(argv: list[str] | None = None) -> int:

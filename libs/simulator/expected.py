@@ -9,6 +9,8 @@ Layout of the --expected DIR:
                        binary BLOB -> {"hex": "DEADBEEF"}
   manifest.json        the run's settings, and per table: engine, columns (name, SQL type,
                        nullable, default), primary key, unique keys, PKE, row count
+  targets.sql          the final tables as a replica declares them (CREATE TABLE, the master's
+                       DEFAULTs): what `cdc-replicate --target-ddl` takes
   statements.jsonl     every statement the session executed, in order: transaction number,
                        SQL text, logging decision ("row" / "statement" / "error"), the seed's
                        message ("not loggable" / "unsafe" / null), whether it was committed
@@ -19,7 +21,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from .schema import NO_DEFAULT
+from .schema import NO_DEFAULT, replica_ddl
 
 
 def json_value(column, value):
@@ -74,6 +76,9 @@ def write_expected(directory, model, settings: dict, statements: list[dict]) -> 
             "file": path.name,
         }
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    tables = [state.table for _, state in sorted(model.tables.items())]
+    if tables:
+        (directory / "targets.sql").write_text(replica_ddl(tables, tables[0].database))
     with open(directory / "statements.jsonl", "w") as fh:
         for s in statements:
             fh.write(json.dumps(s) + "\n")

@@ -30,6 +30,7 @@ class SimulationOptions:
     ignorable_rate: float = 0.0  # probability of an ignorable unknown event per slot (WL#4033)
     capability: int | None = None  # MariaDB @mariadb_slave_capability of the consumer (dummies)
     transactions: int = 100  # units of work (DDL, autocommit statement, BEGIN..COMMIT/ROLLBACK)
+    ddl_rate: float = 0.03  # share of units that are DDL (0: the schema stays as created)
     seed: int = 1
     server_id: int = 1
     file_name: str = "sim-bin.000001"
@@ -48,6 +49,8 @@ class SimulationOptions:
             raise ValueError("--capability is a MariaDB replica setting (@mariadb_slave_capability)")
         if self.capability is not None and not 0 <= self.capability <= 4:
             raise ValueError("--capability must be 0..4 (MARIA_SLAVE_CAPABILITY_*)")
+        if not 0.0 <= self.ddl_rate <= 1.0:
+            raise ValueError("--ddl-rate must be between 0 and 1")
         if self.transactions < 0:
             raise ValueError("--transactions must be >= 0")
         return self
@@ -78,7 +81,7 @@ def simulate(opts: SimulationOptions, sink: Callable, *, rate: float | None = No
     None; else `rate` units per second until `duration` seconds passed or `should_stop()`
     (duration None: until stopped). Ends the file with a Rotate, as FLUSH BINARY LOGS does."""
     master = make_master(opts, sink)
-    workload = Workload(opts.seed, master)
+    workload = Workload(opts.seed, master, ddl_rate=opts.ddl_rate)
     if rate is None:
         for _ in range(opts.transactions):
             workload.run_transaction()

@@ -227,4 +227,11 @@ def standard_tables(flavour: str, engines: dict[str, str] | None = None) -> list
     return tables
 
 
-__all__ = ["Column", "Table", "NO_DEFAULT", "ENGINE_CAPABILITIES", "standard_tables"]
+def replica_ddl(tables: list[Table], database: str) -> str:
+    """The tables as a replica declares them (`cdc-replicate --target-ddl`): the master's own
+    CREATE TABLE texts, so the target DEFAULTs are the master's (issue #5 "Targets")."""
+    body = ";\n".join(t.create_sql() for t in tables)
+    return f"CREATE DATABASE IF NOT EXISTS `{database}`;\nUSE `{database}`;\n{body};\n"
+
+
+__all__ = ["Column", "Table", "NO_DEFAULT", "ENGINE_CAPABILITIES", "replica_ddl", "standard_tables"]

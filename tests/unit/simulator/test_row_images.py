@@ -125,9 +125,11 @@ def test_nullable_unique_key_is_no_pke_so_the_before_image_is_the_whole_row(mode
     assert rows.rows[0].before == {0: 1, 1: 2, 2: b"blob"}
 
 
-@pytest.mark.parametrize("mode,after", [("minimal", {2}), ("noblob", {0, 1, 2}),
-                                        ("full", {0, 1, 2})])
-def test_keyless_update_identical_rows_full_before_image(mode, after):
+@pytest.mark.parametrize("mode", ["minimal", "noblob", "full"])
+def test_keyless_update_identical_rows_full_images(mode):
+    """No PKE: the server logs every column in both images under every mode (libs/simulator/
+    images.py; the corpus check is test_keyless_table_images_are_full_in_the_corpus)."""
+    after = {0, 1, 2}
     setup = [Insert("t_nokey", ({0: 1, 1: b"x", 2: b"p"}, {0: 1, 1: b"x", 2: b"p"}))]
     rows = _run(mode, T_KEYLESS, setup, Update("t_nokey", {0: 1, 1: b"x"}, {2: b"q"}))
     assert _cols(rows.columns_present_before) == {0, 1, 2}
@@ -153,3 +155,26 @@ def test_statement_of_many_rows_is_split_with_stmt_end_on_the_last():
     # binlog_row_event_max_size (8192), three do not -> 10 rows make 5 events of 2
     assert [len(e.body.rows) for e in evs] == [2, 2, 2, 2, 2]
     assert [e.body.flags for e in evs] == [0, 0, 0, 0, 1]  # STMT_END_F on the last only
+
+
+def test_keyless_table_images_are_full_in_the_corpus():
+    """The oracle behind images.py's "no PKE" row: MariaDB 10.11 under binlog_row_image=MINIMAL
+    (corpus row_minimal) logs all three columns of t_nokey in every INSERT/UPDATE SET part."""
+    import gzip
+
+    from libs.paths import CORPUS_DIR
+
+    oracle = gzip.open(CORPUS_DIR / "mariadb" / "row_minimal" / "mdb-bin.000002.vv.txt.gz", "rt",
+                       encoding="latin-1").read()
+    set_sizes, table = [], None
+    for line in oracle.splitlines():
+        if line.startswith(("### INSERT INTO", "### UPDATE", "### DELETE FROM")):
+            table = line.split()[-1]
+            set_sizes.append([table, 0, False])
+        elif line == "### SET":
+            set_sizes[-1][2] = True
+        elif line.startswith("###   @") and set_sizes and set_sizes[-1][2]:
+            set_sizes[-1][1] += 1
+    keyless = [n for t, n, has_set in set_sizes if t == "`row_minimal`.`t_nokey`" and has_set]
+    assert len(keyless) >= 5
+    assert set(keyless) == {3}
