@@ -207,6 +207,15 @@ def median_run(fn, runs: int) -> dict:
     return med
 
 
+def measured(results: dict):
+    """(file label, decoder, result) for every file and decoder that was run, in table order."""
+    for key, fname in FILES.items():
+        for who in ("ours", "peer", "mariadb-binlog"):
+            r = results[key].get(who)
+            if r is not None:
+                yield f"{fname} ({key})", who, r
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
@@ -247,25 +256,17 @@ def main() -> None:
           f"{os.cpu_count()} CPUs)")
     print(f"{'file':<28}{'decoder':<16}{'seconds':>9}{'events':>9}{'rows':>8}"
           f"{'events/s':>11}{'rows/s':>10}  runs (s)")
-    for key, fname in FILES.items():
-        for who in ("ours", "peer", "mariadb-binlog"):
-            r = results[key].get(who)
-            if r is None:
-                continue
-            print(f"{fname + ' (' + key + ')':<28}{who:<16}{r['seconds']:>9.3f}{r['events']:>9}"
-                  f"{r['rows']:>8}{r['events_per_s']:>11,.0f}{r['rows_per_s']:>10,.0f}  "
-                  f"{r['all_seconds']}")
+    for label, who, r in measured(results):
+        print(f"{label:<28}{who:<16}{r['seconds']:>9.3f}{r['events']:>9}"
+              f"{r['rows']:>8}{r['events_per_s']:>11,.0f}{r['rows_per_s']:>10,.0f}  "
+              f"{r['all_seconds']}")
     print()
     print("CPU time (load-independent; peer = client + mariadbd CPU during the stream):")
     print(f"{'file':<28}{'decoder':<16}{'cpu s':>9}{'events/s':>11}{'rows/s':>10}  runs (cpu s)")
-    for key, fname in FILES.items():
-        for who in ("ours", "peer", "mariadb-binlog"):
-            r = results[key].get(who)
-            if r is None:
-                continue
-            print(f"{fname + ' (' + key + ')':<28}{who:<16}{r['cpu_seconds']:>9.3f}"
-                  f"{r['cpu_events_per_s']:>11,.0f}{r['cpu_rows_per_s']:>10,.0f}  "
-                  f"{r['all_cpu_seconds']}")
+    for label, who, r in measured(results):
+        print(f"{label:<28}{who:<16}{r['cpu_seconds']:>9.3f}"
+              f"{r['cpu_events_per_s']:>11,.0f}{r['cpu_rows_per_s']:>10,.0f}  "
+              f"{r['all_cpu_seconds']}")
     print()
     for key, fname in FILES.items():
         ours = results[key].get("ours")
