@@ -17,6 +17,7 @@ from typing import Iterable
 
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType, EventType
 from libs.binlog.errors import UnknownEventError
+from libs.binlog.event_records import TransactionPayload
 from libs.binlog.records import Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid, Xid, XaPrepare
 from libs.boundary import (
     INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, is_known_type, query_kind, query_text,
@@ -79,12 +80,17 @@ class Assembler:
         frame = Frame(item.file if item.file is not None else where.file,
                       item.pos if item.pos is not None else where.pos,
                       item.raw, item.kafka_partition, item.kafka_offset, event)
-        if event is not None and _not_binlog_bytes(event):
-            return  # fake Rotate / heartbeat: IGNORE (WL#4162 D2.1), not part of the file
+        artificial = event is not None and _not_binlog_bytes(event)
+        if artificial and not _in_file(frame):
+            return  # fake Rotate / heartbeat of a dump stream: IGNORE (WL#4162 D2.1), no file bytes
         position = self._track_position(frame)
         if position == _DUPLICATE:
             self.state = self.state.counted("duplicates_dropped")
             return
+        if position == _NEW_FILE:
+            self._cut_open_group(frame)
+        if artificial:
+            return  # a relay log's (or capture's) fake Rotate: it occupies bytes, applies nothing
         if event is None:
             self._bad_frame(frame, item.error.located(file=frame.file, pos=frame.pos, source=self.source))
             return
@@ -102,8 +108,12 @@ class Assembler:
             self.state = self.state.counted("dummies_skipped")  # MariaDB placeholder: never applied
             return
         if code == EventType.FORMAT_DESCRIPTION:
-            self._format_description(frame, position == _NEW_FILE)
+            self._format_description(frame)
             return
+        if code == EventType.START_V3:
+            # binlog v3 (MySQL 4.x) has no Format_description: Start_v3 defines the format
+            # (binlog_event.h), so it is what segments need to decode the file's events.
+            self.state = replace(self.state, fde=frame.raw)
         self._boundary(frame, now)
 
     def _track_position(self, frame: Frame) -> str:
@@ -136,18 +146,38 @@ class Assembler:
             raise error
         self._quarantine([frame], error.kind, str(error), error.type_code)
         if self.state.open is not None and self.state.open.poison is None:
-            self.state = replace(self.state, open=replace(self.state.open, poison=str(error)))
+            self._poison_open(str(error))
 
-    def _format_description(self, frame: Frame, new_file: bool) -> None:
-        """Each file starts with its FDE. A group never spans files (servers rotate between
-        groups), so one still open here was cut by a crash: quarantine it, reset the parser."""
-        if new_file and self.state.open is not None:
-            self.state = self.state.counted("invalid_transitions")
-            reason = (f"transaction did not end before binlog file {frame.file} began "
-                      f"(source {self.source}, server restart?)")
-            log.warning(reason)
-            self._quarantine_open("boundary", reason)
-            self.state = replace(self.state, parser=INITIAL)
+    def _poison_open(self, error: str) -> None:
+        """The open group lost a frame: it can never be applied. Its frames so far go to
+        quarantine now, and every later frame of it as it arrives (_append), so the whole group
+        is in quarantine even when the lost frame was its END (e.g. an Xid failing its
+        checksum) or the stream stops before the END."""
+        self._spill_tail()
+        group = self.state.open
+        frames = SpilledFrames(self.store, self.source, group.ref if group.chunk_count else None, ())
+        self._out.released.append(group.ref)
+        poisoned = replace(group, poison=error, chunk_count=0)  # never spills again
+        self.state = replace(self.state, open=poisoned)
+        self._quarantine(frames, "bad_transaction", self._poison_reason(poisoned))
+
+    def _poison_reason(self, group: OpenGroup) -> str:
+        return (f"transaction {group.trx_key} of source {self.source} holds a frame that could not "
+                f"be decoded: {group.poison}")
+
+    def _cut_open_group(self, frame: Frame) -> None:
+        """A group never spans files (servers rotate between groups), so one still open when a
+        new file begins was cut by a crash: quarantine it, reset the parser."""
+        if self.state.open is None:
+            return
+        self.state = self.state.counted("invalid_transitions")
+        reason = (f"transaction did not end before binlog file {frame.file} began "
+                  f"(source {self.source}, server restart?)")
+        log.warning(reason)
+        self._quarantine_open("boundary", reason)
+        self.state = replace(self.state, parser=INITIAL)
+
+    def _format_description(self, frame: Frame) -> None:
         body = frame.event.body
         flavour = body.flavour if isinstance(body, FormatDescription) else self.state.flavour
         self.state = replace(self.state, fde=frame.raw, flavour=flavour)
@@ -191,6 +221,9 @@ class Assembler:
         group = self.state.open
         assert group is not None, "the parser accepted INSIDE/END with no open group"
         self.state = replace(self.state, open=replace(group, event_count=group.event_count + 1))
+        if group.poison is not None:
+            self._quarantine([frame], "bad_transaction", self._poison_reason(group))
+            return
         self._tail.append(frame)
         self._tail_bytes += len(frame.raw)
         if len(self._tail) >= self.config.chunk_max_events or self._tail_bytes >= self.config.chunk_max_bytes:
@@ -222,8 +255,7 @@ class Assembler:
         group, frames = self._detach_open()
         self._out.released.append(group.ref)
         if group.poison is not None:
-            self._quarantine(frames, "bad_transaction", f"transaction {group.trx_key} of source "
-                             f"{self.source} holds a frame that could not be decoded: {group.poison}")
+            pass  # every frame, this END included, is already in quarantine (_poison_open)
         elif kind is QueryKind.ROLLBACK:
             self.state = self.state.counted("rollbacks")  # rolled back: applies nothing
         elif kind in (QueryKind.XA_COMMIT, QueryKind.XA_ROLLBACK):
@@ -289,7 +321,7 @@ class Assembler:
             frames = SpilledFrames(self.store, self.source, None, tuple(frames))
         self._out.transactions.append(Transaction(
             source=self.source, trx_id=gtid or f"{start_file}:{start_pos}", gtid=gtid,
-            xid=body.xid if isinstance(body, Xid) else None,
+            xid=_xid_of(body),
             commit_ts_micros=commit_ts_micros or header.timestamp * 1_000_000,
             server_id=header.server_id, file=end.file, end_pos=end.pos + len(end.raw),
             start_file=start_file, start_pos=start_pos, event_count=event_count, frames=frames.only(is_payload), xa_xid=xa_key))
@@ -318,6 +350,23 @@ class Assembler:
 
 def _not_binlog_bytes(event) -> bool:
     return is_fake_rotate(event) or event.header.type_code in (EventType.HEARTBEAT, EventType.HEARTBEAT_V2)
+
+
+def _xid_of(body) -> int | None:
+    """The Xid that committed the group: the END event's, or the one inside a Transaction_payload."""
+    if isinstance(body, Xid):
+        return body.xid
+    if isinstance(body, TransactionPayload):
+        return next((e.body.xid for e in body.events if isinstance(e.body, Xid)), None)
+    return None
+
+
+def _in_file(frame: Frame) -> bool:
+    """A fake Rotate shipped from a file (a relay log writes the master's fake Rotate into the
+    file, e.g. at pos 106 before the master's FDE; a replica capture starts with one) occupies
+    bytes there: its file position (>= 4, after the magic) keeps the gap check continuous. A
+    dump stream's fake Rotate is never shipped, nor placed at a file position."""
+    return frame.pos is not None and frame.pos >= 4
 
 
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")

@@ -6,6 +6,7 @@ import re
 from typing import Iterator
 
 from libs.binlog.constants import EventType
+from libs.binlog.event_records import TransactionPayload
 from libs.binlog.records import RowsQuery
 from libs.boundary import ROWS_TYPES, QueryKind, query_kind, query_text
 
@@ -44,34 +45,50 @@ def iter_change_records(trx: Transaction) -> Iterator[dict]:
     table_maps, statement = {}, None
     for event_index, frame in enumerate(trx.payload):
         seq = event_index * ROWS_PER_EVENT
-        event = frame.event
-        body, code = event.body, event.header.type_code
-        if code == EventType.TABLE_MAP:
-            table_maps[body.table_id] = body
-        elif isinstance(body, RowsQuery):
-            statement = body.text
-        elif code in ROWS_TYPES:
-            table_map = table_maps.get(body.table_id)
-            if table_map is None:
-                raise ValueError(f"rows event for table id {body.table_id} without its Table_map "
-                                 f"(source {trx.source}, file {frame.file}, pos {frame.pos})")
-            for change in body.rows:
-                yield {**base, "change_seq": seq, "database": table_map.database, "table": table_map.table,
-                       "op": body.kind, "before": _image(table_map, change.before),
-                       "after": _image(table_map, change.after), "statement": statement,
-                       "binlog_file": frame.file, "binlog_pos": frame.pos}
+        for event in inner_events(frame.event):
+            records, statement = _event_records(base, frame, event, seq, table_maps, statement)
+            for rec in records:
+                yield rec
                 seq += 1
-            if getattr(body, "flags", 0) & STMT_END_F:
-                statement = None
-        elif (sql := query_text(event)) is not None:
-            statement = None
-            if query_kind(sql) is not QueryKind.STATEMENT:
-                continue  # SAVEPOINT / ROLLBACK TO: transaction control, not a change
-            database, table = statement_target(sql, getattr(body, "db", "") or "")
-            yield {**base, "change_seq": seq, "database": database, "table": table,
-                   "op": statement_op(sql), "before": None, "after": None, "statement": sql,
-                   "binlog_file": frame.file, "binlog_pos": frame.pos}
-        # Intvar / Rand / User_var / load blocks: context of the statement after them, no record.
+
+
+def inner_events(event) -> tuple:
+    """The events a frame carries: itself, or for a Transaction_payload (MySQL 8.0.20+
+    compressed transaction) its inner events - BEGIN, Table_map, rows, Xid - in order. Their
+    records keep the payload event's file position."""
+    body = event.body
+    return body.events if isinstance(body, TransactionPayload) else (event,)
+
+
+def _event_records(base: dict, frame: Frame, event, seq: int, table_maps: dict,
+                   statement: str | None) -> tuple[list[dict], str | None]:
+    """Records of one event (change_seq from `seq` on) and the statement in force after it."""
+    body, code = event.body, event.header.type_code
+    if code == EventType.TABLE_MAP:
+        table_maps[body.table_id] = body
+        return [], statement
+    if isinstance(body, RowsQuery):
+        return [], body.text
+    if code in ROWS_TYPES:
+        table_map = table_maps.get(body.table_id)
+        if table_map is None:
+            raise ValueError(f"rows event for table id {body.table_id} without its Table_map "
+                             f"(source {base['source']}, file {frame.file}, pos {frame.pos})")
+        out = [{**base, "change_seq": seq + i, "database": table_map.database, "table": table_map.table,
+                "op": body.kind, "before": _image(table_map, change.before),
+                "after": _image(table_map, change.after), "statement": statement,
+                "binlog_file": frame.file, "binlog_pos": frame.pos}
+               for i, change in enumerate(body.rows)]
+        return out, None if getattr(body, "flags", 0) & STMT_END_F else statement
+    sql = query_text(event)
+    if sql is None or query_kind(sql) is not QueryKind.STATEMENT:
+        # BEGIN / SAVEPOINT / ROLLBACK TO: transaction control, not a change (it still ends the
+        # statement before it); Intvar / Rand / User_var / load blocks: context, no record.
+        return [], None if sql is not None else statement
+    database, table = statement_target(sql, getattr(body, "db", "") or "")
+    return [{**base, "change_seq": seq, "database": database, "table": table, "op": statement_op(sql),
+             "before": None, "after": None, "statement": sql, "binlog_file": frame.file,
+             "binlog_pos": frame.pos}], None
 
 
 def statement_op(sql: str) -> str:

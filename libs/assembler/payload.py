@@ -8,7 +8,10 @@ from libs.boundary import INSIDE_TYPES, PRE_STATEMENT_TYPES, QueryKind, query_ki
 from .model import Frame
 
 # Intvar/Rand/User_var are the context a statement-format statement needs to be replayed.
-_CONTENT_TYPES = (INSIDE_TYPES | PRE_STATEMENT_TYPES) - {EventType.TRANSACTION_CONTEXT, EventType.VIEW_CHANGE}
+# A Transaction_payload (MySQL 8.0.20+ binlog_transaction_compression) holds the whole group's
+# events compressed; change_records expands them.
+_CONTENT_TYPES = ((INSIDE_TYPES | PRE_STATEMENT_TYPES | {EventType.TRANSACTION_PAYLOAD})
+                  - {EventType.TRANSACTION_CONTEXT, EventType.VIEW_CHANGE})
 _CONTENT_QUERIES = (QueryKind.STATEMENT, QueryKind.SAVEPOINT)
 
 
