@@ -15,7 +15,7 @@ from .errors import MalformedError
 from .event_records import (CompressedQuery, ExecuteLoadQuery, Intvar, LoadBlock, LoadFileRef,
                             Rand, UserVar)
 from .records import Query
-from .wire import U32, Cursor, Layout
+from .wire import U32, Cursor, Layout, layout_codec
 
 QUERY_POST = Layout([("thread_id", "I"), ("exec_time", "I"), ("db_len", "B"),
                      ("error_code", "H"), ("status_vars_len", "H")])
@@ -236,26 +236,9 @@ def encode_file_ref(rec: LoadFileRef, header, ctx) -> bytes:
 
 # ---- Intvar (5), Rand (13), User_var (14) ----------------------------------------------------
 
-def decode_intvar(header, body: bytes, ctx) -> Intvar:
-    cur = Cursor(body)
-    kind, value = cur.fields(INTVAR_LAYOUT)
-    cur.end()
-    return Intvar(kind, value)
-
-
-def encode_intvar(rec: Intvar, header, ctx) -> bytes:
-    return INTVAR_LAYOUT.pack(rec.kind, rec.value)
-
-
-def decode_rand(header, body: bytes, ctx) -> Rand:
-    cur = Cursor(body)
-    s1, s2 = cur.fields(RAND_LAYOUT)
-    cur.end()
-    return Rand(s1, s2)
-
-
-def encode_rand(rec: Rand, header, ctx) -> bytes:
-    return RAND_LAYOUT.pack(rec.seed1, rec.seed2)
+# Both bodies are exactly one fixed field table (statement_events.h Intvar_event, Rand_event).
+decode_intvar, encode_intvar = layout_codec(INTVAR_LAYOUT, Intvar)
+decode_rand, encode_rand = layout_codec(RAND_LAYOUT, Rand)
 
 
 def decode_user_var(header, body: bytes, ctx):

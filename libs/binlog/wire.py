@@ -8,6 +8,7 @@ frame itself is complete, so a body shorter than its own length fields is *malfo
 """
 from __future__ import annotations
 
+import dataclasses
 import struct
 from typing import Iterable
 
@@ -39,6 +40,25 @@ class Layout:
 
     def pack(self, *values) -> bytes:
         return self.struct.pack(*values)
+
+
+def layout_codec(layout: Layout, record):
+    """(decode, encode) for an event body that is exactly one fixed field table whose names are
+    `record`'s fields in order: decode reads the table and proves the body ends there."""
+    names = tuple(f.name for f in dataclasses.fields(record))
+    if names != layout.names:
+        raise TypeError(f"{record.__name__} fields {names} are not the layout's {layout.names}")
+
+    def decode(header, body, ctx):
+        cur = Cursor(body)
+        values = cur.fields(layout)
+        cur.end()
+        return record(*values)
+
+    def encode(rec, header, ctx) -> bytes:
+        return layout.pack(*(getattr(rec, name) for name in names))
+
+    return decode, encode
 
 
 class Cursor:
