@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .constants import EventType
 from .errors import MalformedError
@@ -30,6 +31,39 @@ class MysqlGtidWire(MysqlGtid):
     commit_group_ticket: int | None = None
     layout: tuple = ()
     tail: bytes = b""
+
+
+class ImmediateOriginal(NamedTuple):
+    """One of Gtid_event's two immediate/original pairs (control_events.cpp read_event /
+    write_data_body): the immediate value's top bit says the original value follows; without
+    it the original equals the immediate."""
+
+    nbytes: int
+    has_original: int  # the flag bit in the immediate value
+    name: str  # for error messages: immediate_<name>, original_<name>
+    tag_one: str  # layout tag when only the immediate value was written
+    tag_both: str  # ... when both were
+
+
+COMMIT_TS = ImmediateOriginal(7, TS_HAS_ORIGINAL, "commit_timestamp", "ts1", "ts2")
+SERVER_VERSION = ImmediateOriginal(4, SV_HAS_ORIGINAL, "server_version", "sv1", "sv2")
+
+
+def _read_immediate_original(cur: Cursor, pair: ImmediateOriginal) -> tuple[int, int, str]:
+    """(immediate, original, layout tag)."""
+    raw = cur.uint(pair.nbytes, f"immediate_{pair.name}")
+    immediate = raw & ~pair.has_original
+    if raw & pair.has_original:
+        return immediate, cur.uint(pair.nbytes, f"original_{pair.name}"), pair.tag_both
+    return immediate, immediate, pair.tag_one
+
+
+def _write_immediate_original(pair: ImmediateOriginal, both: bool, immediate: int,
+                              original: int) -> bytes:
+    if not both:
+        return immediate.to_bytes(pair.nbytes, "little")
+    return ((immediate | pair.has_original).to_bytes(pair.nbytes, "little")
+            + original.to_bytes(pair.nbytes, "little"))
 
 
 def _sid_text(raw: bytes) -> str:
@@ -56,26 +90,16 @@ def decode_gtid(header, body: bytes, ctx) -> MysqlGtid:
         _, vals["last_committed"], vals["sequence_number"] = cur.fields(LOGICAL_CLOCK)
         layout.append("clock")
         if cur.remaining >= 7:
-            ts = cur.uint(7, "immediate_commit_timestamp")
-            vals["immediate_commit_ts"] = ts & ~TS_HAS_ORIGINAL
-            if ts & TS_HAS_ORIGINAL:
-                vals["original_commit_ts"] = cur.uint(7, "original_commit_timestamp")
-                layout.append("ts2")
-            else:
-                vals["original_commit_ts"] = vals["immediate_commit_ts"]
-                layout.append("ts1")
+            (vals["immediate_commit_ts"], vals["original_commit_ts"],
+             part) = _read_immediate_original(cur, COMMIT_TS)
+            layout.append(part)
             if cur.remaining >= 1:
                 vals["transaction_length"] = cur.packed_int("transaction_length")
                 layout.append("length")
                 if cur.remaining >= 4:
-                    sv = cur.u32("immediate_server_version")
-                    vals["immediate_server_version"] = sv & ~SV_HAS_ORIGINAL
-                    if sv & SV_HAS_ORIGINAL:
-                        vals["original_server_version"] = cur.u32("original_server_version")
-                        layout.append("sv2")
-                    else:
-                        vals["original_server_version"] = vals["immediate_server_version"]
-                        layout.append("sv1")
+                    (vals["immediate_server_version"], vals["original_server_version"],
+                     part) = _read_immediate_original(cur, SERVER_VERSION)
+                    layout.append(part)
                     if cur.remaining >= 8:
                         vals["commit_group_ticket"] = cur.u64("commit_group_ticket")
                         layout.append("ticket")
@@ -95,18 +119,15 @@ def encode_gtid(rec: MysqlGtid, header, ctx) -> bytes:
         if part == "clock":
             out.append(LOGICAL_CLOCK.pack(LOGICAL_TIMESTAMP_TYPECODE, rec.last_committed,
                                           rec.sequence_number))
-        elif part == "ts1":
-            out.append(rec.immediate_commit_ts.to_bytes(7, "little"))
-        elif part == "ts2":
-            out.append((rec.immediate_commit_ts | TS_HAS_ORIGINAL).to_bytes(7, "little"))
-            out.append(rec.original_commit_ts.to_bytes(7, "little"))
+        elif part in (COMMIT_TS.tag_one, COMMIT_TS.tag_both):
+            out.append(_write_immediate_original(COMMIT_TS, part == COMMIT_TS.tag_both,
+                                                 rec.immediate_commit_ts, rec.original_commit_ts))
         elif part == "length":
             out.append(pack_int(rec.transaction_length))
-        elif part == "sv1":
-            out.append(rec.immediate_server_version.to_bytes(4, "little"))
-        elif part == "sv2":
-            out.append((rec.immediate_server_version | SV_HAS_ORIGINAL).to_bytes(4, "little"))
-            out.append(rec.original_server_version.to_bytes(4, "little"))
+        elif part in (SERVER_VERSION.tag_one, SERVER_VERSION.tag_both):
+            out.append(_write_immediate_original(SERVER_VERSION, part == SERVER_VERSION.tag_both,
+                                                 rec.immediate_server_version,
+                                                 rec.original_server_version))
         elif part == "ticket":
             out.append(U64.pack(rec.commit_group_ticket))
     out.append(getattr(rec, "tail", b""))
