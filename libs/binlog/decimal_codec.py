@@ -28,6 +28,18 @@ def decimal_size(meta: int) -> int:
     return _parts(meta >> 8, meta & 0xFF)[2]
 
 
+def _groups_value(raw: int, groups) -> int:
+    """The number the digit groups (shift, mask, 10^digits, digits) of `raw` spell, most
+    significant first; a group over its digit count is malformed (bin2decimal checks it too)."""
+    value = 0
+    for sh, mask, mult, _ in groups:
+        chunk = (raw >> sh) & mask
+        if chunk >= mult:
+            raise MalformedError("DECIMAL digit group out of range")
+        value = value * mult + chunk
+    return value
+
+
 def make_decimal_decoder(meta: int):
     precision, scale = meta >> 8, meta & 0xFF
     if precision == 0 or scale > precision:
@@ -54,22 +66,11 @@ def make_decimal_decoder(meta: int):
         raw ^= sign_bit
         if negative:
             raw ^= full
-        int_part = 0
-        for sh, mask, mult, digits in int_layout:
-            chunk = (raw >> sh) & mask
-            if chunk >= mult:
-                raise MalformedError("DECIMAL digit group out of range")
-            int_part = int_part * mult + chunk
+        int_part = _groups_value(raw, int_layout)
         sign = "-" if negative else ""
         if not scale:
             return Decimal(f"{sign}{int_part}"), end
-        frac = 0
-        for sh, mask, mult, digits in frac_layout:
-            chunk = (raw >> sh) & mask
-            if chunk >= mult:
-                raise MalformedError("DECIMAL digit group out of range")
-            frac = frac * mult + chunk
-        return Decimal(frac_fmt.format(sign, int_part, frac)), end
+        return Decimal(frac_fmt.format(sign, int_part, _groups_value(raw, frac_layout))), end
 
     return decode, size
 
