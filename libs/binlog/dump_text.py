@@ -102,8 +102,7 @@ def describe(item: DumpItem) -> str:
     if isinstance(body, BinlogCheckpoint):
         return f"Binlog checkpoint {_name(body.file)}"
     if isinstance(body, GtidList):
-        return "Gtid list [" + ",\n# ".join(
-            f"{e.domain_id}-{e.server_id}-{e.seq_no}" for e in body.entries) + "]"
+        return "Gtid list [" + ",\n# ".join(e.gtid for e in body.entries) + "]"
     if isinstance(body, UserVar):
         return f"User_var\tname={_latin(body.name)}"
     return event.type_name.title()

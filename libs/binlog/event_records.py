@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .records import Dummy, Query
+from .records import Dummy, Query, maria_gtid_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,7 @@ class GtidListEntry:
 
     @property
     def gtid(self) -> str:
-        return f"{self.domain_id}-{self.server_id}-{self.seq_no}"
+        return maria_gtid_text(self.domain_id, self.server_id, self.seq_no)
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,12 @@ MARIA_FL_PREPARED_XA = 0x40
 MARIA_FL_COMPLETED_XA = 0x80
 
 
+def maria_gtid_text(domain_id: int, server_id: int, seq_no: int) -> str:
+    """MariaDB GTID text form domain-server-sequence (MariaDB GTID docs, as @@gtid_binlog_pos
+    and mariadb-binlog print it)."""
+    return f"{domain_id}-{server_id}-{seq_no}"
+
+
 @dataclass(frozen=True, slots=True)
 class MariaGtid:
     """MariaDB Gtid (162). Opens a transaction unless FL_STANDALONE is set (WL#4162 flavour)."""
@@ -138,7 +144,7 @@ class MariaGtid:
 
     @property
     def gtid(self) -> str:
-        return f"{self.domain_id}-{self.server_id}-{self.seq_no}"
+        return maria_gtid_text(self.domain_id, self.server_id, self.seq_no)
 
 
 @dataclass(frozen=True, slots=True)
