@@ -183,16 +183,14 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
 
 
 def _update_context(type_code: int, record, ctx: DecodeContext) -> None:
+    """A new Format_description (or v3 Start) restarts the decoding context. Table_maps are
+    remembered inline by the only caller, decode_event, so they are not handled here."""
     if type_code == FDE:
         ctx.fde = record
         ctx.table_maps.clear()
     elif type_code == START_V3:
         ctx.fde = fde_for_v3(record)
         ctx.table_maps.clear()
-    elif type_code == TABLE_MAP:
-        table_id = getattr(record, "table_id", None)
-        if table_id is not None:
-            ctx.table_maps[table_id] = record
 
 
 def iter_events(data, *, file: str | None = None, source: str | None = None,
