@@ -54,6 +54,7 @@ class ReplicateBatch:
     def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
                  partitions: int = 2, app_id: str = "cdc-replicate"):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
+        self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         spark = batch_df.sparkSession
@@ -62,20 +63,51 @@ class ReplicateBatch:
         try:
             segments = batch.filter(F.col("kind") == "segment")
             decoded = decode_rows(segments, self.partitions).persist()
-            quarantine = self._assembler_quarantine(batch, batch_id).unionByName(
-                self._failed_transactions(segments, decoded, batch_id))
-            idempotent_append(quarantine, self.paths.table(QUARANTINE_TABLE), f"{self.app_id}:quarantine", batch_id)
-            changes = change_records(decoded)
+            # Transactions with an undecodable segment: few or none. Asked once (decoded is
+            # cached); the frame join and the anti-join of the change records run only when
+            # there are some, so a clean batch shuffles neither its frames nor its changes.
+            failed = self._failed(decoded)
+            quarantine = self._assembler_quarantine(batch, batch_id)
+            if failed is not None:
+                quarantine = quarantine.unionByName(self._failed_transactions(segments, failed, batch_id))
+            self._append_unless_empty(quarantine, QUARANTINE_TABLE, self.paths.table(QUARANTINE_TABLE), batch_id,
+                                      create=True)
+            changes = change_records(decoded, failed.select("source", "trx_id") if failed is not None else None)
             if self.apply is not None:
                 self.apply(changes, batch_id)
             else:
                 idempotent_append(changes, self.paths.table(CHANGES_TABLE), f"{self.app_id}:changes", batch_id)
             releases = batch.filter(F.col("kind") == "release").select(
                 "source", "release_trx_key", "release_chunk_count", F.lit(batch_id).cast("long").alias("batch_id"))
-            idempotent_append(releases, self.paths.releases, f"{self.app_id}:releases", batch_id)
+            self._append_unless_empty(releases, "releases", self.paths.releases, batch_id)
             decoded.unpersist()
         finally:
             batch.unpersist()
+
+    def _append_unless_empty(self, df: DataFrame, name: str, path: str, batch_id: int, *,
+                             create: bool = False) -> None:
+        """An empty append would still cost a Delta commit per batch; skipping it loses nothing
+        (a replayed batch recomputes the same empty set). `create`: the first batch writes even
+        when empty, so the table exists for readers (an empty quarantine is a query result)."""
+        if create and path not in self._created:
+            if not _is_delta_table(df.sparkSession, path):
+                idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
+                self._created.add(path)
+                return
+            self._created.add(path)
+        if not df.isEmpty():
+            idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
+
+    @staticmethod
+    def _failed(decoded: DataFrame) -> DataFrame | None:
+        """(source, trx_id, reason, kind) of transactions with an error row, or None."""
+        rows = (decoded.filter(F.col("decode_error").isNotNull())
+                .groupBy("source", "trx_id").agg(F.first("decode_error").alias("reason"),
+                                                  F.first("error_kind").alias("kind")).collect())
+        if not rows:
+            return None
+        schema = "source string, trx_id string, reason string, kind string"
+        return decoded.sparkSession.createDataFrame([tuple(r) for r in rows], schema)
 
     def _assembler_quarantine(self, batch: DataFrame, batch_id: int) -> DataFrame:
         q = batch.filter(F.col("kind") == "quarantine")
@@ -83,12 +115,9 @@ class ReplicateBatch:
                         "reason", "raw", "kafka_partition", "kafka_offset",
                         F.current_timestamp().alias("quarantined_at")).select(*_quarantine_columns())
 
-    def _failed_transactions(self, segments: DataFrame, decoded: DataFrame, batch_id: int) -> DataFrame:
+    def _failed_transactions(self, segments: DataFrame, errors: DataFrame, batch_id: int) -> DataFrame:
         """Every frame of a transaction with an undecodable segment, with the decode error."""
-        errors = (decoded.filter(F.col("decode_error").isNotNull())
-                  .groupBy("source", "trx_id").agg(F.first("decode_error").alias("reason"),
-                                                    F.first("error_kind").alias("kind")))
-        frames = (segments.select("source", "trx_id", "frames").join(errors, ["source", "trx_id"])
+        frames = (segments.select("source", "trx_id", "frames").join(F.broadcast(errors), ["source", "trx_id"])
                   .select("source", "reason", "kind", F.explode("frames").alias("f"))
                   .filter(~F.col("f.context")))
         return frames.select(
@@ -111,6 +140,12 @@ class ReplicateBatch:
         for row in done:
             store.delete(row["source"], row["release_trx_key"], row["release_chunk_count"])
         table.delete(F.col("batch_id") < batch_id)
+
+
+def _is_delta_table(spark, path: str) -> bool:
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, path)
 
 
 def _quarantine_columns() -> list[str]:
