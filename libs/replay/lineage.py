@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 ROW_ID_COLUMN = "_row_id"
@@ -66,7 +66,9 @@ class Lineage:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # flat fields of immutable values: dataclasses.asdict's recursive deep copy cost
+        # ~0.3 ms per change in the apply stage (bench/README.md)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     def where(self) -> str:
         """'GTID 0-1-5 at mdb-bin.000002:1234' for messages."""
