@@ -8,14 +8,15 @@ from pyspark.sql import functions as F
 
 from libs.config import JobConfig
 from pipelines.replicate import build_query
-from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE
+from pipelines.replicate_batch import CHANGES_TABLE
 from pipelines.ship import main as cdc_ship
 from tests.unit.stream.test_stream_assembly import CORPUS, OPS, oracle_row_counts
 
 pytestmark = pytest.mark.integration
 
-# The 200k-row big_trx file over many micro-batches is covered without Spark in
-# tests/unit/stream (it costs minutes here); these files still span several micro-batches.
+# Every corpus file, compared with its oracle: test_corpus_through_kafka.py; a SIGKILL while a
+# spilled transaction is open: test_kill_and_restart.py. Here: more data arriving while the job
+# is down, restarts from the same checkpoint.
 FILES = [f"{CORPUS}/row_minimal/mdb-bin.000002", f"{CORPUS}/row_noblob/mdb-bin.000003"]
 
 
@@ -32,20 +33,6 @@ def replicate(spark, cfg: JobConfig) -> None:
 def row_counts(df) -> collections.Counter:
     rows = df.filter(F.col("op").isin(*OPS.values())).groupBy("database", "table", "op").count().collect()
     return collections.Counter({(r["database"], r["table"], r["op"]): r["count"] for r in rows})
-
-
-def test_corpus_files_through_kafka_give_the_oracles_row_changes(spark, kafka_broker, topic, tmp_path):
-    ship(kafka_broker.bootstrap, topic, "mdb", FILES)
-    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
-                    checkpoint=str(tmp_path / "ckpt"), available_now=True,
-                    max_offsets_per_trigger=300)  # several micro-batches; transactions straddle them
-    replicate(spark, cfg)
-    changes = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES_TABLE}")
-    expected = sum((oracle_row_counts(f + ".vv.txt.gz") for f in FILES), collections.Counter())
-    assert row_counts(changes) == expected
-    # nothing twice: (transaction, change_seq) is unique
-    assert changes.groupBy("trx_id", "change_seq").count().filter("count > 1").count() == 0
-    assert spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE_TABLE}").count() == 0
 
 
 def test_restart_from_checkpoint_mid_stream_gives_same_output_nothing_twice(spark, kafka_broker, topic, tmp_path):
