@@ -1,0 +1,132 @@
+"""cdc-replicate as a subprocess that can be SIGKILLed like a crashed machine, and read-only
+peeks at what it left on disk (the Spark checkpoint and the Delta logs), for the kill schedule.
+
+The job runs in its own session (process group): SIGKILL goes to the group, so the Python
+driver, its JVM and the Python workers die at the same instant, with no shutdown hook, flush or
+cleanup of any of them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's console script
+STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
+APP_ID = "cdc-replicate"  # DeltaApplier's default app_id: txnAppId = f"{APP_ID}:{table}"
+IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
+STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
+
+
+def _numbered(directory: Path) -> list[int]:
+    """Batch ids of a Spark checkpoint log directory (offsets/, commits/): files named N."""
+    if not directory.is_dir():
+        return []
+    return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit())
+
+
+def committed_txn_versions(table_dir: Path) -> dict[str, int]:
+    """{txnAppId: highest txnVersion} from the JSON commits of a Delta log."""
+    out: dict[str, int] = {}
+    log = table_dir / "_delta_log"
+    if not log.is_dir():
+        return out
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            txn = json.loads(line).get("txn") if line.strip() else None
+            if txn:
+                out[txn["appId"]] = max(out.get(txn["appId"], -1), int(txn["version"]))
+    return out
+
+
+@dataclass
+class Replicator:
+    work: Path
+    args: list[str]  # --bootstrap ... --checkpoint ... (everything but --conf / --available-now)
+    checkpoint: Path
+    delta_root: Path
+    runs: list[Path] = field(default_factory=list)
+    proc: subprocess.Popen | None = None
+
+    def start(self, conf: Path, *extra: str) -> subprocess.Popen:
+        log = self.work / f"replicate-run{len(self.runs)}.log"
+        self.runs.append(log)
+        with open(log, "wb") as out:
+            self.proc = subprocess.Popen([str(CDC_REPLICATE), *self.args, "--conf", str(conf), *extra],
+                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        return self.proc
+
+    def log_tail(self, lines: int = 40) -> str:
+        if not self.runs:
+            return "(no run)"
+        return "\n".join(self.runs[-1].read_text(errors="replace").splitlines()[-lines:])
+
+    def _check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"cdc-replicate exited {self.proc.returncode} unexpectedly:\n{self.log_tail()}")
+
+    def wait_started(self, timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            if STARTED in self.runs[-1].read_text(errors="replace"):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"cdc-replicate did not start its query in {timeout:.0f}s:\n{self.log_tail()}")
+
+    def batches(self) -> tuple[int, int]:
+        """(last planned batch id, last committed batch id); -1 when none."""
+        query = self.checkpoint / "query"
+        planned, committed = _numbered(query / "offsets"), _numbered(query / "commits")
+        return (planned[-1] if planned else -1), (committed[-1] if committed else -1)
+
+    def stage_reached(self, batch_id: int, stage: str) -> bool:
+        """Has micro-batch `batch_id` committed its write of `stage` yet? Stages, in the order a
+        batch writes them (pipelines/apply/applier.py): IN_FLIGHT (offsets written, nothing else
+        needed), CHANGE_LOG, TARGET (any target table merged), PROGRESS."""
+        if stage == IN_FLIGHT:
+            return batch_id <= self.batches()[0]
+        if not self.delta_root.is_dir():
+            return False
+        tables = ([d for d in self.delta_root.iterdir() if "__" in d.name] if stage == TARGET
+                  else [self.delta_root / stage])
+        return any(committed_txn_versions(d).get(f"{APP_ID}:{d.name}", -1) >= batch_id for d in tables)
+
+    def wait_stage(self, after: int, stage: str, timeout: float = 600.0) -> int:
+        """The first batch id > after that is in flight (planned, not committed) with `stage`
+        written; returns that batch id."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            planned, committed = self.batches()
+            if planned > after and planned > committed and self.stage_reached(planned, stage):
+                return planned
+            time.sleep(0.05)
+        raise AssertionError(f"no batch after {after} reached {stage} in {timeout:.0f}s:\n{self.log_tail()}")
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group, then wait until no member is left."""
+        pgid = self.proc.pid  # start_new_session: the group id is the leader's pid
+        os.killpg(pgid, signal.SIGKILL)
+        self.proc.wait(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"process group {pgid} still alive 30 s after SIGKILL")
+
+    def delta_commits_of(self, batch_id: int) -> list[str]:
+        """Delta tables under delta_root whose writes of micro-batch `batch_id` are committed."""
+        if not self.delta_root.is_dir():
+            return []
+        return sorted(d.name for d in self.delta_root.iterdir()
+                      if any(v >= batch_id for v in committed_txn_versions(d).values()))

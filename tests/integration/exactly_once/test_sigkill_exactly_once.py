@@ -1,0 +1,203 @@
+"""Issue #5 "Exactly once" (DESIGN.md "Semantics that must hold": kill the job at any instant,
+restart it: every committed source transaction is in Delta exactly once).
+
+Real parts only: a MariaDB server (binlog ROW, MINIMAL row images, annotate rows) runs the
+workload of workload.py while `cdc-ship --server` ships its binlog into the Kafka broker;
+`cdc-replicate --target-ddl` (a subprocess, micro-batches of 40 frames, so transactions straddle
+them) is SIGKILLed KILLS times while the workload still writes, and restarted from the same
+checkpoint each time; a final `--available-now` run drains the topic.
+
+Where the kills land: each kill aims at a point of a micro-batch (replicator.STAGES: planned but
+nothing written; change log committed; a target table merged; progress committed), every point
+at least once in a seeded order, and fires a seeded random 0-1.5 s after this run made that
+write; the printed schedule says what each kill interrupted (the batch in flight and which of
+its Delta commits existed). Then, against oracles from the server itself:
+  * every Delta target table equals `SELECT *` on the server, row for row (oracle.normalise);
+  * `_cdc_change_log` holds each change once: no (source, trx_id, change_seq) twice, and per
+    (GTID, table, op) as many row changes as `mariadb-binlog -vv` shows in the server's files;
+  * `_cdc_progress`'s latest row is the server's `@@gtid_binlog_pos`; nothing was quarantined.
+
+Seed: CDC_EXACTLY_ONCE_SEED (default: drawn and printed, so a failing run can be repeated).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import random
+import threading
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+from tests.integration.shipper.helpers import start_shipper, stop_shipper, wait_shipped
+
+from .oracle import binlog_row_changes, delta_rows, server_rows
+from .replicator import STAGES, Replicator
+from .workload import TABLES, run_round, schema_sql
+
+pytestmark = pytest.mark.integration
+
+DB = "exactly_once"
+SOURCE = "mdb-eo"
+KILLS = 5
+MAX_KILL_DELAY_S = 1.5  # after the drawn stage was seen; a small batch takes seconds
+ROUND_PAUSE_S = (1.0, 5.0)  # between workload rounds (~70 frames each) while the job is killed
+WORKLOAD_ROUNDS = 60  # at most: bounds what the final drain has to apply on a slow machine
+CONTINUOUS_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: 40\n"  # many small batches,
+# transactions straddle them (a round is ~70 frames)
+DRAIN_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: 100000\n"
+
+
+def kill_stages(rng: random.Random) -> list[str]:
+    """Where in a micro-batch each kill aims (replicator.STAGES): every stage once, the rest drawn."""
+    stages = list(STAGES) + rng.choices(STAGES, k=KILLS - len(STAGES))
+    rng.shuffle(stages)
+    return stages
+
+
+def _seed() -> int:
+    return int(os.environ.get("CDC_EXACTLY_ONCE_SEED") or random.SystemRandom().randrange(2**31))
+
+
+def _target_ddl(mariadb) -> str:
+    """The replica's declaration = the source tables' SHOW CREATE TABLE (issue #5 --target-ddl)."""
+    return f"USE `{DB}`;\n" + "".join(mariadb.query(f"SHOW CREATE TABLE `{DB}`.`{t}`")[0][1] + ";\n"
+                                      for t in TABLES)
+
+
+def _minimal_session(mariadb):
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION binlog_row_image = MINIMAL")
+    return conn
+
+
+class Workload(threading.Thread):
+    """Rounds of workload.py, one after the other with seeded pauses, until stopped."""
+
+    def __init__(self, mariadb, rng: random.Random, first_round: int):
+        super().__init__(daemon=True)
+        self.mariadb, self.rng, self.round = mariadb, rng, first_round
+        self.stop, self.error = threading.Event(), None
+
+    def run(self) -> None:
+        try:
+            conn = _minimal_session(self.mariadb)
+            while not self.stop.is_set() and self.round < WORKLOAD_ROUNDS:
+                run_round(conn, DB, self.round, self.rng)
+                self.round += 1
+                self.stop.wait(self.rng.uniform(*ROUND_PAUSE_S))
+            conn.close()
+        except Exception as exc:  # noqa: BLE001 - re-raised by the test
+            self.error = exc
+
+
+def _closed_files(mariadb, first: str, current: str) -> list[str]:
+    names = [row[0] for row in mariadb.query("SHOW BINARY LOGS")]
+    return names[names.index(first):names.index(current)]
+
+
+def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_broker, topic, tmp_path,
+                                                               request):
+    seed = _seed()
+    print(f"\nexactly-once: seed {seed} (CDC_EXACTLY_ONCE_SEED={seed} repeats the draws)")
+    kill_rng, workload_rng = random.Random(seed), random.Random(seed + 1)
+    began = time.monotonic()
+
+    start_file = mariadb.flush_binlogs()
+    mariadb.sql(schema_sql(DB))
+    ddl = tmp_path / "target.sql"
+    ddl.write_text(_target_ddl(mariadb))
+    continuous, drain = tmp_path / "continuous.yaml", tmp_path / "drain.yaml"
+    continuous.write_text(CONTINUOUS_CONF)
+    drain.write_text(DRAIN_CONF)
+    job = Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
+                                "--target-ddl", str(ddl), "--delta-root", str(tmp_path / "delta"),
+                                "--checkpoint", str(tmp_path / "ckpt")],
+                     checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
+    shipper = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
+                            "--password", mariadb.password, "--bootstrap", kafka_broker.bootstrap,
+                            "--topic", topic, "--source", SOURCE, "--start-file", start_file)
+    workload = Workload(mariadb, workload_rng, first_round=0)
+    try:
+        workload.start()
+        for kill, stage in enumerate(kill_stages(kill_rng)):
+            started = time.monotonic()
+            job.start(continuous)
+            job.wait_started()
+            # The kill lands on the first write of `stage` made by THIS run: in the batch the
+            # previous kill interrupted (replayed first) if its `stage` was not written yet, else
+            # in a later batch; so every run moves the stream on.
+            planned, committed = job.batches()
+            replay_has_it = planned > committed and job.stage_reached(planned, stage)
+            batch = job.wait_stage(after=planned if replay_has_it else committed, stage=stage)
+            delay = kill_rng.uniform(0.0, MAX_KILL_DELAY_S)
+            time.sleep(delay)
+            planned, committed = job.batches()
+            job.kill()
+            in_flight = planned if planned > committed else None
+            written = job.delta_commits_of(in_flight) if in_flight is not None else []
+            print(f"exactly-once: kill {kill + 1}/{KILLS}: SIGKILL {time.monotonic() - started:5.1f}s after "
+                  f"start, {delay:.2f}s after batch {batch} reached '{stage}'; at the kill: last "
+                  f"committed batch {committed}, in flight: "
+                  + ("none" if in_flight is None else
+                     f"batch {in_flight} with Delta commits in [{', '.join(written)}]")
+                  + f"; workload at round {workload.round}")
+        workload.stop.set()
+        workload.join(60)
+        assert workload.error is None, workload.error
+        assert not workload.is_alive()
+        end_file = mariadb.flush_binlogs()
+        files = _closed_files(mariadb, start_file, end_file)
+        wait_shipped(kafka_broker.bootstrap, topic, SOURCE, files[-1],
+                     mariadb.binlog_path(files[-1]).stat().st_size, proc=shipper)
+    finally:
+        workload.stop.set()
+        rc, err = stop_shipper(shipper)
+        if job.proc is not None and job.proc.poll() is None:
+            job.kill()
+    assert rc == 0, err
+
+    drain_started = time.monotonic()
+    job.start(drain, "--available-now")
+    assert job.proc.wait(900) == 0, job.log_tail()
+    print(f"exactly-once: drained with --available-now in {time.monotonic() - drain_started:.1f}s; "
+          f"{workload.round} workload rounds over {len(files)} binlog files; "
+          f"{len(job.runs)} cdc-replicate runs in {time.monotonic() - began:.0f}s")
+
+    spark = request.getfixturevalue("spark")  # only now: no idle JVM beside the killed ones
+    delta = str(tmp_path / "delta")
+
+    # 1. every target table = the server's table, row for row
+    for table in TABLES:
+        columns, expected = server_rows(mariadb, DB, table)
+        got = delta_rows(spark, f"{delta}/{DB}__{table}", columns)
+        assert got == expected, (f"{table}: Delta minus server {list((got - expected).items())[:5]}, "
+                                 f"server minus Delta {list((expected - got).items())[:5]}")
+        assert sum(expected.values()) > 0, table
+
+    # 2. the change log: each change once, as many as the server's binlog holds
+    log = spark.read.format("delta").load(f"{delta}/_cdc_change_log")
+    identity = ["lineage.source", "lineage.trx_id", "lineage.change_seq"]
+    twice = log.groupBy(*[F.col(c) for c in identity]).count().filter("count > 1")
+    assert twice.count() == 0, twice.limit(5).collect()
+    rows = (log.filter(F.col("op").isin("insert", "update", "delete"))
+            .groupBy("lineage.gtid", "database", "table", "op").count().collect())
+    got_changes = collections.Counter({(r["gtid"], r["database"], r["table"], r["op"]): r["count"]
+                                       for r in rows})
+    oracle = binlog_row_changes([mariadb.binlog_path(f) for f in files])
+    assert got_changes == oracle, (f"change log minus binlog {list((got_changes - oracle).items())[:5]}, "
+                                   f"binlog minus change log {list((oracle - got_changes).items())[:5]}")
+    assert set(log.select("outcome").distinct().toPandas()["outcome"]) <= {"applied", "ddl_recorded"}
+
+    # 3. progress = the source's last GTID; nothing quarantined
+    progress = spark.read.format("delta").load(f"{delta}/_cdc_progress")
+    latest = progress.orderBy(F.col("batch_id").desc()).first()
+    assert (latest["source"], latest["gtid"]) == (SOURCE, mariadb.query("SELECT @@gtid_binlog_pos")[0][0])
+    assert progress.groupBy("batch_id").count().filter("count > 1").count() == 0
+    quarantine = tmp_path / "delta" / "_cdc_quarantine"
+    if quarantine.is_dir():
+        assert spark.read.format("delta").load(str(quarantine)).count() == 0
+    print(f"exactly-once: {sum(oracle.values())} row changes in {len({k[0] for k in oracle})} "
+          f"transactions applied exactly once")
