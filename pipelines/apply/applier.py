@@ -120,28 +120,36 @@ class DeltaApplier:
         log: list[ChangeLogEntry] = []
         errors: list[ReplayError] = []
         plans: list[_TablePlan] = []
-        for (database, table), group in group_changes(changes).items():
-            tally = counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
-            target = self.catalog.get(database, table)
-            if target is None:
-                for change in group:
-                    entry, error = undeclared(change, self.undeclared)
-                    log.append(entry)
-                    errors.extend([error] if error else [])
-                    tally["quarantined"] += error is not None
-                continue
-            target = self._effective(target)
-            path = D.table_path(self.config.delta_root, target.delta_table)
-            committed = D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table))
-            if committed is not None and committed >= batch_id:
-                tally["already_applied"] = 1
-                continue
-            plan, result = self._replay_table(spark, batch_id, target, path, group)
-            log.extend(result.change_log)
-            errors.extend(result.quarantine)
-            tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
-                         quarantined=len(result.quarantine))
-            plans.append(plan)
+        # Tables are read (a Spark semi-join each) and replayed side by side, like the MERGEs
+        # (_merge_all); results are taken in table order, so the change log's order is fixed.
+        pending: list[tuple[Counter, Any]] = []
+        with ThreadPoolExecutor(max_workers=MERGE_THREADS, thread_name_prefix="replay") as pool:
+            for (database, table), group in group_changes(changes).items():
+                tally = counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
+                target = self.catalog.get(database, table)
+                if target is None:
+                    entries = [undeclared(change, self.undeclared) for change in group]
+                    tally["quarantined"] += sum(error is not None for _, error in entries)
+                    pending.append((tally, entries))
+                    continue
+                target = self._effective(target)
+                path = D.table_path(self.config.delta_root, target.delta_table)
+                committed = D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table))
+                if committed is not None and committed >= batch_id:
+                    tally["already_applied"] = 1
+                    continue
+                pending.append((tally, pool.submit(self._replay_table, spark, batch_id, target, path, group)))
+            for tally, work in pending:
+                if isinstance(work, list):  # undeclared table: (entry, error) per change
+                    log.extend(entry for entry, _ in work)
+                    errors.extend(error for _, error in work if error is not None)
+                    continue
+                plan, result = work.result()
+                log.extend(result.change_log)
+                errors.extend(result.quarantine)
+                tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
+                             quarantined=len(result.quarantine))
+                plans.append(plan)
         self._write(spark, batch_id, changes, log, errors, plans)
         return {name: dict(c) for name, c in counts.items()}
 
