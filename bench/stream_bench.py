@@ -180,7 +180,8 @@ def report(f: dict) -> None:
     print(f"check: {c['change_records']} change records, {c['transactions']} transaction(s), "
           f"{c['distinct_trx_change_seq']} distinct (trx_id, change_seq), {c['distinct_ids']} distinct ids, "
           f"(+{c['ddl_records']} CREATE DDL records), {c['quarantined']} quarantined -> {'OK' if c['ok'] else 'FAILED'}")
-    print("peak memory: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(m.items())))
+    shown = ("driver JVM", "java", "python-driver", "python-worker")  # not chmod/rm helpers
+    print("peak memory: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(m.items()) if k.startswith(shown)))
     print(f"rows batch {h['batch']} ({h['seconds']} s): core busy {h['core_busy']}, "
           f"Python worker CPU s {h['python_worker_cpu_s']}, CPU s by process {h['cpu_s_by_process']}")
 

@@ -1,0 +1,407 @@
+"""Issue #5 "Performance": the apply stage measured, not asserted.
+
+    .venv/bin/python bench/apply_bench.py [--transactions 30000] [--only sustained,latency,scaling]
+
+1. sustained: a minimal-image, update-heavy simulator workload without DDL (cdc-simulate's
+   Master, row_image=minimal, ddl_rate=0; cached under .cache/bench/) shipped to the project's
+   Kafka broker (own port) with cdc-ship; then, in ONE Spark session, the same topic read
+   available-now by cdc-replicate's query three times: a warm-up, the plain sink (change
+   records appended to Delta, no applier) and the DeltaApplier with the simulator's
+   --target-ddl. Row changes/s of both, their ratio, and the target tables compared with the
+   simulator's expected tables (the oracle).
+2. latency: the same binlog produced at a steady --rate transactions/s (one group = GTID event
+   .. commit, produced together; the send time of a group is its commit time) while the
+   applier query runs with a --trigger s trigger. A transaction is visible when the applier
+   call of its micro-batch returned (MERGEs and progress committed); p50/p99 of
+   visible - commit per transaction.
+3. scaling: DeltaApplier called directly on one batch of N decoded change records (N = 10k,
+   100k, 1M; 10 % inserts into sim.t_pk then minimal-image UPDATEs of those rows, codec-encoded
+   and decoded by libs/stream_assembly), beside a plain Delta append of the same DataFrame:
+   rows, seconds, us/row. The final table is checked against the generator's rows.
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import dataclasses
+import json
+import shutil
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_support import load_average, private_broker  # noqa: E402
+from libs.paths import REPO_ROOT  # noqa: E402
+
+CACHE = REPO_ROOT / ".cache" / "bench"
+SOURCE = "sim"
+ROW_OPS = ("insert", "update", "delete")
+
+
+# -- workloads ----------------------------------------------------------------------------------
+def simulated_binlog(transactions: int, seed: int) -> tuple[Path, Path]:
+    """(binlog file, expected-tables dir) of the minimal-image, no-DDL simulator workload."""
+    from libs.simulator import FileSink, SimulationOptions, simulate, write_expected
+
+    path = CACHE / f"sim_minimal_{transactions}_{seed}.bin"
+    expected = CACHE / f"sim_minimal_{transactions}_{seed}.expected"
+    if path.exists() and (expected / "manifest.json").exists():
+        return path, expected
+    opts = SimulationOptions(row_image="minimal", ddl_rate=0.0, transactions=transactions, seed=seed)
+    sink = FileSink()
+    result = simulate(opts, sink)
+    sink.write(path)
+    write_expected(expected, result.master.model, opts.as_dict(), result.master.statements)
+    return path, expected
+
+
+def frames_of(path: Path) -> list[tuple[int, bytes]]:
+    data, pos, out = path.read_bytes(), 4, []
+    while pos < len(data):
+        size = int.from_bytes(data[pos + 9:pos + 13], "little")
+        out.append((pos, data[pos:pos + size]))
+        pos += size
+    return out
+
+
+def update_heavy_changes(n: int):
+    """Arrow table of n decoded change records: n/10 inserts into sim.t_pk, then minimal-image
+    UPDATEs of `qty` over those rows, 1000 row changes per transaction; plus the final rows
+    {id: qty} (the oracle). Built with the simulator's framing and decoded by libs/."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from libs.assembler import InMemorySpillStore
+    from libs.simulator.master import STMT_END_F, Master, Session
+    from libs.simulator.schema import standard_tables
+    from libs.simulator.sinks import FileSink
+    from libs.simulator.stream import Item
+    from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
+    from pipelines.schemas import CHANGE_RECORD, spark_schema
+
+    cached = CACHE / f"update_heavy_{n}.arrow"
+    keys = max(1, n // 10)
+    sink = FileSink()
+    master = Master([t for t in standard_tables("mariadb") if t.name == "t_pk"], sink,
+                    session=Session("ROW", "minimal", False))
+    table = master.model.table("t_pk")
+    rows = {k: {0: k, 1: b"n%d" % k, 2: 0, 3: None, 4: None} for k in range(keys)}
+    changes = [("insert", "t_pk", None, dict(rows[k]), frozenset(range(5))) for k in range(keys)]
+    for i in range(n - keys):
+        k = i % keys
+        before = dict(rows[k])
+        rows[k][2] = i + 1
+        changes.append(("update", "t_pk", before, dict(rows[k]), frozenset({2})))
+    final = {k: r[2] for k, r in rows.items()}
+    if cached.exists():
+        with pa.memory_map(str(cached)) as src:
+            return pa.ipc.open_file(src).read_all(), final
+    for start in range(0, len(changes), 1000):
+        master.begin()
+        master._group.transactional = True
+        chunk = changes[start:start + 1000]
+        for kind in ("insert", "update"):
+            run = [c for c in chunk if c[0] == kind]
+            if run:
+                table_map = master._table_map(table)
+                items = master._rows_items(run)
+                last = items[-1]
+                items[-1] = Item(last.type_code, replace(last.body, flags=STMT_END_F), last.boundary)
+                master._group.items += [table_map] + items
+        master.commit()
+    master.close()
+    frames = [InputFrame(data, "sim-bin.000001", pos, 0, i)
+              for i, (pos, data) in enumerate((f.pos, f.data) for f in sink.frames)]
+    records, _ = assemble_group(SOURCE, None, frames, InMemorySpillStore(), StageConfig(), now=0)
+    decoded = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]
+    arrow = pa.Table.from_pylist(decoded, schema=to_arrow_schema(spark_schema(CHANGE_RECORD)))
+    with pa.OSFile(str(cached), "wb") as out, pa.ipc.new_file(out, arrow.schema) as writer:
+        writer.write_table(arrow)
+    return arrow, final
+
+
+# -- pieces ----------------------------------------------------------------------------------------
+class Visible:
+    """Wraps the applier (same foreachBatch contract): when each batch's apply returned."""
+
+    def __init__(self, apply):
+        self.apply, self.at = apply, {}
+
+    def __call__(self, changes_df, batch_id: int):
+        out = self.apply(changes_df, batch_id)
+        self.at[batch_id] = time.time()
+        return out
+
+
+def run_available_now(spark, cfg, apply=None) -> float:
+    from pipelines.replicate import build_query
+
+    t0 = time.perf_counter()
+    query = build_query(spark, cfg, apply)
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(f"query failed: {query.exception()}")
+    return time.perf_counter() - t0
+
+
+def target_ddl(work: Path) -> Path:
+    from libs.simulator.schema import replica_ddl, standard_tables
+
+    ddl = work / "targets.sql"
+    ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
+    return ddl
+
+
+def applier(cfg):
+    from pipelines.replicate import make_applier
+
+    return make_applier(cfg)
+
+
+def compare_with_expected(spark, cfg, expected: Path) -> tuple[bool, list[str]]:
+    from libs.simulator.compare import compare_table, load_expected
+    from libs.targets import load_targets
+    from pipelines.apply import tables as D
+
+    catalog = load_targets(None, [cfg.target_ddl])
+    manifest, rows = load_expected(expected)
+    ok, lines = True, []
+    for name, entry in sorted(manifest["tables"].items()):
+        database, table = name.split(".", 1)
+        path = D.table_path(cfg.delta_root, catalog.get(database, table).delta_table)
+        result = compare_table(name, entry, rows[name], spark.read.format("delta").load(path).collect())
+        lines.append(result.summary())
+        ok &= result.equal
+    return ok, lines
+
+
+# -- 1. sustained -----------------------------------------------------------------------------
+def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, max_offsets: int) -> dict:
+    from pyspark.sql import functions as F
+
+    from libs.config import JobConfig
+    from pipelines.replicate_batch import CHANGES_TABLE
+    from pipelines.ship import main as cdc_ship
+
+    topic = f"sustained-{int(time.time())}"
+    if cdc_ship(["--from-file", str(binlog), "--bootstrap", bootstrap, "--topic", topic, "--source", SOURCE]) != 0:
+        raise RuntimeError("cdc-ship failed")
+    base = JobConfig(bootstrap=bootstrap, topic=topic, available_now=True, target_ddl=str(target_ddl(work)),
+                     max_offsets_per_trigger=max_offsets)
+
+    def cfg(name: str, apply: bool) -> JobConfig:
+        return replace(base, delta_root=str(work / name / "delta"), checkpoint=str(work / name / "ckpt"),
+                       target_ddl=base.target_ddl if apply else None)
+
+    run_available_now(spark, cfg("warmup", False))  # JIT, Delta/Kafka classes: neither timed run pays it
+    plain_cfg, apply_cfg = cfg("plain", False), cfg("apply", True)
+    load = load_average()
+    plain_s = run_available_now(spark, plain_cfg)
+    apply_s = run_available_now(spark, apply_cfg, applier(apply_cfg))
+    changes = spark.read.format("delta").load(f"{plain_cfg.delta_root}/{CHANGES_TABLE}")
+    n = changes.filter(F.col("op").isin(*ROW_OPS)).count()
+    ok, lines = compare_with_expected(spark, apply_cfg, expected)
+    return {"load": load, "row_changes": n, "transactions": changes.select("trx_id").distinct().count(),
+            "plain_s": round(plain_s, 2), "apply_s": round(apply_s, 2),
+            "plain_rows_per_s": round(n / plain_s), "apply_rows_per_s": round(n / apply_s),
+            "ratio": round(plain_s / apply_s, 3), "targets_equal_expected": ok, "compare": lines}
+
+
+# -- 2. latency -------------------------------------------------------------------------------
+def paced_producer(bootstrap: str, topic: str, frames, file_name: str, rate: float, commits: dict,
+                   done: threading.Event) -> threading.Thread:
+    """Produces the binlog one group (GTID event .. commit) at a time, `rate` groups per second;
+    commits[start pos of the group] = wall time its frames were handed to the producer."""
+    from confluent_kafka import Producer
+
+    from libs.binlog.constants import EventType
+    from libs.shipper.record import KafkaRecord
+
+    groups, current = [], []
+    for pos, data in frames:
+        if data[4] == EventType.MARIA_GTID and current:
+            groups.append(current)
+            current = []
+        current.append((pos, data))
+    groups.append(current)
+
+    def run():
+        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 1})
+        start = time.time()
+        for i, group in enumerate(groups):
+            due = start + i / rate
+            while (now := time.time()) < due:
+                producer.poll(min(due - now, 0.005))
+            for pos, data in group:
+                record = KafkaRecord(SOURCE, file_name, pos, data)
+                producer.produce(topic, key=record.key(), value=record.value, partition=0,
+                                 headers=record.headers())
+            commits[group[0][0]] = time.time()
+            producer.poll(0)
+        producer.flush(60)
+        done.set()
+
+    thread = threading.Thread(target=run, name="paced-producer", daemon=True)
+    thread.start()
+    return thread
+
+
+def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigger: float) -> dict:
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from libs.config import JobConfig
+    from libs.shipper.kafka_sink import ensure_topic
+    from pipelines.apply import tables as D
+    from pipelines.replicate import build_query
+
+    topic = f"latency-{int(time.time())}"
+    ensure_topic(bootstrap, topic)
+    cfg = JobConfig(bootstrap=bootstrap, topic=topic, delta_root=str(work / "latency" / "delta"),
+                    checkpoint=str(work / "latency" / "ckpt"), target_ddl=str(target_ddl(work)),
+                    trigger_seconds=trigger)
+    visible = Visible(applier(cfg))
+    query = build_query(spark, cfg, visible)
+    frames = frames_of(binlog)
+    commits: dict[int, float] = {}
+    done = threading.Event()
+    load = load_average()
+    t0 = time.time()
+    paced_producer(bootstrap, topic, frames, "sim-bin.000001", rate, commits, done).join()
+    produce_s = time.time() - t0
+    while query.isActive:  # until the query has read every record
+        progress = query.lastProgress
+        end = progress and progress["sources"][0]["endOffset"]
+        end = json.loads(end) if isinstance(end, str) else end  # PySpark gives the offsets as JSON text
+        if end and sum(int(v) for v in end[topic].values()) >= len(frames) and not query.status["isTriggerActive"]:
+            break
+        time.sleep(0.5)
+    query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(f"query failed: {query.exception()}")
+    starts = sorted(commits)
+    log = spark.read.format("delta").load(D.table_path(cfg.delta_root, D.CHANGE_LOG))
+    per_trx = (log.filter(F.col("op").isin(*ROW_OPS)).groupBy("lineage.trx_id")
+               .agg(F.max("batch_id").alias("batch_id"), F.min("lineage.binlog_pos").alias("pos")).collect())
+    lat = []
+    for row in per_trx:
+        group_start = starts[bisect.bisect_right(starts, row["pos"]) - 1]
+        lat.append(visible.at[row["batch_id"]] - commits[group_start])
+    lat = np.array(lat)
+    batches = [p for p in query.recentProgress if p["numInputRows"]]
+    return {"load": load, "rate": rate, "trigger_s": trigger, "groups": len(commits),
+            "produce_s": round(produce_s, 1), "achieved_rate": round(len(commits) / produce_s),
+            "transactions_measured": len(lat), "batches": len(visible.at),
+            "median_batch_s": round(float(np.median([p["durationMs"]["triggerExecution"] / 1000 for p in batches])), 2),
+            "p50_s": round(float(np.percentile(lat, 50)), 2), "p99_s": round(float(np.percentile(lat, 99)), 2),
+            "max_s": round(float(lat.max()), 2)}
+
+
+# -- 3. scaling ------------------------------------------------------------------------------
+def scaling(spark, work: Path, sizes: list[int]) -> list[dict]:
+    from libs.config import JobConfig
+    from libs.targets import load_targets
+    from pipelines.apply import DeltaApplier
+
+    ddl = target_ddl(work)
+    out = []
+    warm = True
+    for n in [sizes[0]] + sizes:  # the first size twice: once to warm up, not reported
+        arrow, final = update_heavy_changes(n)
+        df = spark.createDataFrame(arrow).cache()
+        rows = df.count()
+        root = work / f"scaling_{n}_{len(out)}_{int(warm)}"
+        cfg = JobConfig(delta_root=str(root / "delta"), target_ddl=str(ddl))
+        apply = DeltaApplier(load_targets(None, [str(ddl)]), cfg)
+        load = load_average()
+        t0 = time.perf_counter()
+        apply(df, 0)
+        apply_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        df.write.format("delta").mode("append").save(str(root / "plain"))
+        plain_s = time.perf_counter() - t0
+        got = {r["id"]: r["qty"] for r in spark.read.format("delta").load(str(root / "delta" / "sim__t_pk"))
+               .select("id", "qty").collect()}
+        df.unpersist()
+        if not warm:
+            out.append({"rows": rows, "load": load, "apply_s": round(apply_s, 2),
+                        "apply_us_per_row": round(apply_s / rows * 1e6, 1), "plain_s": round(plain_s, 2),
+                        "plain_us_per_row": round(plain_s / rows * 1e6, 1), "table_equals_oracle": got == final})
+            print(f"scaling: {out[-1]}", flush=True)
+        warm = False
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--transactions", type=int, default=30000, help="simulated units of work")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--max-offsets", type=int, default=20000, help="sustained: Kafka records per micro-batch")
+    ap.add_argument("--rate", type=float, default=1000.0, help="latency: transactions per second")
+    ap.add_argument("--trigger", type=float, default=1.0, help="latency: trigger interval, seconds")
+    ap.add_argument("--sizes", default="10000,100000,1000000", help="scaling: rows per batch")
+    ap.add_argument("--only", default="sustained,latency,scaling")
+    ap.add_argument("--work", default=str(REPO_ROOT / ".run" / "apply_bench"))
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    parts = set(args.only.split(","))
+
+    from pipelines.spark_session import SessionOptions, build_session
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    t = time.perf_counter()
+    binlog, expected = simulated_binlog(args.transactions, args.seed)
+    print(f"workload {binlog.name}: {len(frames_of(binlog))} events ({time.perf_counter() - t:.0f}s to build or load)",
+          flush=True)
+    figures: dict = {"load_start": load_average()}
+    spark = build_session(SessionOptions(app_name="apply-bench"))
+    try:
+        if parts & {"sustained", "latency"}:
+            with private_broker(work / "kafka") as bootstrap:
+                if "sustained" in parts:
+                    figures["sustained"] = sustained(spark, bootstrap, work, binlog, expected, args.max_offsets)
+                    print(f"sustained: {figures['sustained']}", flush=True)
+                if "latency" in parts:
+                    figures["latency"] = latency(spark, bootstrap, work, binlog, args.rate, args.trigger)
+                    print(f"latency: {figures['latency']}", flush=True)
+        if "scaling" in parts:
+            figures["scaling"] = scaling(spark, work, [int(x) for x in args.sizes.split(",")])
+    finally:
+        spark.stop()
+    figures["load_end"] = load_average()
+    report(figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, default=str))
+    return 0
+
+
+def report(f: dict) -> None:
+    print(f"load average at start/end: {f['load_start']} / {f['load_end']}")
+    if "sustained" in f:
+        s = f["sustained"]
+        print(f"sustained (load {s['load']}): {s['row_changes']} row changes in {s['transactions']} transactions; "
+              f"plain append {s['plain_rows_per_s']} rows/s ({s['plain_s']} s), DeltaApplier "
+              f"{s['apply_rows_per_s']} rows/s ({s['apply_s']} s); ratio {s['ratio']} (target >= 0.5); "
+              f"targets equal the simulator's tables: {s['targets_equal_expected']}")
+    if "latency" in f:
+        lt = f["latency"]
+        print(f"latency (load {lt['load']}): {lt['achieved_rate']} trx/s produced for {lt['produce_s']} s, "
+              f"trigger {lt['trigger_s']} s, {lt['batches']} batches (median {lt['median_batch_s']} s): "
+              f"commit->visible p50 {lt['p50_s']} s, p99 {lt['p99_s']} s, max {lt['max_s']} s "
+              f"over {lt['transactions_measured']} transactions")
+    for s in f.get("scaling", []):
+        print(f"scaling (load {s['load']}): {s['rows']} rows/batch: apply {s['apply_s']} s = "
+              f"{s['apply_us_per_row']} us/row; plain append {s['plain_s']} s = {s['plain_us_per_row']} us/row; "
+              f"table equals oracle: {s['table_equals_oracle']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""cProfile of ONE DeltaApplier batch (the before/after figures of bench/README.md "Apply").
+
+    .venv/bin/python bench/apply_profile.py [TRANSACTIONS]     # default 5000 simulated units
+
+A minimal-image, no-DDL simulator workload (seed 3) decoded by libs/ (assemble_group +
+decode_segment, no Spark), handed to DeltaApplier as one cached DataFrame (the first batch on an
+empty delta root; the applier's classes are warmed on a separate root first). Prints the wall
+time and the top of the profile by cumulative time (driver side: py4j waits are Spark's work).
+"""
+import cProfile
+import dataclasses
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main() -> None:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from libs.assembler import InMemorySpillStore
+    from libs.binlog import iter_frames
+    from libs.config import JobConfig
+    from libs.simulator.run import SimulationOptions, simulate
+    from libs.simulator.schema import replica_ddl, standard_tables
+    from libs.simulator.sinks import FileSink
+    from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+    from libs.targets import load_targets
+    from pipelines.apply import DeltaApplier
+    from pipelines.schemas import CHANGE_RECORD, spark_schema
+    from pipelines.spark_session import SessionOptions, build_session
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    sink = FileSink()
+    simulate(SimulationOptions(row_image="minimal", ddl_rate=0.0, transactions=n, seed=3), sink)
+    frames = [InputFrame(bytes(f), "sim-bin.000001", pos, 0, i)
+              for i, (pos, f) in enumerate(iter_frames(sink.bytes(), file="sim-bin.000001"))]
+    records, _ = assemble_group("sim", None, frames, InMemorySpillStore(), now=0)
+    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]
+    spark = build_session(SessionOptions(app_name="apply-profile"))
+    schema = spark_schema(CHANGE_RECORD)
+    df = spark.createDataFrame(pa.Table.from_pylist(changes, schema=to_arrow_schema(schema))).cache()
+    df.count()
+    work = Path(tempfile.mkdtemp(prefix="apply-profile-"))
+    ddl = work / "targets.sql"
+    ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
+    cfg = JobConfig(delta_root=str(work / "delta"), target_ddl=str(ddl))
+    catalog = load_targets(None, [str(ddl)])
+    DeltaApplier(catalog, dataclasses.replace(cfg, delta_root=str(work / "warm")))(df.limit(100), 0)
+    applier = DeltaApplier(catalog, cfg)
+    t0 = time.perf_counter()
+    profile = cProfile.Profile()
+    profile.enable()
+    applier(df, 0)
+    profile.disable()
+    print(f"apply: {len(changes)} changes in {time.perf_counter() - t0:.1f} s; load average "
+          f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
+    pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+    spark.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
