@@ -3,7 +3,7 @@
 Oracles (never hard-coded numbers):
   * row changes: the server's own decoder, `mariadb-binlog -vv`, over the server's binlog
     files: one `### INSERT INTO / UPDATE / DELETE FROM` block per row change, under the GTID of
-    its transaction;
+    its transaction, with the columns of its before (WHERE) and after (SET) image;
   * table contents: `SELECT *` on the server through PyMySQL;
   * last transaction: `SELECT @@gtid_binlog_pos`.
 
@@ -23,33 +23,53 @@ import collections
 import datetime as dt
 import re
 import subprocess
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 ROW_EVENT = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `([^`]+)`\.`([^`]+)`")
+IMAGE = {"### WHERE": "before", "### SET": "after"}
+COLUMN = re.compile(r"^###   @(\d+)=")
 GTID_LINE = re.compile(r"\tGTID (\d+-\d+-\d+)")
 OPS = {"INSERT INTO": "insert", "UPDATE": "update", "DELETE FROM": "delete"}
 EPOCH = dt.datetime(1970, 1, 1)
 
 
-def binlog_row_changes(paths: list[Path]) -> collections.Counter:
-    """Counter of (gtid, database, table, op) over the files, from `mariadb-binlog -vv`."""
+@dataclass
+class RowChange:
+    """One row change as the server's decoder prints it: its transaction's GTID, the table,
+    the operation and the column numbers (1-based) present in each image."""
+    gtid: str
+    database: str
+    table: str
+    op: str
+    before: list[int] = field(default_factory=list)
+    after: list[int] = field(default_factory=list)
+
+
+def binlog_row_changes(paths: list[Path]) -> list[RowChange]:
+    """Every row change in the files, in binlog order, from `mariadb-binlog -vv`."""
     done = subprocess.run(["mariadb-binlog", "-vv", *map(str, paths)], capture_output=True)
     if done.returncode != 0:
         raise RuntimeError(f"mariadb-binlog failed on {paths}: {done.stderr.decode(errors='replace')}")
-    counts: collections.Counter = collections.Counter()
-    gtid = None
+    changes: list[RowChange] = []
+    gtid, image = None, None
     for line in done.stdout.decode("utf-8", errors="replace").splitlines():
         found = GTID_LINE.search(line)
         if found:
-            gtid = found.group(1)
-            continue
-        row = ROW_EVENT.match(line)
-        if row:
+            gtid, image = found.group(1), None
+        elif (row := ROW_EVENT.match(line)) is not None:
             if gtid is None:
                 raise AssertionError(f"row change before any GTID in {paths}: {line}")
-            counts[(gtid, row.group(2), row.group(3), OPS[row.group(1)])] += 1
-    return counts
+            changes.append(RowChange(gtid, row.group(2), row.group(3), OPS[row.group(1)]))
+            image = None
+        elif line in IMAGE and changes:
+            image = IMAGE[line]
+        elif image is not None and (column := COLUMN.match(line)) is not None:
+            getattr(changes[-1], image).append(int(column.group(1)))
+        elif not line.startswith("###"):
+            image = None
+    return changes
 
 
 def normalise(value):

@@ -36,11 +36,13 @@ def committed_txn_versions(table_dir: Path) -> dict[str, int]:
     log = table_dir / "_delta_log"
     if not log.is_dir():
         return out
-    for commit in sorted(log.glob("*.json")):
-        for line in commit.read_text().splitlines():
-            txn = json.loads(line).get("txn") if line.strip() else None
-            if txn:
-                out[txn["appId"]] = max(out.get(txn["appId"], -1), int(txn["version"]))
+    for commit in sorted(log.glob("[0-9]*.json")):  # not the hidden temporary/.crc files
+        try:
+            actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
+        except (OSError, json.JSONDecodeError):
+            continue  # being written right now: this poll does not count it
+        for txn in (a["txn"] for a in actions if "txn" in a):
+            out[txn["appId"]] = max(out.get(txn["appId"], -1), int(txn["version"]))
     return out
 
 
@@ -69,7 +71,8 @@ class Replicator:
 
     def _check_alive(self) -> None:
         if self.proc.poll() is not None:
-            raise AssertionError(f"cdc-replicate exited {self.proc.returncode} unexpectedly:\n{self.log_tail()}")
+            raise AssertionError(f"cdc-replicate exited {self.proc.returncode} unexpectedly:\n"
+                                 f"{self.log_tail()}")
 
     def wait_started(self, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout

@@ -69,7 +69,8 @@ def round_transactions(db: str, r: int, rng: random.Random) -> list[list[str]]:
          f"UPDATE {t('t_uk')} SET val = {num()} WHERE code = 'r{r}k1'",
          f"UPDATE {t('t_uk')} SET code = 'r{r}k2x' WHERE code = 'r{r}k2'",
          "COMMIT"],
-        [f"UPDATE {t('t_pk')} SET id = id + 100000000 WHERE id BETWEEN {base + 6} AND {base + 8} ORDER BY id DESC"],
+        [f"UPDATE {t('t_pk')} SET id = id + 100000000 WHERE id BETWEEN {base + 6} AND {base + 8} "
+         "ORDER BY id DESC"],
         ["BEGIN",
          f"DELETE FROM {t('t_pk')} WHERE id = {base + 9}",
          f"INSERT INTO {t('t_pk')} (id, name, note) VALUES ({base + 9}, 'again', REPEAT('n', 500))",
