@@ -354,7 +354,7 @@ def main(argv=None) -> int:
     from pipelines.spark_session import SessionOptions, build_session
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    work = Path(args.work)
+    work = Path(args.work).resolve()  # Delta path identifiers (delta.`...`) must be absolute
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     t = time.perf_counter()
