@@ -7,11 +7,12 @@ workload of workload.py while `cdc-ship --server` ships its binlog into the Kafk
 them) is SIGKILLed KILLS times while the workload still writes, and restarted from the same
 checkpoint each time; a final `--available-now` run drains the topic.
 
-Where the kills land: each kill aims at a point of a micro-batch (replicator.STAGES: planned but
-nothing written; change log committed; a target table merged; progress committed), every point
-at least once in a seeded order, and fires a seeded random 0-1.5 s after this run made that
-write; the printed schedule says what each kill interrupted (the batch in flight and which of
-its Delta commits existed). Then, against oracles from the server itself:
+Where the kills land: each kill aims at a point of a micro-batch (replicator.STAGES: running,
+nothing written yet; change log committed; a target table merged; progress committed), every
+point at least once in a seeded order, and fires a seeded random delay after this run reached
+it (0-8 s after the run's first batch started; 0-1.5 s after a write); the printed schedule
+says what each kill interrupted (the batch in flight and which of its Delta commits existed).
+Then, against oracles from the server itself:
   * every Delta target table equals `SELECT *` on the server, row for row (oracle.normalise);
   * `_cdc_change_log` holds each change once: no (source, trx_id, change_seq) twice, and per
     (GTID, table, op) as many row changes as `mariadb-binlog -vv` shows in the server's files;
@@ -32,7 +33,7 @@ import pytest
 from tests.integration.shipper.helpers import start_shipper, stop_shipper, wait_shipped
 
 from .oracle import binlog_row_changes, delta_rows, server_rows
-from .replicator import STAGES, Replicator
+from .replicator import IN_FLIGHT, STAGES, Replicator
 from .workload import TABLES, run_round, schema_sql
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,8 @@ pytestmark = pytest.mark.integration
 DB = "exactly_once"
 SOURCE = "mdb-eo"
 KILLS = 5
-MAX_KILL_DELAY_S = 1.5  # after the drawn stage was seen; a small batch takes seconds
+MAX_KILL_DELAY_S = 1.5  # after the drawn stage's write was seen; the next write is seconds away
+IN_FLIGHT_MAX_DELAY_S = 8.0  # after this run's first batch started (query up)
 ROUND_PAUSE_S = (1.0, 5.0)  # between workload rounds (~70 frames each) while the job is killed
 WORKLOAD_ROUNDS = 60  # at most: bounds what the final drain has to apply on a slow machine
 CONTINUOUS_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: 40\n"  # many small batches,
@@ -129,11 +131,14 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
             up = time.monotonic() - started
             # The kill lands on the first write of `stage` made by THIS run: in the batch the
             # previous kill interrupted (replayed first) if its `stage` was not written yet, else
-            # in a later batch; so every run moves the stream on.
+            # in a later batch. IN_FLIGHT means this run's first batch, replay or not: killed
+            # while recovering, before its first write (a batch is ~10 s warm, ~35 s cold).
             planned, committed = job.batches()
-            replay_has_it = planned > committed and job.stage_reached(planned, stage)
+            replay_has_it = (stage != IN_FLIGHT and planned > committed
+                             and job.stage_reached(planned, stage))
             batch = job.wait_stage(after=planned if replay_has_it else committed, stage=stage)
-            delay = kill_rng.uniform(0.0, MAX_KILL_DELAY_S)
+            delay = kill_rng.uniform(0.0, IN_FLIGHT_MAX_DELAY_S if stage == IN_FLIGHT
+                                     else MAX_KILL_DELAY_S)
             time.sleep(delay)
             planned, committed = job.batches()
             job.kill()
