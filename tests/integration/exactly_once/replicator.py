@@ -18,7 +18,6 @@ from pathlib import Path
 
 CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's console script
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
-APP_ID = "cdc-replicate"  # DeltaApplier's default app_id: txnAppId = f"{APP_ID}:{table}"
 IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
 STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
 
@@ -46,6 +45,17 @@ def committed_txn_versions(table_dir: Path) -> dict[str, int]:
     return out
 
 
+def _operation(table_dir: Path, version: int) -> str:
+    try:
+        for line in (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines():
+            info = json.loads(line).get("commitInfo") if line.strip() else None
+            if info:
+                return info.get("operation", "?")
+    except (OSError, json.JSONDecodeError):
+        pass
+    return "?"
+
+
 @dataclass
 class Replicator:
     work: Path
@@ -54,8 +64,12 @@ class Replicator:
     delta_root: Path
     runs: list[Path] = field(default_factory=list)
     proc: subprocess.Popen | None = None
+    _baselines: dict[int, dict[str, int]] = field(default_factory=dict)  # batch -> table versions
 
     def start(self, conf: Path, *extra: str) -> subprocess.Popen:
+        planned, committed = self.batches()
+        # a batch left in flight by the last kill is replayed first: its baseline is now
+        self._baselines = {planned: self.table_versions()} if planned > committed else {}
         log = self.work / f"replicate-run{len(self.runs)}.log"
         self.runs.append(log)
         with open(log, "wb") as out:
@@ -89,27 +103,63 @@ class Replicator:
         planned, committed = _numbered(query / "offsets"), _numbered(query / "commits")
         return (planned[-1] if planned else -1), (committed[-1] if committed else -1)
 
-    def stage_reached(self, batch_id: int, stage: str) -> bool:
-        """Has micro-batch `batch_id` committed its write of `stage` yet? Stages, in the order a
-        batch writes them (pipelines/apply/applier.py): IN_FLIGHT (offsets written, nothing else
-        needed), CHANGE_LOG, TARGET (any target table merged), PROGRESS."""
-        if stage == IN_FLIGHT:
-            return batch_id <= self.batches()[0]
+    def table_versions(self) -> dict[str, int]:
+        """{Delta table directory name: latest commit version} under delta_root."""
         if not self.delta_root.is_dir():
-            return False
-        tables = ([d for d in self.delta_root.iterdir() if "__" in d.name] if stage == TARGET
-                  else [self.delta_root / stage])
-        return any(committed_txn_versions(d).get(f"{APP_ID}:{d.name}", -1) >= batch_id for d in tables)
+            return {}
+        out = {}
+        for table in self.delta_root.iterdir():
+            versions = [int(p.name[:-5]) for p in (table / "_delta_log").glob("[0-9]*.json")]
+            if versions:
+                out[table.name] = max(versions)
+        return out
+
+    def written_by_this_run(self, batch_id: int) -> list[str]:
+        """"<table>:<operation>" of each commit made while `batch_id` was in flight in this run
+        (operation from the commit's commitInfo: WRITE, MERGE, CREATE TABLE, ...).
+
+        Told by commit versions, not by Delta's txn markers (committed_txn_versions): the
+        schedule must not lean on the very mechanism under test. Spark runs one batch at a time
+        and writes offsets/N only after batch N-1 committed, so every commit newer than the
+        versions seen when N was first seen in flight is N's."""
+        base = self._baselines.get(batch_id)
+        if base is None:
+            return []
+        out = []
+        for table, latest in sorted(self.table_versions().items()):
+            for version in range(base.get(table, -1) + 1, latest + 1):
+                out.append(f"{table}:{_operation(self.delta_root / table, version)}")
+        return out
+
+    def _observe(self) -> tuple[int, int]:
+        planned, committed = self.batches()
+        if planned > committed:
+            self._baselines.setdefault(planned, self.table_versions())
+        return planned, committed
+
+    def watch(self, seconds: float) -> None:
+        """Sleep `seconds` while noting the baseline of every batch that goes in flight."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._observe()
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def wait_stage(self, after: int, stage: str, timeout: float = 600.0) -> int:
-        """The first batch id > after that is in flight (planned, not committed) with `stage`
-        written; returns that batch id."""
+        """The first batch id > after that, in flight in this run, has made its `stage` write
+        (replicator.STAGES, in the order a batch writes them, pipelines/apply/applier.py:
+        IN_FLIGHT needs nothing written, then CHANGE_LOG, TARGET (any target table), PROGRESS).
+        A replayed batch whose `stage` write was made before the kill writes nothing new
+        (idempotent skip), so the wait moves on to the next batch. Returns that batch id."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_alive()
-            planned, committed = self.batches()
-            if planned > after and planned > committed and self.stage_reached(planned, stage):
-                return planned
+            planned, committed = self._observe()
+            if planned > after and planned > committed:
+                written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
+                if stage == IN_FLIGHT or any(table == stage or (stage == TARGET and "__" in table
+                                                                and op == "MERGE")
+                                             for table, op in written):
+                    return planned
             time.sleep(0.05)
         raise AssertionError(f"no batch after {after} reached {stage} in {timeout:.0f}s:\n{self.log_tail()}")
 
@@ -128,7 +178,8 @@ class Replicator:
         raise AssertionError(f"process group {pgid} still alive 30 s after SIGKILL")
 
     def delta_commits_of(self, batch_id: int) -> list[str]:
-        """Delta tables under delta_root whose writes of micro-batch `batch_id` are committed."""
+        """Delta tables under delta_root whose writes of micro-batch `batch_id` are committed,
+        by any run, as Delta's txn markers (txnAppId/txnVersion) record them."""
         if not self.delta_root.is_dir():
             return []
         return sorted(d.name for d in self.delta_root.iterdir()

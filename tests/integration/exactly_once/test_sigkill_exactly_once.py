@@ -8,10 +8,11 @@ them) is SIGKILLed KILLS times while the workload still writes, and restarted fr
 checkpoint each time; a final `--available-now` run drains the topic.
 
 Where the kills land: each kill aims at a point of a micro-batch (replicator.STAGES: running,
-nothing written yet; change log committed; a target table merged; progress committed), every
-point at least once in a seeded order, and fires a seeded random delay after this run reached
-it (0-8 s after the run's first batch started; 0-1.5 s after a write); the printed schedule
-says what each kill interrupted (the batch in flight and which of its Delta commits existed).
+nothing written yet; change log committed; a target table MERGE committed; progress
+committed), every point at least once in a seeded order, and fires a seeded random delay after
+this run reached it (0-8 s after the run's first batch started; 0-1.5 s after a write). The
+printed schedule says what each kill interrupted: the batch in flight, the Delta commits this
+run made for it (told by commit versions) and those Delta's txn markers credit to it (any run).
 Then, against oracles from the server itself:
   * every Delta target table equals `SELECT *` on the server, row for row (oracle.normalise);
   * `_cdc_change_log` holds each change once: no (source, trx_id, change_seq) twice, and per
@@ -129,28 +130,27 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
             job.start(continuous)
             job.wait_started()
             up = time.monotonic() - started
-            # The kill lands on the first write of `stage` made by THIS run: in the batch the
-            # previous kill interrupted (replayed first) if its `stage` was not written yet, else
-            # in a later batch. IN_FLIGHT means this run's first batch, replay or not: killed
-            # while recovering, before its first write (a batch is ~10 s warm, ~35 s cold).
-            planned, committed = job.batches()
-            replay_has_it = (stage != IN_FLIGHT and planned > committed
-                             and job.stage_reached(planned, stage))
-            batch = job.wait_stage(after=planned if replay_has_it else committed, stage=stage)
+            # The kill lands after the first write of `stage` made by THIS run: in the batch the
+            # previous kill interrupted (replayed first) unless that write was made before the
+            # kill, else in a later batch. IN_FLIGHT is this run's first batch, replay or not:
+            # killed while recovering, before its first write (a batch is ~10 s warm, ~35 s cold).
+            _planned, committed = job.batches()
+            batch = job.wait_stage(after=committed, stage=stage)
             delay = kill_rng.uniform(0.0, IN_FLIGHT_MAX_DELAY_S if stage == IN_FLIGHT
                                      else MAX_KILL_DELAY_S)
-            time.sleep(delay)
+            job.watch(delay)
             planned, committed = job.batches()
             job.kill()
             in_flight = planned if planned > committed else None
-            written = job.delta_commits_of(in_flight) if in_flight is not None else []
-            partial_kills += bool(written)
+            this_run = job.written_by_this_run(in_flight) if in_flight is not None else []
+            all_runs = job.delta_commits_of(in_flight) if in_flight is not None else []
+            partial_kills += bool(this_run or all_runs)
             print(f"exactly-once: kill {kill + 1}/{KILLS}: SIGKILL {time.monotonic() - started:5.1f}s after "
                   f"start (query up after {up:.1f}s), {delay:.2f}s after batch {batch} reached '{stage}'; "
-                  f"at the kill: last "
-                  f"committed batch {committed}, in flight: "
+                  f"at the kill: last committed batch {committed}, in flight: "
                   + ("none" if in_flight is None else
-                     f"batch {in_flight} with Delta commits in [{', '.join(written)}]")
+                     f"batch {in_flight}, its Delta commits by this run [{', '.join(this_run)}], "
+                     f"by txn marker [{', '.join(all_runs)}]")
                   + f"; workload at round {workload.round}")
         workload.stop.set()
         workload.join(60)
