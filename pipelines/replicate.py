@@ -3,7 +3,8 @@
 Command-line contract (issue #5):
   cdc-replicate --bootstrap HOST:PORT --topic T --target-ddl FILE.sql --delta-root DIR
                 --checkpoint DIR [--conf FILE] [--available-now]
-  cdc-replicate --embedded     local broker + local Delta directory under .run/ (README)
+  cdc-replicate --embedded [--rate TPS] [--duration S]
+                local broker -> simulator -> this job -> Delta under .run/embedded (README)
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import argparse
 import sys
 
 from libs.config import ConfigError, JobConfig, load_config
-from libs.paths import REPO_ROOT, RUN_DIR
+from libs.paths import REPO_ROOT
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -25,7 +26,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--delta-root", dest="delta_root")
     ap.add_argument("--checkpoint")
     ap.add_argument("--available-now", dest="available_now", action="store_true", default=None)
-    ap.add_argument("--embedded", action="store_true", help="run against the local broker and .run/ (README)")
+    ap.add_argument("--embedded", action="store_true",
+                    help="local broker + simulator + Delta under .run/embedded (README; pipelines/embedded.py)")
+    ap.add_argument("--rate", type=float, default=20.0, help="--embedded: simulated transactions per second")
+    ap.add_argument("--duration", type=float, help="--embedded: stop, drain and verify after this many seconds")
+    ap.add_argument("--seed", type=int, default=1, help="--embedded: the simulated workload's seed")
     ap.add_argument("--on-cluster", action="store_true", help="use the cluster's Spark session (Databricks)")
     return ap.parse_args(argv)
 
@@ -93,28 +98,6 @@ def run(cfg: JobConfig, on_cluster: bool = False) -> int:
     return 0
 
 
-def run_embedded(cfg: JobConfig) -> int:
-    """Until the simulator lands (issue #6), the embedded default runs the smoke path:
-    local broker -> frames -> Spark -> pandas_udf -> Delta, and says so."""
-    from pipelines.kafka import broker_config
-    from libs.kafka_broker import start
-    from pipelines.smoke import produce, run_smoke
-    from pipelines.spark_session import SessionOptions, build_session
-
-    broker = start(broker_config())
-    print(f"cdc-replicate --embedded: local Kafka broker at {broker['bootstrap']}", file=sys.stderr)
-    print("cdc-replicate --embedded: the replication pipeline is not wired yet; running the smoke path "
-          "(frames -> Kafka -> Spark pandas_udf -> Delta)", file=sys.stderr)
-    topic = "smoke"
-    produce(broker["bootstrap"], topic, 300)
-    spark = build_session(SessionOptions(app_name="cdc-replicate-embedded"))
-    delta = str(RUN_DIR / "delta" / "smoke")
-    rows = run_smoke(spark, broker["bootstrap"], topic, delta, str(RUN_DIR / "checkpoint" / "smoke"))
-    print(f"cdc-replicate --embedded: Delta table {delta} holds {rows} decoded frames")
-    spark.stop()
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -125,10 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.embedded:
         from libs.kafka_broker import BrokerError
 
+        from pipelines.embedded import EmbeddedOptions, run_embedded
+
         try:
-            return run_embedded(cfg)
-        except BrokerError as e:
-            print(f"cdc-replicate: {e}", file=sys.stderr)
+            return run_embedded(cfg, EmbeddedOptions(rate=args.rate, duration=args.duration, seed=args.seed))
+        except (BrokerError, RuntimeError) as e:
+            print(f"cdc-replicate --embedded: {e}", file=sys.stderr)
             return 1
     try:
         return run(cfg, on_cluster=args.on_cluster)

@@ -1,0 +1,165 @@
+"""cdc-replicate --embedded: the README's main job on one machine (issue #6 "The embedded default").
+
+    local Kafka broker -> cdc-simulate at a steady rate -> cdc-replicate (decode, assemble,
+    rows, apply) -> Delta tables under .run/embedded/delta
+
+The simulated master writes minimal row images with Annotate_rows (the product's hardest case:
+absent columns take the target's DEFAULT, WL#5092). It starts a new binlog on every run, so
+every run starts fresh: a new topic, an empty Delta directory and checkpoint. Progress is printed
+per micro-batch until Ctrl-C / SIGTERM (or --duration); then the simulator stops, the job drains
+the topic (available-now on the same checkpoint) and every Delta table is compared with the
+simulator's expected table. Exit status 0 only when they are all equal.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from libs.config import JobConfig
+from libs.paths import RUN_DIR
+from libs.simulator.compare import compare_table, load_expected
+from libs.simulator.schema import replica_ddl, standard_tables
+
+SOURCE = "sim"
+DATABASE = "sim"
+OPS = ("insert", "update", "delete")
+
+
+@dataclass(frozen=True)
+class EmbeddedOptions:
+    rate: float = 20.0  # simulated transactions per second
+    duration: float | None = None  # seconds until the run stops by itself (None: until stopped)
+    seed: int = 1
+    root: Path = RUN_DIR / "embedded"
+
+
+class _Tally:
+    """Wraps the applier (same foreachBatch contract) to count what each batch applied."""
+
+    def __init__(self, apply):
+        self.apply, self.total, self.last = apply, Counter(), Counter()
+
+    def __call__(self, changes_df, batch_id: int) -> dict:
+        counts = self.apply(changes_df, batch_id)
+        self.last = Counter({op: sum(c.get(op, 0) for c in counts.values()) for op in OPS})
+        self.total.update(self.last)
+        return counts
+
+
+def _log(message: str) -> None:
+    print(f"cdc-replicate --embedded: {message}", flush=True)
+
+
+def _start_simulator(bootstrap: str, topic: str, opts: EmbeddedOptions, expected: Path) -> subprocess.Popen:
+    argv = [sys.executable, "-m", "pipelines.simulate", "--bootstrap", bootstrap, "--topic", topic,
+            "--source", SOURCE, "--rate", str(opts.rate), "--seed", str(opts.seed),
+            "--row-image", "minimal", "--ddl-rate", "0",  # DDL is recorded, not executed (issue #5)
+            "--expected", str(expected)]
+    return subprocess.Popen(argv)
+
+
+def _stop_simulator(sim: subprocess.Popen) -> None:
+    if sim.poll() is None:
+        sim.send_signal(signal.SIGTERM)  # it flushes the producer and writes the expected tables
+    if sim.wait(timeout=120) != 0:
+        raise RuntimeError(f"cdc-simulate exited with status {sim.returncode}")
+
+
+def _print_progress(query, tally: _Tally, seen: int) -> int:
+    progress = query.lastProgress
+    if not progress or progress["batchId"] == seen:
+        return seen
+    seconds = progress["durationMs"].get("triggerExecution", 0) / 1000
+    last = ", ".join(f"{tally.last[op]} {op}s" for op in OPS)
+    _log(f"batch {progress['batchId']}: {progress['numInputRows']} binlog events in {seconds:.1f}s; "
+         f"applied {last}; {sum(tally.total.values())} row changes in all")
+    return progress["batchId"]
+
+
+def _wait(query, tally: _Tally, opts: EmbeddedOptions, stop: dict) -> None:
+    start, seen = time.monotonic(), -1
+    while not stop["flag"] and query.isActive:
+        if opts.duration is not None and time.monotonic() - start >= opts.duration:
+            break
+        seen = _print_progress(query, tally, seen)
+        time.sleep(0.5)
+    if query.exception() is not None:
+        raise RuntimeError(f"the streaming query failed: {query.exception()}")
+
+
+def _stop_between_batches(query, timeout: float = 300.0) -> None:
+    """Stop when no micro-batch is running: stop() interrupts a running batch's Delta commits
+    (harmless to the checkpoint, exactly once, but it ends the run with a spurious error)."""
+    deadline = time.monotonic() + timeout
+    while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    query.stop()
+
+
+def _verify(spark, cfg: JobConfig, expected: Path) -> bool:
+    from libs.targets import load_targets
+    from pipelines.apply import tables as D
+
+    catalog = load_targets(None, [cfg.target_ddl])
+    manifest, rows = load_expected(expected)
+    equal = True
+    for name, entry in sorted(manifest["tables"].items()):
+        database, table = name.split(".", 1)
+        path = D.table_path(cfg.delta_root, catalog.get(database, table).delta_table)
+        result = compare_table(name, entry, rows[name], spark.read.format("delta").load(path).collect())
+        _log(f"{result.summary()} ({path})")
+        equal &= result.equal
+    return equal
+
+
+def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
+    from libs.kafka_broker import start
+    from libs.shipper.kafka_sink import ensure_topic
+    from pipelines.kafka import broker_config
+    from pipelines.replicate import build_query, make_applier
+    from pipelines.spark_session import SessionOptions, build_session
+
+    port = int(cfg.bootstrap.rsplit(":", 1)[1])
+    broker = start(broker_config(port))
+    shutil.rmtree(opts.root, ignore_errors=True)  # a new simulated binlog: start fresh (module doc)
+    opts.root.mkdir(parents=True)
+    ddl = opts.root / "targets.sql"
+    ddl.write_text(replica_ddl(standard_tables("mariadb"), DATABASE))
+    topic, expected = f"embedded-{int(time.time())}", opts.root / "expected"
+    cfg = dataclasses.replace(cfg, bootstrap=broker["bootstrap"], topic=topic, target_ddl=str(ddl),
+                              targets=None, delta_root=str(opts.root / "delta"),
+                              checkpoint=str(opts.root / "checkpoint"), available_now=False)
+    _log(f"Kafka broker {cfg.bootstrap}, topic {topic}; simulator at {opts.rate:g} transactions/s; "
+         f"Delta tables under {cfg.delta_root}. Ctrl-C stops, drains and verifies.")
+    stop = {"flag": False}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.update(flag=True))
+    ensure_topic(cfg.bootstrap, topic)  # before the query subscribes: one partition, the shipper's way
+    sim = _start_simulator(cfg.bootstrap, topic, opts, expected)
+    spark = build_session(SessionOptions(app_name="cdc-replicate-embedded"))
+    try:
+        tally = _Tally(make_applier(cfg))
+        query = build_query(spark, cfg, tally)
+        try:
+            _wait(query, tally, opts, stop)
+        finally:
+            _stop_simulator(sim)
+            _stop_between_batches(query)
+        _log("simulator stopped; draining the topic")
+        drain = build_query(spark, dataclasses.replace(cfg, available_now=True), tally)
+        drain.awaitTermination()
+        if drain.exception() is not None:
+            raise RuntimeError(f"the draining query failed: {drain.exception()}")
+        _log(f"{sum(tally.total.values())} row changes applied; comparing with the simulator's tables")
+        return 0 if _verify(spark, cfg, expected) else 1
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+        spark.stop()
