@@ -154,6 +154,7 @@ def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
             _stop_between_batches(query)
         _log("simulator stopped; draining the topic")
         drain = build_query(spark, dataclasses.replace(cfg, available_now=True), tally)
+        _wait(drain, tally, EmbeddedOptions(), {"flag": False})  # progress lines while draining
         drain.awaitTermination()
         if drain.exception() is not None:
             raise RuntimeError(f"the draining query failed: {drain.exception()}")

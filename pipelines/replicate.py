@@ -9,7 +9,9 @@ Command-line contract (issue #5):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from pathlib import Path
 
 from libs.config import ConfigError, JobConfig, load_config
 from libs.paths import REPO_ROOT
@@ -38,7 +40,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def job_config(args: argparse.Namespace) -> JobConfig:
     overrides = {k: getattr(args, k) for k in
                  ("bootstrap", "topic", "target_ddl", "targets", "delta_root", "checkpoint", "available_now")}
-    return load_config(args.conf or REPO_ROOT / "conf" / "job.yaml", overrides)
+    cfg = load_config(args.conf or REPO_ROOT / "conf" / "job.yaml", overrides)
+    # Delta path identifiers (delta.`path`) need absolute local paths: a relative delta_root made
+    # target creation fail with SCHEMA_NOT_FOUND (found by bench/apply_bench.py).
+    return dataclasses.replace(cfg, delta_root=_absolute(cfg.delta_root), checkpoint=_absolute(cfg.checkpoint))
+
+
+def _absolute(path: str) -> str:
+    return path if "://" in path else str(Path(path).resolve())
 
 
 def build_query(spark, cfg: JobConfig, apply=None):
