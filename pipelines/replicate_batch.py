@@ -55,6 +55,9 @@ class ReplicateBatch:
                  partitions: int = 2, app_id: str = "cdc-replicate"):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
         self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
+        # Whether the releases table may hold rows to act on; None = not known (a new process):
+        # most batches release nothing, so most batches then skip reading that table.
+        self._releases_pending: bool | None = None
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         spark = batch_df.sparkSession
@@ -79,24 +82,27 @@ class ReplicateBatch:
                 idempotent_append(changes, self.paths.table(CHANGES_TABLE), f"{self.app_id}:changes", batch_id)
             releases = batch.filter(F.col("kind") == "release").select(
                 "source", "release_trx_key", "release_chunk_count", F.lit(batch_id).cast("long").alias("batch_id"))
-            self._append_unless_empty(releases, "releases", self.paths.releases, batch_id)
+            if self._append_unless_empty(releases, "releases", self.paths.releases, batch_id):
+                self._releases_pending = True
             decoded.unpersist()
         finally:
             batch.unpersist()
 
     def _append_unless_empty(self, df: DataFrame, name: str, path: str, batch_id: int, *,
-                             create: bool = False) -> None:
+                             create: bool = False) -> bool:
         """An empty append would still cost a Delta commit per batch; skipping it loses nothing
         (a replayed batch recomputes the same empty set). `create`: the first batch writes even
-        when empty, so the table exists for readers (an empty quarantine is a query result)."""
+        when empty, so the table exists for readers (an empty quarantine is a query result).
+        Returns whether rows were appended."""
         if create and path not in self._created:
+            self._created.add(path)
             if not _is_delta_table(df.sparkSession, path):
                 idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
-                self._created.add(path)
-                return
-            self._created.add(path)
-        if not df.isEmpty():
-            idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
+                return not df.isEmpty()
+        if df.isEmpty():
+            return False
+        idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
+        return True
 
     @staticmethod
     def _failed(decoded: DataFrame) -> DataFrame | None:
@@ -130,16 +136,21 @@ class ReplicateBatch:
     def _delete_released_before(self, spark, batch_id: int) -> None:
         from delta.tables import DeltaTable
 
+        if self._releases_pending is False:
+            return
         if not DeltaTable.isDeltaTable(spark, self.paths.releases):
+            self._releases_pending = False
             return
         table = DeltaTable.forPath(spark, self.paths.releases)
-        done = table.toDF().filter(F.col("batch_id") < batch_id).collect()
-        if not done:
-            return
-        store = FileSpillStore(self.paths.spill_root)
-        for row in done:
-            store.delete(row["source"], row["release_trx_key"], row["release_chunk_count"])
-        table.delete(F.col("batch_id") < batch_id)
+        rows = table.toDF().collect()  # a few rows: releases of the last batch or two
+        done = [row for row in rows if row["batch_id"] < batch_id]
+        if done:
+            store = FileSpillStore(self.paths.spill_root)
+            for row in done:
+                store.delete(row["source"], row["release_trx_key"], row["release_chunk_count"])
+            table.delete(F.col("batch_id") < batch_id)
+        # rows of this very batch (written before a crash, now replayed) go one batch later
+        self._releases_pending = len(rows) > len(done)
 
 
 def _is_delta_table(spark, path: str) -> bool:

@@ -48,6 +48,10 @@ def build_session(opts: SessionOptions = SessionOptions()):
         .config("spark.ui.enabled", str(opts.ui).lower())
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(opts.shuffle_partitions))
+        # Delta rebuilds a table's state (files, txn versions) in `snapshotPartitions` tasks,
+        # default 50: on 2 cores that was ~1,150 of the ~1,370 tasks of one apply batch over 5
+        # small tables (bench/README.md "Apply", per-batch jobs and tasks).
+        .config("spark.databricks.delta.snapshotPartitions", str(opts.shuffle_partitions))
         .config("spark.driver.memory", opts.driver_memory)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")

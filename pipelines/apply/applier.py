@@ -65,6 +65,9 @@ from pipelines.apply import tables as D
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 MAX_LOOKUP_ROUNDS = 8
 MERGE_THREADS = 4  # target tables merged side by side (see _merge_all)
+# Lookups up to these sizes read through a filter instead of a broadcast join (_read_touched):
+# an IN list of one column, or an OR of per-tuple ANDs (deep OR trees slow the planner).
+IN_LIST_MAX, OR_LIST_MAX = 5000, 64
 
 
 class ApplyStopped(RuntimeError):
@@ -92,6 +95,18 @@ def arrow_frame(spark: SparkSession, rows: Sequence[Mapping[str, Any]], schema: 
     return spark.createDataFrame(table, schema)
 
 
+def _matches_any(table: DataFrame, columns: Sequence[str], tuples, null_safe: bool):
+    """Column predicate: the row's `columns` equal one of `tuples` (`<=>` when null_safe).
+    Literals go through D.to_spark_value: a naive datetime is UTC here, not the driver's zone."""
+    cols = [table[quote_identifier(c)] for c in columns]
+    if len(cols) == 1 and not null_safe:
+        return cols[0].isin([D.to_spark_value(t[0]) for t in tuples])
+    return reduce(lambda a, b: a | b, (
+        reduce(lambda a, b: a & b, ((c.eqNullSafe(F.lit(D.to_spark_value(v))) if null_safe
+                                     else c == F.lit(D.to_spark_value(v))) for c, v in zip(cols, t)))
+        for t in tuples))
+
+
 def _col(alias: str, name: str):
     return F.col(f"{alias}.{quote_identifier(name)}")
 
@@ -109,6 +124,9 @@ class DeltaApplier:
             raise ValueError(f"undeclared must be {UNDECLARED_FAIL!r} or {UNDECLARED_QUARANTINE!r}")
         self.catalog, self.config, self.app_id, self.undeclared = catalog, config, app_id, undeclared
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
+        # path -> the last batch this applier MERGEd there: a later batch id cannot be committed
+        # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
+        self._merged: dict[str, int] = {}
 
     # -- the foreachBatch entry point --------------------------------------------------------------
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
@@ -134,8 +152,7 @@ class DeltaApplier:
                     continue
                 target = self._effective(target)
                 path = D.table_path(self.config.delta_root, target.delta_table)
-                committed = D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table))
-                if committed is not None and committed >= batch_id:
+                if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
                 pending.append((tally, pool.submit(self._replay_table, spark, batch_id, target, path, group)))
@@ -153,6 +170,14 @@ class DeltaApplier:
         self._write(spark, batch_id, changes, log, errors, plans)
         return {name: dict(c) for name, c in counts.items()}
 
+    def _already_committed(self, spark: SparkSession, path: str, target: Target, batch_id: int) -> bool:
+        """Did Delta commit this batch on the target already (a batch replayed after a crash)?
+        Asked of the Delta log unless this applier itself MERGEd an earlier batch there."""
+        if self._merged.get(path, batch_id) < batch_id:
+            return False
+        committed = D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table))
+        return committed is not None and committed >= batch_id
+
     # -- read + replay (nothing written) -------------------------------------------------------
     def _effective(self, target: Target) -> Target:
         if self.config.statement_format_policy == "quarantine":
@@ -169,7 +194,7 @@ class DeltaApplier:
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
                       changes: Sequence[Mapping[str, Any]]):
-        exists = D.is_delta_table(spark, path)
+        exists = path in self._ready or D.is_delta_table(spark, path)
         lookups, rows = lookups_for(target, changes), {}
         for _ in range(MAX_LOOKUP_ROUNDS):
             if exists:
@@ -194,21 +219,28 @@ class DeltaApplier:
     @staticmethod
     def _read_touched(spark: SparkSession, path: str, target: Target,
                       lookups: Lookups) -> list[dict[str, Any]]:
-        """Target rows matching the lookups: broadcast left-semi joins, only those rows collected."""
+        """Target rows matching the lookups, only those collected. A few lookup tuples are a
+        filter (one scan job; Delta skips files by min/max stats); many are a broadcast
+        left-semi join. Rows matched twice come back twice: the caller keys them by _row_id."""
         table = spark.read.format("delta").load(path)
-        parts = []
+        filters, parts = [], []
         for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
                                            + [(k, v, True) for k, v in lookups.by_image.items()]):
             if not tuples:
+                continue
+            if len(tuples) <= (IN_LIST_MAX if len(columns) == 1 and not null_safe else OR_LIST_MAX):
+                filters.append(_matches_any(table, columns, tuples, null_safe))
                 continue
             fields = [T.StructField(f"_k{i}", table.schema[c].dataType, True) for i, c in enumerate(columns)]
             keys = arrow_frame(spark, [{f"_k{i}": v for i, v in enumerate(t)} for t in tuples], T.StructType(fields))
             conds = [(table[quote_identifier(c)].eqNullSafe(keys[f"_k{i}"]) if null_safe
                       else table[quote_identifier(c)] == keys[f"_k{i}"]) for i, c in enumerate(columns)]
             parts.append(table.join(F.broadcast(keys), on=reduce(lambda a, b: a & b, conds), how="left_semi"))
+        if filters:
+            parts.append(table.filter(reduce(lambda a, b: a | b, filters)))
         if not parts:
             return []
-        touched = reduce(DataFrame.unionByName, parts).dropDuplicates([ROW_ID_COLUMN])
+        touched = reduce(DataFrame.unionByName, parts)
         timestamps = {f.name for f in table.schema.fields if isinstance(f.dataType, T.TimestampType)}
         names = list(target.column_names) + [ROW_ID_COLUMN]
         select = [F.unix_micros(F.col(quote_identifier(n))).alias(n) if n in timestamps
@@ -278,6 +310,7 @@ class DeltaApplier:
                  .whenNotMatchedInsert(condition=~is_delete, values=assignments))
         with D.delta_txn(spark, D.txn_app_id(self.app_id, plan.target.delta_table), batch_id):
             merge.execute()
+        self._merged[plan.path] = batch_id
 
     def _append_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
