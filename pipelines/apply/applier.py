@@ -65,9 +65,11 @@ from pipelines.apply import tables as D
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 MAX_LOOKUP_ROUNDS = 8
 MERGE_THREADS = 4  # target tables merged side by side (see _merge_all)
-# Lookups up to these sizes read through a filter instead of a broadcast join (_read_touched):
-# an IN list of one column, or an OR of per-tuple ANDs (deep OR trees slow the planner).
-IN_LIST_MAX, OR_LIST_MAX = 5000, 64
+# Key lookups up to these sizes read through a filter instead of a broadcast join
+# (_read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
+# (keyless tables, null-safe, every column) stay joins: as a filter, Delta's data-skipping
+# expression over min/max/null counts outgrew whole-stage codegen (bench/apply_steady.py).
+IN_LIST_MAX, OR_LIST_MAX = 5000, 16
 
 
 class ApplyStopped(RuntimeError):
@@ -95,15 +97,14 @@ def arrow_frame(spark: SparkSession, rows: Sequence[Mapping[str, Any]], schema: 
     return spark.createDataFrame(table, schema)
 
 
-def _matches_any(table: DataFrame, columns: Sequence[str], tuples, null_safe: bool):
-    """Column predicate: the row's `columns` equal one of `tuples` (`<=>` when null_safe).
-    Literals go through D.to_spark_value: a naive datetime is UTC here, not the driver's zone."""
+def _matches_any(table: DataFrame, columns: Sequence[str], tuples):
+    """Column predicate: the row's key `columns` equal one of `tuples`. Literals go through
+    D.to_spark_value: a naive datetime is UTC here, not the driver's zone."""
     cols = [table[quote_identifier(c)] for c in columns]
-    if len(cols) == 1 and not null_safe:
+    if len(cols) == 1:
         return cols[0].isin([D.to_spark_value(t[0]) for t in tuples])
     return reduce(lambda a, b: a | b, (
-        reduce(lambda a, b: a & b, ((c.eqNullSafe(F.lit(D.to_spark_value(v))) if null_safe
-                                     else c == F.lit(D.to_spark_value(v))) for c, v in zip(cols, t)))
+        reduce(lambda a, b: a & b, (c == F.lit(D.to_spark_value(v)) for c, v in zip(cols, t)))
         for t in tuples))
 
 
@@ -219,17 +220,17 @@ class DeltaApplier:
     @staticmethod
     def _read_touched(spark: SparkSession, path: str, target: Target,
                       lookups: Lookups) -> list[dict[str, Any]]:
-        """Target rows matching the lookups, only those collected. A few lookup tuples are a
-        filter (one scan job; Delta skips files by min/max stats); many are a broadcast
-        left-semi join. Rows matched twice come back twice: the caller keys them by _row_id."""
+        """Target rows matching the lookups, only those collected. A few key tuples are a
+        filter (one scan job; Delta skips files by min/max stats); many, and whole before
+        images, are a broadcast left-semi join. Rows matched twice come back twice: the caller keys them by _row_id."""
         table = spark.read.format("delta").load(path)
         filters, parts = [], []
         for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
                                            + [(k, v, True) for k, v in lookups.by_image.items()]):
             if not tuples:
                 continue
-            if len(tuples) <= (IN_LIST_MAX if len(columns) == 1 and not null_safe else OR_LIST_MAX):
-                filters.append(_matches_any(table, columns, tuples, null_safe))
+            if not null_safe and len(tuples) <= (IN_LIST_MAX if len(columns) == 1 else OR_LIST_MAX):
+                filters.append(_matches_any(table, columns, tuples))
                 continue
             fields = [T.StructField(f"_k{i}", table.schema[c].dataType, True) for i, c in enumerate(columns)]
             keys = arrow_frame(spark, [{f"_k{i}": v for i, v in enumerate(t)} for t in tuples], T.StructType(fields))

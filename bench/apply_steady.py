@@ -1,0 +1,157 @@
+"""Per-batch fixed cost of DeltaApplier in steady state (bench/README.md "Session 3").
+
+    .venv/bin/python bench/apply_steady.py [--transactions 3000] [--batches 4] [--conf KEY=VALUE ...]
+
+A minimal-image, no-DDL simulator workload (seed 3) decoded by libs/ (no Spark), cut into
+`--batches` consecutive batches of whole transactions, applied one after the other by ONE
+DeltaApplier on an empty delta root (batch 0 also creates the tables; the later ones are the
+steady state). Per batch: wall time, Spark jobs and tasks (status tracker), and the driver-side
+split (collect / touched-row reads / Python replay / writes / MERGEs / progress). For the last
+batch, the Spark jobs grouped by description with tasks and summed durations (the UI's REST
+API; jobs of tables run side by side overlap, so the sum exceeds the wall time).
+`--conf` sets Spark SQL confs before the first batch, to try a setting against the default.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime as dt
+import functools
+import json
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_support import load_average  # noqa: E402
+
+PHASES = ("_collect", "_read_touched", "_write", "_merge_all", "_append_progress")
+
+
+def decoded_batches(transactions: int, batches: int) -> list[list[dict]]:
+    from libs.assembler import InMemorySpillStore
+    from libs.binlog import iter_frames
+    from libs.simulator.run import SimulationOptions, simulate
+    from libs.simulator.sinks import FileSink
+    from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+
+    sink = FileSink()
+    simulate(SimulationOptions(row_image="minimal", ddl_rate=0.0, transactions=transactions, seed=3), sink)
+    frames = [InputFrame(bytes(f), "sim-bin.000001", pos, 0, i)
+              for i, (pos, f) in enumerate(iter_frames(sink.bytes(), file="sim-bin.000001"))]
+    records, _ = assemble_group("sim", None, frames, InMemorySpillStore(), now=0)
+    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]
+    order = list(dict.fromkeys(c["trx_id"] for c in changes))  # commit order
+    per = -(-len(order) // batches)
+    batch_of = {trx: i // per for i, trx in enumerate(order)}
+    out: list[list[dict]] = [[] for _ in range(batches)]
+    for change in changes:
+        out[batch_of[change["trx_id"]]].append(change)
+    return out
+
+
+class PhaseTimer:
+    """Wraps methods of one object; sums their wall time (threads overlap: sums, not walls)."""
+
+    def __init__(self, obj, names):
+        self.totals: dict[str, float] = collections.defaultdict(float)
+        for name in names:
+            setattr(obj, name, self._timed(name, getattr(obj, name)))
+
+    def _timed(self, name, method):
+        @functools.wraps(method)
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.totals[name] += time.perf_counter() - t0
+        return wrapper
+
+    def take(self) -> dict[str, float]:
+        out = {k: round(v, 2) for k, v in self.totals.items()}
+        self.totals.clear()
+        return out
+
+
+def job_summary(spark, first_job: int) -> list[str]:
+    """Jobs with id >= first_job grouped by description: count, tasks, summed seconds."""
+    sc = spark.sparkContext
+    jobs = json.load(urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/jobs"))
+    parse = lambda t: dt.datetime.strptime(t[:23], "%Y-%m-%dT%H:%M:%S.%f")  # noqa: E731
+    groups: dict[str, list] = collections.defaultdict(lambda: [0, 0, 0.0])
+    for job in jobs:
+        if job["jobId"] < first_job:
+            continue
+        g = groups[(job.get("description") or job["name"])[:100]]
+        g[0] += 1
+        g[1] += job["numTasks"]
+        if job.get("completionTime"):
+            g[2] += (parse(job["completionTime"]) - parse(job["submissionTime"])).total_seconds()
+    return [f"{n:3d} jobs {t:4d} tasks {s:6.2f} s  {name}"
+            for name, (n, t, s) in sorted(groups.items(), key=lambda kv: -kv[1][2])]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--transactions", type=int, default=3000)
+    ap.add_argument("--batches", type=int, default=4)
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    args = ap.parse_args(argv)
+
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from libs.config import JobConfig
+    from libs.simulator.schema import replica_ddl, standard_tables
+    from libs.targets import load_targets
+    from pipelines.apply import DeltaApplier
+    from pipelines.schemas import CHANGE_RECORD, spark_schema
+    from pipelines.spark_session import SessionOptions, build_session
+
+    batches = decoded_batches(args.transactions, args.batches)
+    spark = build_session(SessionOptions(app_name="apply-steady", ui=True))
+    for key, value in (c.split("=", 1) for c in args.conf):
+        spark.conf.set(key, value)
+    schema = to_arrow_schema(spark_schema(CHANGE_RECORD))
+    frames = []
+    for rows in batches:
+        df = spark.createDataFrame(pa.Table.from_pylist(rows, schema=schema)).cache()
+        df.count()
+        frames.append((df, len(rows)))
+    work = Path(tempfile.mkdtemp(prefix="apply-steady-"))
+    try:
+        ddl = work / "targets.sql"
+        ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
+        applier = DeltaApplier(load_targets(None, [str(ddl)]), JobConfig(delta_root=str(work / "delta"),
+                                                                          target_ddl=str(ddl)))
+        timer = PhaseTimer(applier, PHASES)
+        tracker = spark.sparkContext.statusTracker()
+        first_job = 0
+        for batch_id, (df, n) in enumerate(frames):
+            before = set(tracker.getJobIdsForGroup(None))
+            first_job = max(before, default=-1) + 1
+            t0 = time.perf_counter()
+            applier(df, batch_id)
+            wall = time.perf_counter() - t0
+            new = set(tracker.getJobIdsForGroup(None)) - before
+            tasks = sum(stage.numTasks for job in new if (info := tracker.getJobInfo(job))
+                        for s in info.stageIds if (stage := tracker.getStageInfo(s)))
+            print(f"batch {batch_id}: {n} changes, {wall:.2f} s, {len(new)} jobs, {tasks} tasks; "
+                  f"summed s per phase {timer.take()}", flush=True)
+        print("jobs of the last batch:")
+        for line in job_summary(spark, first_job):
+            print("  " + line)
+        print(f"load average {load_average()}")
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
