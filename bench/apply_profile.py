@@ -23,25 +23,16 @@ def main() -> None:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from libs.assembler import InMemorySpillStore
-    from libs.binlog import iter_frames
+    from bench.apply_steady import decoded_batches
     from libs.config import JobConfig
-    from libs.simulator.run import SimulationOptions, simulate
     from libs.simulator.schema import replica_ddl, standard_tables
-    from libs.simulator.sinks import FileSink
-    from libs.stream_assembly import InputFrame, assemble_group, decode_segment
     from libs.targets import load_targets
     from pipelines.apply import DeltaApplier
     from pipelines.schemas import CHANGE_RECORD, spark_schema
     from pipelines.spark_session import SessionOptions, build_session
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    sink = FileSink()
-    simulate(SimulationOptions(row_image="minimal", ddl_rate=0.0, transactions=n, seed=3), sink)
-    frames = [InputFrame(bytes(f), "sim-bin.000001", pos, 0, i)
-              for i, (pos, f) in enumerate(iter_frames(sink.bytes(), file="sim-bin.000001"))]
-    records, _ = assemble_group("sim", None, frames, InMemorySpillStore(), now=0)
-    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]
+    changes = decoded_batches(n, 1)[0]  # the same workload as apply_steady.py, one batch
     spark = build_session(SessionOptions(app_name="apply-profile"))
     schema = spark_schema(CHANGE_RECORD)
     df = spark.createDataFrame(pa.Table.from_pylist(changes, schema=to_arrow_schema(schema))).cache()
