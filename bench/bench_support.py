@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,26 +24,11 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def free_port_pair() -> int:
-    """A port p with p and p+1 free on 127.0.0.1 (Kafka client and controller listeners)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        with socket.socket() as s2:
-            try:
-                s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair for the benchmark's Kafka broker")
-
-
 @contextlib.contextmanager
 def private_broker(data_dir: Path):
     """The project's own single-node broker (libs/kafka_broker, as `cdc-kafka start`) on a free
     port with its own data directory; stopped (our child only) on exit."""
-    from libs.kafka_broker import stop, start
+    from libs.kafka_broker import free_port_pair, start, stop
     from pipelines.kafka import broker_config
 
     cfg = broker_config(free_port_pair(), str(data_dir))

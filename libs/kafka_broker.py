@@ -57,6 +57,22 @@ class BrokerConfig:
         return self.data_dir / "broker.log"
 
 
+def free_port_pair() -> int:
+    """A port p with p and p+1 free on 127.0.0.1: the client and controller listeners of a
+    private broker (tests, benchmarks)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with socket.socket() as s2:
+            try:
+                s2.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise BrokerError("no free pair of adjacent ports on 127.0.0.1 for a private Kafka broker")
+
+
 def _port_open(port: int, timeout: float = 0.5) -> bool:
     with socket.socket() as s:
         s.settimeout(timeout)

@@ -5,25 +5,9 @@ Tiers (DESIGN.md): tests/unit needs neither; tests/spark uses `spark`; tests/int
 """
 from __future__ import annotations
 
-import socket
 import uuid
 
 import pytest
-
-
-def _free_port_pair() -> int:
-    """A port p with p and p+1 free on 127.0.0.1 (client and controller listeners)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        with socket.socket() as s2:
-            try:
-                s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair for the test Kafka broker")
 
 
 @pytest.fixture(scope="session")
@@ -40,11 +24,11 @@ def spark(tmp_path_factory):
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
     """A real single-node KRaft broker on a free port, stopped after the session."""
-    from libs.kafka_broker import BrokerConfig, start, stop
+    from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop
     from libs.paths import KAFKA_JARS_DIR
 
     cfg = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=tmp_path_factory.mktemp("kafka"),
-                       port=_free_port_pair())
+                       port=free_port_pair())
     start(cfg)
     yield cfg
     stop(cfg)

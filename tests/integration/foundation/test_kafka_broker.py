@@ -47,10 +47,10 @@ def test_port_taken_gives_clear_error(tmp_path):
 
 
 def test_stop_leaves_no_process(tmp_path):
-    from tests.conftest import _free_port_pair
+    from libs.kafka_broker import free_port_pair
     import os
 
-    cfg = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=tmp_path, port=_free_port_pair())
+    cfg = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=tmp_path, port=free_port_pair())
     pid = start(cfg)["pid"]
     assert stop(cfg) is True
     with pytest.raises(ProcessLookupError):
