@@ -5,6 +5,7 @@ What the Spark stage asks of this module, per micro-batch:
     by_table = group_changes(changes)            # {(db, table): changes in commit order}
     lookups  = lookups_for(target, changes)      # which current target rows the batch may touch
     more     = missing_lookups(target, result, lookups)   # closure check after replay()
+    result   = replay_touched(target, changes, read, mode=...)  # the two above to a fixed point
     progress_rows(changes, app_id, batch_id)     # _cdc_progress rows, one per source
     quarantine_row(error, now)                   # _cdc_quarantine row of a ReplayError
     undeclared(change, policy)                   # a change for a table without a target
@@ -28,15 +29,16 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from libs.replay import ReplayError, ReplayResult, commit_order
+from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
 from libs.replay.images import present_columns, typed_value
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
 from libs.targets import values as target_values
 from libs.targets.model import Target, default_delta_table_name
 
 ROW_OPS = ("insert", "update", "delete")
+MAX_LOOKUP_ROUNDS = 8
 UNDECLARED_FAIL, UNDECLARED_QUARANTINE = "fail", "quarantine"
 UNDECLARED_TABLE = "undeclared_table"  # quarantine kind and change-log outcome prefix
 
@@ -118,6 +120,26 @@ def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Look
             if kv is not None and kv not in read.by_key.get(key, ()):
                 out.by_key.setdefault(key, set()).add(kv)
     return out
+
+
+def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
+                   read: Callable[[Lookups], Iterable[Mapping[str, Any]]] | None, *, mode: str) -> ReplayResult:
+    """Replay `changes` on the target rows they touch. `read(lookups)` returns the current rows
+    matching lookups (rows with `_row_id`; a row may come twice); None: the table is empty.
+    Reads the batch's lookups, replays, then reads what missing_lookups names and replays again
+    until nothing is missing. Current rows are given in _row_id order (deterministic scan order).
+    Raises ReplayStopped (strict mode) as replay() does."""
+    lookups, rows = lookups_for(target, changes), {}
+    unread = lookups
+    for _ in range(MAX_LOOKUP_ROUNDS):
+        if read is not None:
+            rows.update((r[ROW_ID_COLUMN], r) for r in read(unread))
+        result = replay(target, [rows[k] for k in sorted(rows)], changes, mode=mode)
+        unread = missing_lookups(target, result, lookups) if read is not None else Lookups()
+        if not unread:
+            return result
+        lookups.merge(unread)
+    raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
 
 
 def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int) -> list[dict[str, Any]]:

@@ -36,6 +36,8 @@ class JobConfig:
     unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail")
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine", "fail")
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)", "strict")
+    target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "
+                                       "batches, sparing a Delta read per batch (0: never)", 100_000)
     idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600)
 
     def __post_init__(self) -> None:
@@ -51,6 +53,8 @@ class JobConfig:
             raise ConfigError("topic must not be empty")
         if self.trigger_seconds <= 0:
             raise ConfigError(f"trigger_seconds must be > 0, got {self.trigger_seconds}")
+        if self.target_mirror_max_rows < 0:
+            raise ConfigError(f"target_mirror_max_rows must be >= 0, got {self.target_mirror_max_rows}")
         if self.max_offsets_per_trigger <= 0:
             raise ConfigError(f"max_offsets_per_trigger must be > 0, got {self.max_offsets_per_trigger}")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import struct
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -60,6 +61,10 @@ def _parse_date(column: Column, text: str) -> dt.date | None:
     return dt.date.fromisoformat(text[:10])
 
 
+def _single(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
 def from_text(column: Column, text: str) -> Any:
     """Convert canonical text (binlog text or a DDL literal) to the column's Python value."""
     family = column.family
@@ -72,7 +77,9 @@ def from_text(column: Column, text: str) -> Any:
         if family == "decimal":
             return Decimal(text)
         if family == "float":
-            return float(text)
+            # A FLOAT column stores single precision (so does its Delta FloatType): a DDL
+            # DEFAULT 0.1 must equal the 0.1f a row image carries, in replay and in Delta.
+            return _single(float(text)) if column.spark_type == "float" else float(text)
         if family == "date":
             return _parse_date(column, text)
         if family == "timestamp":

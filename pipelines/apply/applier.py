@@ -41,29 +41,31 @@ import dataclasses
 import datetime as dt
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+import functools
 from functools import reduce
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from libs.apply_plan import (
-    UNDECLARED_FAIL, UNDECLARED_QUARANTINE, Lookups, group_changes, lookups_for, missing_lookups,
-    progress_rows, quarantine_row, undeclared,
+    UNDECLARED_FAIL, UNDECLARED_QUARANTINE, Lookups, group_changes, progress_rows, quarantine_row,
+    replay_touched, undeclared,
 )
 from libs.config import JobConfig
 from libs.lineage_sql import quote_identifier
-from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped, replay
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
+from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog
 from libs.targets.model import ON_STATEMENT_QUARANTINE, Target
 from pipelines.apply import tables as D
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
-MAX_LOOKUP_ROUNDS = 8
 MERGE_THREADS = 4  # target tables merged side by side (see _merge_all)
 # Key lookups up to these sizes read through a filter instead of a broadcast join
 # (_read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
@@ -89,12 +91,16 @@ class _TablePlan:
     deletes: list[dict[str, Any]]
 
 
+def arrow_table(rows: Sequence[Mapping[str, Any]], schema: T.StructType) -> pa.Table:
+    """Driver-side dict rows as one Arrow table of the Spark schema's Arrow types. Naive
+    datetimes are UTC here (libs/targets/values.py), as Arrow's timestamp[us, UTC] reads them."""
+    return pa.Table.from_pylist(list(rows), schema=to_arrow_schema(schema))
+
+
 def arrow_frame(spark: SparkSession, rows: Sequence[Mapping[str, Any]], schema: T.StructType) -> DataFrame:
     """DataFrame of driver-side dict rows through one Arrow table: PySpark's row path verifies
-    and pickles every nested value (seconds per 10k change-log rows, bench/README.md). Naive
-    datetimes are UTC here (libs/targets/values.py), as Arrow's timestamp[us, UTC] reads them."""
-    table = pa.Table.from_pylist(list(rows), schema=to_arrow_schema(schema))
-    return spark.createDataFrame(table, schema)
+    and pickles every nested value (seconds per 10k change-log rows, bench/README.md)."""
+    return spark.createDataFrame(arrow_table(rows, schema), schema)
 
 
 def _matches_any(table: DataFrame, columns: Sequence[str], tuples):
@@ -128,6 +134,10 @@ class DeltaApplier:
         # path -> the last batch this applier MERGEd there: a later batch id cannot be committed
         # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
         self._merged: dict[str, int] = {}
+        # path -> every row of the target as of its Delta version (libs/target_mirror.py): the
+        # batch's touched rows without a Delta read. Paths in _unmirrored outgrew the cap.
+        self._mirrors: dict[str, TargetMirror] = {}
+        self._unmirrored: set[str] = set()
 
     # -- the foreachBatch entry point --------------------------------------------------------------
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
@@ -195,30 +205,56 @@ class DeltaApplier:
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
                       changes: Sequence[Mapping[str, Any]]):
-        exists = path in self._ready or D.is_delta_table(spark, path)
-        lookups, rows = lookups_for(target, changes), {}
-        for _ in range(MAX_LOOKUP_ROUNDS):
-            if exists:
-                rows.update((r[ROW_ID_COLUMN], r) for r in self._read_touched(spark, path, target, lookups))
-            current = [rows[k] for k in sorted(rows)]  # scan order: by _row_id (deterministic)
-            try:
-                result = replay(target, current, changes, mode=self.config.exec_mode)
-            except ReplayStopped as stop:
-                raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
-            more = missing_lookups(target, result, lookups) if exists else Lookups()
-            if not more:
-                break
-            lookups.merge(more)
+        mirror = self._mirror(spark, path, target)
+        if mirror is not None:
+            read = mirror.select if mirror.version is not None else None
+        elif path in self._ready or D.is_delta_table(spark, path):
+            read = functools.partial(self._read_touched, spark, path, target)
         else:
-            raise RuntimeError(f"{target.qualified_name}: touched rows did not converge "
-                               f"in {MAX_LOOKUP_ROUNDS} reads")
+            read = None  # no table yet: nothing to read
+        try:
+            result = replay_touched(target, changes, read, mode=self.config.exec_mode)
+        except ReplayStopped as stop:
+            raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
         upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
         deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
                    for d in result.deletes]
         return _TablePlan(target, path, upserts, deletes), result
 
+    def _mirror(self, spark: SparkSession, path: str, target: Target) -> TargetMirror | None:
+        """The table's mirror when it equals the table's latest Delta version; else a fresh one
+        (the whole table read at that version) unless the table is too big (then None: reads
+        per batch for the rest of this process)."""
+        max_rows = self.config.target_mirror_max_rows
+        if max_rows == 0 or path in self._unmirrored:
+            return None
+        version = D.table_version(spark, path)
+        mirror = self._mirrors.get(path)
+        if mirror is not None and mirror.version == version:
+            return mirror
+        self._mirrors.pop(path, None)
+        try:
+            if version is None:
+                mirror = TargetMirror([], None, max_rows)
+            else:
+                table = spark.read.format("delta").option("versionAsOf", version).load(path)
+                if table.count() > max_rows:  # answered from Delta's file statistics
+                    raise MirrorOverflow(path)
+                mirror = TargetMirror(self._rows_of(table, target), version, max_rows)
+        except MirrorOverflow:
+            self._unmirrored.add(path)
+            return None
+        self._mirrors[path] = mirror
+        return mirror
+
     @staticmethod
-    def _read_touched(spark: SparkSession, path: str, target: Target,
+    def _rows_of(table: DataFrame, target: Target) -> list[dict[str, Any]]:
+        """Target columns + _row_id of `table`'s rows, through Arrow (D.python_rows)."""
+        names = list(target.column_names) + [ROW_ID_COLUMN]
+        return D.python_rows(table.select(*(F.col(quote_identifier(n)) for n in names)).toArrow())
+
+    @classmethod
+    def _read_touched(cls, spark: SparkSession, path: str, target: Target,
                       lookups: Lookups) -> list[dict[str, Any]]:
         """Target rows matching the lookups, only those collected. A few key tuples are a
         filter (one scan job; Delta skips files by min/max stats); many, and whole before
@@ -241,18 +277,7 @@ class DeltaApplier:
             parts.append(table.filter(reduce(lambda a, b: a | b, filters)))
         if not parts:
             return []
-        touched = reduce(DataFrame.unionByName, parts)
-        timestamps = {f.name for f in table.schema.fields if isinstance(f.dataType, T.TimestampType)}
-        names = list(target.column_names) + [ROW_ID_COLUMN]
-        select = [F.unix_micros(F.col(quote_identifier(n))).alias(n) if n in timestamps
-                  else F.col(quote_identifier(n)) for n in names]
-        out = []
-        for row in touched.select(*select).collect():
-            values = row.asDict()
-            for name in timestamps & set(values):
-                values[name] = D.from_micros(values[name])
-            out.append({n: bytes(v) if isinstance(v, bytearray) else v for n, v in values.items()})
-        return out
+        return cls._rows_of(reduce(DataFrame.unionByName, parts), target)
 
     # -- writes (each idempotent per (app_id, batch_id)) ---------------------------------------------
     def _write(self, spark: SparkSession, batch_id: int, changes, log, errors, plans) -> None:
@@ -299,8 +324,8 @@ class DeltaApplier:
         source_schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields]
                                      + [T.StructField(OP_COLUMN, T.StringType(), False)])
         names = [f.name for f in schema.fields] + [OP_COLUMN]
-        source = arrow_frame(spark, [{n: r.get(n) for n in names} for r in plan.upserts + plan.deletes],
-                             source_schema)
+        rows = arrow_table([{n: r.get(n) for n in names} for r in plan.upserts + plan.deletes], source_schema)
+        source = spark.createDataFrame(rows, source_schema)
         assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
         is_delete = _col("s", OP_COLUMN) == F.lit("delete")
         merge = (DeltaTable.forPath(spark, plan.path).alias("t")
@@ -309,9 +334,21 @@ class DeltaApplier:
                  .whenMatchedUpdate(set={k: v for k, v in assignments.items()
                                          if k != quote_identifier(ROW_ID_COLUMN)})
                  .whenNotMatchedInsert(condition=~is_delete, values=assignments))
+        mirror = self._mirrors.pop(plan.path, None)  # back in only once it equals the commit
         with D.delta_txn(spark, D.txn_app_id(self.app_id, plan.target.delta_table), batch_id):
+            D.forget_last_commit_version(spark)
             merge.execute()
+            version = D.last_commit_version(spark)
         self._merged[plan.path] = batch_id
+        if mirror is not None and version is not None:
+            kept = list(plan.target.column_names) + [ROW_ID_COLUMN]
+            upserts = D.python_rows(rows.filter(pa.compute.equal(rows[OP_COLUMN], "upsert")).select(kept))
+            try:
+                mirror.apply(upserts, [d[ROW_ID_COLUMN] for d in plan.deletes], version)
+            except MirrorOverflow:
+                self._unmirrored.add(plan.path)
+                return
+            self._mirrors[plan.path] = mirror
 
     def _append_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is

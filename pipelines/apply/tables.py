@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Iterator
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
@@ -39,6 +40,7 @@ BATCH_ID_COLUMN = "batch_id"
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 MATERIALIZE_SOURCE_CONF = "spark.databricks.delta.merge.materializeSource"
+LAST_COMMIT_VERSION_CONF = "spark.databricks.delta.lastCommitVersionInSession"
 TABLE_PROPERTIES = {
     "delta.feature.allowColumnDefaults": "supported",
     # MySQL column names may hold spaces, commas, '=' ...: Delta accepts them only with column mapping.
@@ -168,10 +170,30 @@ def committed_version(spark: SparkSession, path: str, app_id: str) -> int | None
     """The last txnVersion Delta committed for txnAppId `app_id` on the table (None: never)."""
     if not is_delta_table(spark, path):
         return None
-    jvm = spark.sparkContext._jvm
-    snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, path)._2()
-    version = snapshot.transactions().get(app_id)
+    version = _latest_snapshot(spark, path).transactions().get(app_id)
     return int(version.get()) if version.isDefined() else None
+
+
+def table_version(spark: SparkSession, path: str) -> int | None:
+    """The table's latest Delta version (None: no Delta table at `path`). One listing of the
+    log when nothing changed since this JVM last saw it (DeltaLog instances are cached)."""
+    version = int(_latest_snapshot(spark, path).version())
+    return version if version >= 0 else None
+
+
+def _latest_snapshot(spark: SparkSession, path: str):
+    jvm = spark.sparkContext._jvm
+    return jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, path)._2()
+
+
+def last_commit_version(spark: SparkSession) -> int | None:
+    """The version of the session's last Delta commit (Delta sets this conf on every commit)."""
+    value = spark.conf.get(LAST_COMMIT_VERSION_CONF, None)
+    return None if value in (None, "") else int(value)
+
+
+def forget_last_commit_version(spark: SparkSession) -> None:
+    spark.conf.unset(LAST_COMMIT_VERSION_CONF)
 
 
 @contextmanager
@@ -215,6 +237,22 @@ def to_spark_value(value: Any) -> Any:
 
 
 EPOCH = dt.datetime(1970, 1, 1)
+
+
+def python_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows of an Arrow table as the applier's replay takes them: timestamps naive UTC (an
+    aware value, as Spark's toArrow gives in the session zone, is converted), binary as bytes.
+    The one conversion for Delta reads and the target mirror (libs/target_mirror.py), so
+    both hold identical values (FLOAT as float32, DECIMAL at the column's scale)."""
+    rows = table.to_pylist()
+    zoned = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+    if zoned:
+        for row in rows:
+            for name in zoned:
+                value = row[name]
+                if value is not None and value.tzinfo is not None:
+                    row[name] = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return rows
 
 
 def from_micros(micros: int | None) -> dt.datetime | None:

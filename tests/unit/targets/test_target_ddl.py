@@ -3,6 +3,7 @@
 import datetime as dt
 import glob
 import json
+import struct
 from decimal import Decimal
 
 import pytest
@@ -86,6 +87,15 @@ def test_nullability_keys_and_defaults():
     assert col["dt"].default == dt.datetime(2024, 1, 1)
     assert col["b"].default == 5 and col["h"].default == b"\n\x0b" and col["e"].default == "off"
     assert not col["nod"].has_default
+
+
+def test_float_default_is_the_single_precision_value_the_column_stores():
+    # The row image of such a column carries 0.1f widened (0.10000000149011612), and Delta's
+    # FloatType stores the same: a float64 0.1 default would match neither.
+    (t,) = parse_ddl("CREATE TABLE d.t (f float DEFAULT 0.1, g double DEFAULT 0.1)")
+    col = {c.name: c for c in t.columns}
+    assert col["f"].default == struct.unpack("<f", struct.pack("<f", 0.1))[0] != 0.1
+    assert col["g"].default == 0.1
 
 
 def test_unsupported_default_expression_is_a_clear_error():
