@@ -97,16 +97,19 @@ def job_summary(spark, first_job: int) -> list[str]:
 
 
 def main(argv=None) -> int:
+    from libs.config import JobConfig
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transactions", type=int, default=3000)
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--mirror-max-rows", type=int, default=JobConfig.target_mirror_max_rows,
+                    help="JobConfig.target_mirror_max_rows (0: read touched rows from Delta every batch)")
     args = ap.parse_args(argv)
 
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from libs.config import JobConfig
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.targets import load_targets
     from pipelines.apply import DeltaApplier
@@ -127,8 +130,8 @@ def main(argv=None) -> int:
     try:
         ddl = work / "targets.sql"
         ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
-        applier = DeltaApplier(load_targets(None, [str(ddl)]), JobConfig(delta_root=str(work / "delta"),
-                                                                          target_ddl=str(ddl)))
+        applier = DeltaApplier(load_targets(None, [str(ddl)]), JobConfig(
+            delta_root=str(work / "delta"), target_ddl=str(ddl), target_mirror_max_rows=args.mirror_max_rows))
         timer = PhaseTimer(applier, PHASES)
         tracker = spark.sparkContext.statusTracker()
         first_job = 0
