@@ -62,7 +62,7 @@ def main(argv=None) -> int:
 
     binlog, _ = simulated_binlog(args.transactions, args.seed)
     work = Path(tempfile.mkdtemp(prefix="plain-batches-"))
-    spark = build_session(SessionOptions(app_name="plain-batches"))
+    spark = build_session(SessionOptions(app_name="plain-batches", ui=True))
     try:
         with private_broker(work / "kafka") as bootstrap:
             if cdc_ship(["--from-file", str(binlog), "--bootstrap", bootstrap, "--topic", "plain",

@@ -2,12 +2,12 @@
 
     quarantine rows -------------------------------------------> _cdc_quarantine
     segments --rows stage (parallel)--> change records --apply--> target tables, change log, progress
-    releases ------(deleted one batch later)-------------------> spill store
+    releases ------(recorded, deleted one batch later)---------> spill store
 
 Every Delta write is idempotent per batch (Delta transaction identifiers: txnAppId/txnVersion),
 so a batch replayed after a crash changes nothing it already wrote (DESIGN.md "Exactly once").
 Spill chunks released by batch N are deleted while running batch N+1, when N is committed: a
-replay of N still finds them (libs/assembler/spill.py release())."""
+replay of N still finds them (libs/assembler/release_log.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,12 +17,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from libs.assembler.file_spill import FileSpillStore
+from libs.assembler.release_log import Release, ReleaseLog
 from pipelines.schemas import QUARANTINE_RECORD, spark_schema
 from pipelines.stages.rows import change_records, decode_rows
 
 QUARANTINE_TABLE = "_cdc_quarantine"
 CHANGES_TABLE = "_cdc_changes"  # decoded change records, when no apply stage is configured
-RELEASES_TABLE = "_spill_releases"
+RELEASES_DIR = "spill_releases"
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class BatchPaths:
 
     @property
     def releases(self) -> str:
-        return f"{self.checkpoint.rstrip('/')}/{RELEASES_TABLE}"
+        return f"{self.checkpoint.rstrip('/')}/{RELEASES_DIR}"
 
 
 def idempotent_append(df: DataFrame, path: str, app_id: str, batch_id: int) -> None:
@@ -55,13 +56,11 @@ class ReplicateBatch:
                  partitions: int = 2, app_id: str = "cdc-replicate"):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
         self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
-        # Whether the releases table may hold rows to act on; None = not known (a new process):
-        # most batches release nothing, so most batches then skip reading that table.
-        self._releases_pending: bool | None = None
+        self.release_log = ReleaseLog(paths.releases)
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
-        spark = batch_df.sparkSession
-        self._delete_released_before(spark, batch_id)
+        # Earlier batches are committed (this one runs): their released spill chunks can go.
+        self.release_log.delete_before(batch_id, FileSpillStore(self.paths.spill_root))
         batch = batch_df.persist()
         try:
             segments = batch.filter(F.col("kind") == "segment")
@@ -81,9 +80,8 @@ class ReplicateBatch:
             else:
                 idempotent_append(changes, self.paths.table(CHANGES_TABLE), f"{self.app_id}:changes", batch_id)
             releases = batch.filter(F.col("kind") == "release").select(
-                "source", "release_trx_key", "release_chunk_count", F.lit(batch_id).cast("long").alias("batch_id"))
-            if self._append_unless_empty(releases, "releases", self.paths.releases, batch_id):
-                self._releases_pending = True
+                "source", "release_trx_key", "release_chunk_count").collect()
+            self.release_log.record(batch_id, (Release(*r) for r in releases))
             decoded.unpersist()
         finally:
             batch.unpersist()
@@ -132,26 +130,6 @@ class ReplicateBatch:
             "kind", "reason", F.col("f.raw").alias("raw"), F.lit(None).cast("int").alias("kafka_partition"),
             F.lit(None).cast("long").alias("kafka_offset"), F.current_timestamp().alias("quarantined_at"),
         ).select(*_quarantine_columns())
-
-    def _delete_released_before(self, spark, batch_id: int) -> None:
-        from delta.tables import DeltaTable
-
-        if self._releases_pending is False:
-            return
-        if not DeltaTable.isDeltaTable(spark, self.paths.releases):
-            self._releases_pending = False
-            return
-        table = DeltaTable.forPath(spark, self.paths.releases)
-        rows = table.toDF().collect()  # a few rows: releases of the last batch or two
-        done = [row for row in rows if row["batch_id"] < batch_id]
-        if done:
-            store = FileSpillStore(self.paths.spill_root)
-            for row in done:
-                store.delete(row["source"], row["release_trx_key"], row["release_chunk_count"])
-            table.delete(F.col("batch_id") < batch_id)
-        # rows of this very batch (written before a crash, now replayed) go one batch later
-        self._releases_pending = len(rows) > len(done)
-
 
 def _is_delta_table(spark, path: str) -> bool:
     from delta.tables import DeltaTable
