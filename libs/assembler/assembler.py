@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import replace
 from typing import Iterable
 
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType, EventType
@@ -29,7 +28,7 @@ from .model import (
 )
 from .payload import is_payload
 from .spill import SpillStore, SpilledFrames, encode_chunk
-from .state import AssemblerState, OpenGroup, PreparedXa
+from .state import AssemblerState, OpenGroup, PreparedXa, evolve
 from .xa import xid_key, xid_key_from_query
 
 log = logging.getLogger(__name__)
@@ -59,7 +58,7 @@ class Assembler:
             self._feed_one(item, now)
         self._spill_tail()  # the stored state references chunks only, never in-memory frames
         if now is not None:
-            self.state = replace(self.state, last_fed_at=now)
+            self.state = evolve(self.state, last_fed_at=now)
         out.counters = dict(self.state.counters)
         return out
 
@@ -68,7 +67,7 @@ class Assembler:
         self._out = out = AssemblerOutput()
         if self.state.open is not None:
             self._quarantine_open("open_timeout", f"open transaction expired ({reason})")
-            self.state = replace(self.state, parser=INITIAL).counted("open_expired")
+            self.state = evolve(self.state, parser=INITIAL).counted("open_expired")
         out.counters = dict(self.state.counters)
         return out
 
@@ -113,7 +112,7 @@ class Assembler:
         if code == EventType.START_V3:
             # binlog v3 (MySQL 4.x) has no Format_description: Start_v3 defines the format
             # (binlog_event.h), so it is what segments need to decode the file's events.
-            self.state = replace(self.state, fde=frame.raw)
+            self.state = evolve(self.state, fde=frame.raw)
         self._boundary(frame, now)
 
     def _track_position(self, frame: Frame) -> str:
@@ -134,7 +133,7 @@ class Assembler:
                 status = _NEW_FILE  # positions restart after Rotate: not compared across files
         else:
             status = _NEW_FILE
-        self.state = replace(s, last_file=frame.file, last_pos=frame.pos, last_end_pos=frame.pos + len(frame.raw))
+        self.state = evolve(s, last_file=frame.file, last_pos=frame.pos, last_end_pos=frame.pos + len(frame.raw))
         return status
 
     def _bad_frame(self, frame: Frame, error) -> None:
@@ -157,8 +156,8 @@ class Assembler:
         group = self.state.open
         frames = SpilledFrames(self.store, self.source, group.ref if group.chunk_count else None, ())
         self._out.released.append(group.ref)
-        poisoned = replace(group, poison=error, chunk_count=0)  # never spills again
-        self.state = replace(self.state, open=poisoned)
+        poisoned = evolve(group, poison=error, chunk_count=0)  # never spills again
+        self.state = evolve(self.state, open=poisoned)
         self._quarantine(frames, "bad_transaction", self._poison_reason(poisoned))
 
     def _poison_reason(self, group: OpenGroup) -> str:
@@ -175,16 +174,16 @@ class Assembler:
                   f"(source {self.source}, server restart?)")
         log.warning(reason)
         self._quarantine_open("boundary", reason)
-        self.state = replace(self.state, parser=INITIAL)
+        self.state = evolve(self.state, parser=INITIAL)
 
     def _format_description(self, frame: Frame) -> None:
         body = frame.event.body
         flavour = body.flavour if isinstance(body, FormatDescription) else self.state.flavour
-        self.state = replace(self.state, fde=frame.raw, flavour=flavour)
+        self.state = evolve(self.state, fde=frame.raw, flavour=flavour)
 
     def _boundary(self, frame: Frame, now: int | None) -> None:
         step = advance(self.state.parser, frame.event, self.state.flavour)
-        self.state = replace(self.state, parser=step.context)
+        self.state = evolve(self.state, parser=step.context)
         if step.warning is not None:
             self.state = self.state.counted("invalid_transitions")
             where = f"source {self.source}, file {frame.file}, pos {frame.pos}"
@@ -214,13 +213,13 @@ class Assembler:
             gtid = body.gtid
         group = OpenGroup(f"{frame.file}:{frame.pos}", frame.file, frame.pos, gtid=gtid,
                           commit_ts_micros=commit_ts, since=now)
-        self.state = replace(self.state, open=group)
+        self.state = evolve(self.state, open=group)
         self._append(frame)
 
     def _append(self, frame: Frame) -> None:
         group = self.state.open
         assert group is not None, "the parser accepted INSIDE/END with no open group"
-        self.state = replace(self.state, open=replace(group, event_count=group.event_count + 1))
+        self.state = evolve(self.state, open=evolve(group, event_count=group.event_count + 1))
         if group.poison is not None:
             self._quarantine([frame], "bad_transaction", self._poison_reason(group))
             return
@@ -234,13 +233,13 @@ class Assembler:
         if group is None or not self._tail:
             return
         self.store.put(self.source, group.trx_key, group.chunk_count, encode_chunk(self._tail))
-        self.state = replace(self.state, open=replace(group, chunk_count=group.chunk_count + 1))
+        self.state = evolve(self.state, open=evolve(group, chunk_count=group.chunk_count + 1))
         self._tail, self._tail_bytes = [], 0
 
     def _detach_open(self) -> tuple[OpenGroup, SpilledFrames]:
         group, tail = self.state.open, tuple(self._tail)
         self._tail, self._tail_bytes = [], 0
-        self.state = replace(self.state, open=None)
+        self.state = evolve(self.state, open=None)
         ref = group.ref if group.chunk_count else None
         return group, SpilledFrames(self.store, self.source, ref, tail)
 
@@ -291,7 +290,7 @@ class Assembler:
             return
         held = PreparedXa(group.trx_key, group.chunk_count, group.event_count, group.gtid,
                           group.start_file, group.start_pos)
-        self.state = replace(self.state, xa_prepared={**self.state.xa_prepared, key: held}).counted("xa_prepared")
+        self.state = evolve(self.state, xa_prepared={**self.state.xa_prepared, key: held}).counted("xa_prepared")
 
     def _resolve_xa(self, kind: QueryKind, sql: str, group: OpenGroup | None, frames, end: Frame) -> None:
         key = xid_key_from_query(sql)
@@ -302,7 +301,7 @@ class Assembler:
                 self._quarantine(frames, "xa_unknown", f"XA COMMIT of xid {key} whose XA PREPARE this "
                                  f"stream never saw (source {self.source}, file {end.file}, pos {end.pos})")
             return
-        self.state = replace(self.state, xa_prepared={k: v for k, v in self.state.xa_prepared.items() if k != key})
+        self.state = evolve(self.state, xa_prepared={k: v for k, v in self.state.xa_prepared.items() if k != key})
         self._out.released.append(held.ref)
         if kind is QueryKind.XA_ROLLBACK:
             self.state = self.state.counted("rollbacks")
