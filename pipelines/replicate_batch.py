@@ -87,20 +87,17 @@ class ReplicateBatch:
             batch.unpersist()
 
     def _append_unless_empty(self, df: DataFrame, name: str, path: str, batch_id: int, *,
-                             create: bool = False) -> bool:
+                             create: bool = False) -> None:
         """An empty append would still cost a Delta commit per batch; skipping it loses nothing
         (a replayed batch recomputes the same empty set). `create`: the first batch writes even
-        when empty, so the table exists for readers (an empty quarantine is a query result).
-        Returns whether rows were appended."""
+        when empty, so the table exists for readers (an empty quarantine is a query result)."""
         if create and path not in self._created:
             self._created.add(path)
             if not _is_delta_table(df.sparkSession, path):
                 idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
-                return not df.isEmpty()
-        if df.isEmpty():
-            return False
-        idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
-        return True
+                return
+        if not df.isEmpty():
+            idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
 
     @staticmethod
     def _failed(decoded: DataFrame) -> DataFrame | None:

@@ -15,6 +15,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `path` through a temporary file in its directory and a rename: a reader sees the
+    old content or the new, never half of it; concurrent writers of the same content are safe."""
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 class FileSpillStore:
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -26,9 +34,7 @@ class FileSpillStore:
     def put(self, source: str, trx_key: str, chunk_no: int, data: bytes) -> None:
         directory = self._dir(source, trx_key)
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f".{chunk_no}.{uuid.uuid4().hex}.tmp"
-        tmp.write_bytes(data)
-        os.replace(tmp, directory / f"{chunk_no}.chunk")
+        write_atomically(directory / f"{chunk_no}.chunk", data)
 
     def get(self, source: str, trx_key: str, chunk_no: int) -> bytes:
         path = self._dir(source, trx_key) / f"{chunk_no}.chunk"

@@ -19,10 +19,10 @@ forget() only repeats them.
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from pathlib import Path
 from typing import Iterable, NamedTuple
+
+from libs.assembler.file_spill import write_atomically
 
 
 class Release(NamedTuple):
@@ -45,9 +45,7 @@ class ReleaseLog:
         if not releases:
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        tmp = self.root / f".{int(batch_id)}.{uuid.uuid4().hex}.tmp"
-        tmp.write_text(json.dumps(releases))
-        os.replace(tmp, self._path(batch_id))
+        write_atomically(self._path(batch_id), json.dumps(releases).encode())
 
     def pending_before(self, batch_id: int) -> list[tuple[int, list[Release]]]:
         """(batch id, releases) of every recorded batch before `batch_id`, oldest first."""

@@ -41,12 +41,11 @@ import dataclasses
 import datetime as dt
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-import functools
-from functools import reduce
+from functools import partial, reduce
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -209,7 +208,7 @@ class DeltaApplier:
         if mirror is not None:
             read = mirror.select if mirror.version is not None else None
         elif path in self._ready or D.is_delta_table(spark, path):
-            read = functools.partial(self._read_touched, spark, path, target)
+            read = partial(self._read_touched, spark, path, target)
         else:
             read = None  # no table yet: nothing to read
         try:
@@ -342,7 +341,7 @@ class DeltaApplier:
         self._merged[plan.path] = batch_id
         if mirror is not None and version is not None:
             kept = list(plan.target.column_names) + [ROW_ID_COLUMN]
-            upserts = D.python_rows(rows.filter(pa.compute.equal(rows[OP_COLUMN], "upsert")).select(kept))
+            upserts = D.python_rows(rows.filter(pc.equal(rows[OP_COLUMN], "upsert")).select(kept))
             try:
                 mirror.apply(upserts, [d[ROW_ID_COLUMN] for d in plan.deletes], version)
             except MirrorOverflow:

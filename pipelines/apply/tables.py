@@ -236,9 +236,6 @@ def to_spark_value(value: Any) -> Any:
     return value
 
 
-EPOCH = dt.datetime(1970, 1, 1)
-
-
 def python_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows of an Arrow table as the applier's replay takes them: timestamps naive UTC (an
     aware value, as Spark's toArrow gives in the session zone, is converted), binary as bytes.
@@ -253,7 +250,3 @@ def python_rows(table: pa.Table) -> list[dict[str, Any]]:
                 if value is not None and value.tzinfo is not None:
                     row[name] = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
     return rows
-
-
-def from_micros(micros: int | None) -> dt.datetime | None:
-    return None if micros is None else EPOCH + dt.timedelta(microseconds=int(micros))
