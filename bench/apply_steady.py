@@ -15,19 +15,16 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime as dt
 import functools
-import json
 import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_support import load_average  # noqa: E402
+from bench.bench_support import job_seconds, load_average, spark_ui  # noqa: E402
 
 PHASES = ("_collect", "_read_touched", "_write", "_merge_all", "_append_progress")
 
@@ -80,18 +77,14 @@ class PhaseTimer:
 
 def job_summary(spark, first_job: int) -> list[str]:
     """Jobs with id >= first_job grouped by description: count, tasks, summed seconds."""
-    sc = spark.sparkContext
-    jobs = json.load(urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/jobs"))
-    parse = lambda t: dt.datetime.strptime(t[:23], "%Y-%m-%dT%H:%M:%S.%f")  # noqa: E731
     groups: dict[str, list] = collections.defaultdict(lambda: [0, 0, 0.0])
-    for job in jobs:
+    for job in spark_ui(spark, "/jobs"):
         if job["jobId"] < first_job:
             continue
         g = groups[(job.get("description") or job["name"])[:100]]
         g[0] += 1
         g[1] += job["numTasks"]
-        if job.get("completionTime"):
-            g[2] += (parse(job["completionTime"]) - parse(job["submissionTime"])).total_seconds()
+        g[2] += job_seconds(job)
     return [f"{n:3d} jobs {t:4d} tasks {s:6.2f} s  {name}"
             for name, (n, t, s) in sorted(groups.items(), key=lambda kv: -kv[1][2])]
 

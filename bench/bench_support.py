@@ -6,18 +6,39 @@ Not a test helper: these scripts print figures. Everything is measured on this m
     with private_broker(root) as bootstrap: ...          # the project's Kafka broker, free port
     sampler = Sampler(spark); sampler.start(); ...; sampler.stop()
     sampler.peaks(), sampler.core_busy(t0, t1), sampler.worker_cpu(t0, t1)
+    spark_ui(spark, "/jobs"), job_seconds(job)            # the Spark UI REST API (ui=True)
 """
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import json
 import os
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def spark_ui(spark, path: str):
+    """JSON of the Spark UI's REST API for this application (`path`: "/jobs", "/stages", ...);
+    the session must be built with ui=True."""
+    sc = spark.sparkContext
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}{path}") as response:
+        return json.load(response)
+
+
+def job_seconds(job: dict) -> float:
+    """Wall seconds of a finished job of spark_ui(spark, "/jobs") (0 while it runs)."""
+    if not job.get("completionTime"):
+        return 0.0
+    start, end = (dt.datetime.strptime(job[k][:23], "%Y-%m-%dT%H:%M:%S.%f")
+                  for k in ("submissionTime", "completionTime"))
+    return (end - start).total_seconds()
 
 
 def load_average() -> str:

@@ -11,7 +11,6 @@ to full ones separates the fixed cost of a batch from the per-event cost.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 import tempfile
 import time
@@ -20,31 +19,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.apply_bench import simulated_binlog  # noqa: E402
-from bench.bench_support import load_average, private_broker  # noqa: E402
+from bench.bench_support import job_seconds, load_average, private_broker, spark_ui  # noqa: E402
 
 
 def print_jobs_of_batch(spark, batch_id: int, run_id) -> None:
     """Spark jobs of one micro-batch (the UI's REST API: description carries runId and batch):
     wall time, tasks and executor run time per job, so the fixed cost is seen job by job."""
-    import json
-    import urllib.request
-
-    base = f"{spark.sparkContext.uiWebUrl}/api/v1/applications/{spark.sparkContext.applicationId}"
-    def get(path):
-        with urllib.request.urlopen(base + path) as response:
-            return json.load(response)
-
-    stages = {s["stageId"]: s for s in get("/stages")}
-    every = get("/jobs")
+    stages = {s["stageId"]: s for s in spark_ui(spark, "/stages")}
+    every = spark_ui(spark, "/jobs")
     jobs = [j for j in every if f"runId = {run_id}" in (j.get("description") or "")
             and f"batch = {batch_id}" in (j.get("description") or "")]
     if not jobs:
         print("  no job names the batch; the last 12 jobs:")
         jobs = sorted(every, key=lambda j: j["jobId"])[-12:]
     for job in sorted(jobs, key=lambda j: j["jobId"]):
-        start, end = (dt.datetime.fromisoformat(job[k].replace("GMT", "+00:00")) for k in ("submissionTime", "completionTime"))
         run_ms = sum(stages[s]["executorRunTime"] for s in job["stageIds"] if s in stages)
-        print(f"  job {job['jobId']}: {(end - start).total_seconds() * 1000:7.0f} ms wall, "
+        print(f"  job {job['jobId']}: {job_seconds(job) * 1000:7.0f} ms wall, "
               f"{job['numTasks']:3d} tasks, executor run {run_ms:6d} ms, {job['name'][:60]} | {(job.get('description') or '')[:60]!r}")
 
 
