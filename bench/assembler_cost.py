@@ -1,0 +1,55 @@
+"""Pure-Python cost per frame of the stream stages' two Python cores, no Spark (bench/README.md
+"Session 4"): libs.stream_assembly.assemble_group (boundary parser + assembler, one source, in
+20,000-frame batches as the job reads them) and decode_segment (the rows stage).
+
+    .venv/bin/python bench/assembler_cost.py [--transactions 15000] [--seed 11]
+
+The apply_bench workload (cached under .cache/bench/), with an in-memory spill store.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.apply_bench import simulated_binlog  # noqa: E402
+from bench.bench_support import load_average  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--transactions", type=int, default=15000)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--batch", type=int, default=20000, help="frames per assemble_group call")
+    args = ap.parse_args(argv)
+
+    from libs.assembler import InMemorySpillStore
+    from libs.binlog import iter_frames
+    from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+
+    binlog, _ = simulated_binlog(args.transactions, args.seed)
+    data = Path(binlog).read_bytes()
+    frames = [InputFrame(bytes(f), binlog.name, pos, 0, i)
+              for i, (pos, f) in enumerate(iter_frames(data, file=binlog.name))]
+    store, row, records = InMemorySpillStore(), None, []
+    t0 = time.perf_counter()
+    for i in range(0, len(frames), args.batch):
+        out, row = assemble_group("sim", row, frames[i:i + args.batch], store, now=0)
+        records += out
+    assemble_s = time.perf_counter() - t0
+    segments = [r for r in records if r["kind"] == "segment"]
+    t0 = time.perf_counter()
+    changes = sum(1 for s in segments for _ in decode_segment(s))
+    decode_s = time.perf_counter() - t0
+    n = len(frames)
+    print(f"load {load_average()}; {n} frames, {len(segments)} segments, {changes} row changes")
+    print(f"assemble_group: {assemble_s:.2f} s = {assemble_s / n * 1e6:.0f} us/frame")
+    print(f"decode_segment: {decode_s:.2f} s = {decode_s / n * 1e6:.0f} us/frame")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
