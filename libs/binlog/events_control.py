@@ -14,7 +14,7 @@ from .constants import CHECKSUM_UNDEFINED, EventType
 from .errors import MalformedError, UnsupportedError
 from .event_records import Heartbeat, Incident, StartV3
 from .records import FormatDescription, Rotate, Stop, Xid, XaPrepare
-from .wire import U64, Cursor, Layout, pack_int
+from .wire import U64, Cursor, Layout, layout_codec, pack_int
 
 SERVER_VERSION_LEN = 50  # ST_SERVER_VER_LEN
 # Start_event_v3 / Format_description common part: binlog_version, server_version, created.
@@ -23,6 +23,7 @@ START_LAYOUT = Layout([("binlog_version", "H"), ("server_version", f"{SERVER_VER
 XA_PREPARE_LAYOUT = Layout([("one_phase", "B"), ("format_id", "i"), ("gtrid_len", "I"),
                             ("bqual_len", "I")])
 INCIDENT_LAYOUT = Layout([("incident", "H"), ("message_len", "B")])
+XID_LAYOUT = Layout([("xid", "Q")])
 INCIDENT_LOST_EVENTS = 1
 INCIDENT_COUNT = 2  # control_events.h: valid numbers are 1 .. INCIDENT_COUNT-1
 
@@ -167,20 +168,9 @@ def encode_stop(rec, header, ctx) -> bytes:
     return b""
 
 
-_U64_UNPACK = U64.unpack_from
-
-
-def decode_xid(header, body: bytes, ctx) -> Xid:
-    if len(body) == 8:  # cheap path (one per transaction)
-        return Xid(_U64_UNPACK(body, 0)[0])
-    cur = Cursor(body)
-    xid = cur.u64("xid")
-    cur.end()
-    return Xid(xid)
-
-
-def encode_xid(rec: Xid, header, ctx) -> bytes:
-    return U64.pack(rec.xid)
+# The body is exactly the 8-byte xid (control_events.h Xid_event); layout_codec's decode is one
+# unpack for it, the cheap path this event needs (one per transaction).
+decode_xid, encode_xid = layout_codec(XID_LAYOUT, Xid)
 
 
 # ---- XA_prepare (38): MySQL XA_prepare_event, MariaDB XA_prepare_log_event (same layout) ------

@@ -23,6 +23,7 @@ QUERY_POST_V3 = Layout([("thread_id", "I"), ("exec_time", "I"), ("db_len", "B"),
                         ("error_code", "H")])
 EXEC_LOAD_EXTRA = Layout([("file_id", "I"), ("fn_pos_start", "I"), ("fn_pos_end", "I"),
                           ("dup_handling", "B")])
+FILE_REF_LAYOUT = Layout([("file_id", "I")])
 INTVAR_LAYOUT = Layout([("kind", "B"), ("value", "Q")])
 RAND_LAYOUT = Layout([("seed1", "Q"), ("seed2", "Q")])
 USER_VAR_VALUE = Layout([("value_type", "B"), ("charset", "I"), ("value_len", "I")])
@@ -223,15 +224,8 @@ def encode_load_block(rec: LoadBlock, header, ctx) -> bytes:
     return U32.pack(rec.file_id) + rec.data
 
 
-def decode_file_ref(header, body: bytes, ctx) -> LoadFileRef:
-    cur = Cursor(body)
-    file_id = cur.u32("file_id")
-    cur.end()
-    return LoadFileRef(file_id)
-
-
-def encode_file_ref(rec: LoadFileRef, header, ctx) -> bytes:
-    return U32.pack(rec.file_id)
+# Exec_load / Delete_file: the body is exactly the 4-byte file id (load_data_events.h).
+decode_file_ref, encode_file_ref = layout_codec(FILE_REF_LAYOUT, LoadFileRef)
 
 
 # ---- Intvar (5), Rand (13), User_var (14) ----------------------------------------------------
