@@ -217,7 +217,13 @@ def interpret(events: list[OracleEvent], bad_crc: set[int]) -> tuple[list[Oracle
         if g is not None:
             quarantined.update(e.at for e in g.events)
 
-    def finish(g: _Group, end: OracleEvent) -> None:
+    def end_group(g: _Group | None, end: OracleEvent) -> None:
+        """`end` (Xid, COMMIT, an auto-committed statement) ends g: committed unless broken.
+        With no group open it ends nothing, so it is quarantined on its own."""
+        if g is None:
+            quarantined.add(end.at)
+            return
+        g.events.append(end)
         commit(g, end) if not g.broken else drop(g)
 
     for ev in events:
@@ -255,12 +261,8 @@ def interpret(events: list[OracleEvent], bad_crc: set[int]) -> tuple[list[Oracle
                 group.events.append(ev)
             continue
         if kind == "xid":
-            if group is None:
-                quarantined.add(ev.at)
-            else:
-                group.events.append(ev)
-                finish(group, ev)
-                group = None
+            end_group(group, ev)
+            group = None
             continue
         if kind == "xa_prepare":
             text = " ".join(ev.body)
@@ -294,12 +296,8 @@ def interpret(events: list[OracleEvent], bad_crc: set[int]) -> tuple[list[Oracle
             if group is not None:
                 group.events.append(ev)
         elif control == "commit":
-            if group is None:
-                quarantined.add(ev.at)
-            else:
-                group.events.append(ev)
-                finish(group, ev)
-                group = None
+            end_group(group, ev)
+            group = None
         elif control == "rollback":
             if group is None:
                 quarantined.add(ev.at)
@@ -323,8 +321,7 @@ def interpret(events: list[OracleEvent], bad_crc: set[int]) -> tuple[list[Oracle
         elif group is not None and group.explicit:
             group.events.append(ev)
         elif group is not None:  # the statement a GTID or Intvar/Rand/User_var began: auto-commit
-            group.events.append(ev)
-            finish(group, ev)
+            end_group(group, ev)
             group = None
         else:
             commit(_Group([ev]), ev)
