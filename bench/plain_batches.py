@@ -36,6 +36,12 @@ def print_jobs_of_batch(spark, batch_id: int, run_id) -> None:
         run_ms = sum(stages[s]["executorRunTime"] for s in job["stageIds"] if s in stages)
         print(f"  job {job['jobId']}: {job_seconds(job) * 1000:7.0f} ms wall, "
               f"{job['numTasks']:3d} tasks, executor run {run_ms:6d} ms, {job['name'][:60]} | {(job.get('description') or '')[:60]!r}")
+        for sid in sorted(s for s in job["stageIds"] if s in stages and stages[s]["status"] == "COMPLETE"):
+            st = stages[sid]
+            wall = job_seconds({"submissionTime": st["submissionTime"], "completionTime": st["completionTime"]})
+            print(f"    stage {sid}: {wall * 1000:6.0f} ms wall, {st['numTasks']:2d} tasks, executor run "
+                  f"{st['executorRunTime']:6d} ms, in {st['inputRecords']}/{st['shuffleReadRecords']} "
+                  f"out {st['outputRecords']}/{st['shuffleWriteRecords']}, {st['name'][:50]}")
 
 
 def main(argv=None) -> int:
@@ -69,7 +75,9 @@ def main(argv=None) -> int:
             print(f"load {load_average()}; measured run {elapsed:.1f} s")
             for p in query.recentProgress:
                 print(f"batch {p['batchId']}: {p['numInputRows']} records, durationMs {p['durationMs']}")
-            print_jobs_of_batch(spark, query.recentProgress[-1]["batchId"], query.runId)
+            for p in query.recentProgress[-2:]:  # a full batch and the small last one
+                print(f"jobs of batch {p['batchId']} ({p['numInputRows']} records):")
+                print_jobs_of_batch(spark, p["batchId"], query.runId)
     finally:
         spark.stop()
     return 0

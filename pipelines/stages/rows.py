@@ -5,8 +5,9 @@ round-robin over the tasks (slot = hash(source, trx_id) + segment_no, modulo the
 a 1M-row transaction's segments decode on every core. Plain hash partitioning of
 (trx_id, segment_no) left the split to chance (measured in bench/README.md). The function
 runs over Arrow batches (mapInArrow): records go dict <-> Arrow directly, without pandas object
-columns, and every segment's records leave as they are decoded (a worker holds one segment's
-change records, not its partition's: bounded memory for a big transaction).
+columns, and records leave in Arrow batches of OUT_BATCH_ROWS as they are decoded (a worker
+holds at most one batch plus one segment's change records, not its partition's: bounded memory
+for a big transaction).
 
 A segment that cannot be decoded (a row image that does not match its table map) becomes an
 error row: its whole transaction is quarantined by the caller, never partially applied."""
@@ -49,20 +50,27 @@ class DecodeSegments:
     def __init__(self):
         self.out_schema = to_arrow_schema(decoded_schema())
 
-    def _batches(self, records: list[dict]) -> Iterator[pa.RecordBatch]:
-        for start in range(0, len(records), OUT_BATCH_ROWS):
-            yield pa.RecordBatch.from_pylist(records[start:start + OUT_BATCH_ROWS], schema=self.out_schema)
-
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pending: list[dict] = []
         for batch in batches:
             for seg in _as_micros(batch).to_pylist():
-                try:
-                    out = decode_segment(seg)
-                except (BinlogError, ValueError, KeyError) as err:
-                    kind = getattr(err, "kind", type(err).__name__)
-                    out = [{"source": seg["source"], "trx_id": seg["trx_id"], "trx_file": seg["trx_file"],
-                            "trx_end_pos": seg["trx_end_pos"], "decode_error": str(err), "error_kind": kind}]
-                yield from self._batches(out)
+                pending.extend(_decoded_or_error(seg))
+                # Full batches only: RecordBatch.from_pylist costs ~0.4 ms a call whatever the
+                # row count, so one call per (small) segment was most of this stage's time.
+                while len(pending) >= OUT_BATCH_ROWS:
+                    yield pa.RecordBatch.from_pylist(pending[:OUT_BATCH_ROWS], schema=self.out_schema)
+                    del pending[:OUT_BATCH_ROWS]
+        if pending:
+            yield pa.RecordBatch.from_pylist(pending, schema=self.out_schema)
+
+
+def _decoded_or_error(seg: dict) -> list[dict]:
+    try:
+        return decode_segment(seg)
+    except (BinlogError, ValueError, KeyError) as err:
+        kind = getattr(err, "kind", type(err).__name__)
+        return [{"source": seg["source"], "trx_id": seg["trx_id"], "trx_file": seg["trx_file"],
+                 "trx_end_pos": seg["trx_end_pos"], "decode_error": str(err), "error_kind": kind}]
 
 
 _SLOT_KEYS: dict[int, list[int]] = {}
