@@ -118,14 +118,19 @@ MARIA_FL_PREPARED_XA = 0x40
 MARIA_FL_COMPLETED_XA = 0x80
 
 
-def maria_gtid_text(domain_id: int, server_id: int, seq_no: int) -> str:
-    """MariaDB GTID text form domain-server-sequence (MariaDB GTID docs, as @@gtid_binlog_pos
-    and mariadb-binlog print it)."""
-    return f"{domain_id}-{server_id}-{seq_no}"
+class MariaGtidText:
+    """`gtid` of a record holding a MariaDB GTID triple (MariaGtid, GtidListEntry): the text form
+    domain-server-sequence (MariaDB GTID docs, as @@gtid_binlog_pos and mariadb-binlog print it)."""
+
+    __slots__ = ()  # a base of slotted records: adds no per-instance dict
+
+    @property
+    def gtid(self) -> str:
+        return f"{self.domain_id}-{self.server_id}-{self.seq_no}"
 
 
 @dataclass(frozen=True, slots=True)
-class MariaGtid:
+class MariaGtid(MariaGtidText):
     """MariaDB Gtid (162). Opens a transaction unless FL_STANDALONE is set (WL#4162 flavour)."""
 
     seq_no: int
@@ -141,10 +146,6 @@ class MariaGtid:
     @property
     def standalone(self) -> bool:
         return bool(self.flags & MARIA_FL_STANDALONE)
-
-    @property
-    def gtid(self) -> str:
-        return maria_gtid_text(self.domain_id, self.server_id, self.seq_no)
 
 
 @dataclass(frozen=True, slots=True)
