@@ -1,8 +1,8 @@
-"""Hand-built change records (schemas/change_record.avsc dicts), targets and Delta readers."""
+"""Targets, configs and Delta readers for the apply tests; the hand-built change records come
+from tests/change_builders.py (shared with the Spark-free replay unit tests)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any, Mapping
 
 from libs.config import JobConfig
@@ -10,8 +10,7 @@ from libs.lineage_sql import quote_identifier
 from libs.targets import build_catalog, parse_ddl
 from pipelines.apply import tables as D
 from pipelines.schemas import spark_schema
-
-COMMIT_TS = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
+from tests.change_builders import COMMIT_TS, Source  # noqa: F401 (the apply tests' builders)
 
 
 def catalog_from_ddl(ddl: str, targets: Mapping[str, Any] | None = None):
@@ -22,52 +21,6 @@ def catalog_from_ddl(ddl: str, targets: Mapping[str, Any] | None = None):
 
 def config(tmp_path, **kw) -> JobConfig:
     return JobConfig(delta_root=str(tmp_path / "delta"), **kw)
-
-
-def column_value(ordinal: int, name: str | None, value: Any) -> dict[str, Any]:
-    text = binary = None
-    if isinstance(value, (bytes, bytearray)):
-        binary = bytes(value)
-    elif value is not None:
-        text = str(value)
-    return {"ordinal": ordinal, "name": name, "type_code": 3, "text": text, "binary": binary}
-
-
-class Source:
-    """A master table (column order = ordinals); every change gets a new transaction unless
-    `trx` is given. Positions grow with each transaction, so commit order = creation order."""
-
-    def __init__(self, database: str, table: str, columns: list[str], *, source: str = "src1"):
-        self.database, self.table, self.columns, self.source = database, table, columns, source
-        self.trx = 0
-
-    def image(self, values: Mapping[str, Any] | None):
-        if values is None:
-            return None
-        return [column_value(self.columns.index(n), n, v) for n, v in values.items()]
-
-    def change(self, op: str, before=None, after=None, *, seq: int = 0, trx: int | None = None,
-               statement: str | None = None, table: str | None = None) -> dict[str, Any]:
-        if trx is None:
-            self.trx += 1
-            trx = self.trx
-        return {
-            "source": self.source, "trx_id": f"0-1-{trx}", "gtid": f"0-1-{trx}", "xid": trx, "server_id": 1,
-            "commit_ts": COMMIT_TS + dt.timedelta(seconds=trx), "trx_file": "mdb-bin.000002",
-            "trx_end_pos": 1000 + trx * 100, "change_seq": seq, "database": self.database,
-            "table": self.table if table is None else table, "op": op,
-            "before": self.image(before), "after": self.image(after), "statement": statement,
-            "binlog_file": "mdb-bin.000002", "binlog_pos": 950 + trx * 100 + seq,
-        }
-
-    def insert(self, after, **kw):
-        return self.change("insert", None, after, **kw)
-
-    def update(self, before, after, **kw):
-        return self.change("update", before, after, **kw)
-
-    def delete(self, before, **kw):
-        return self.change("delete", before, None, **kw)
 
 
 def changes_df(spark, changes):

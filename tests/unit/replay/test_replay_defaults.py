@@ -47,7 +47,7 @@ def test_default_current_timestamp_is_the_change_commit_time():
     target = target_from_ddl(
         "CREATE TABLE test.t (id int PRIMARY KEY, ts timestamp NOT NULL DEFAULT current_timestamp())")
     result = replay(target, [], [Source("test", "t", ["id"]).insert({"id": 1})])
-    assert result.upserts[0].values["ts"] == dt.datetime(2024, 5, 6, 7, 8, 9)
+    assert result.upserts[0].values["ts"] == dt.datetime(2024, 5, 6, 7, 8, 10)  # trx 1: COMMIT_TS + 1 s
 
 
 def test_corpus_t_defaults_declared_defaults_are_used():
