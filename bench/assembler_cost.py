@@ -1,6 +1,9 @@
 """Pure-Python cost per frame of the stream stages' two Python cores, no Spark (bench/README.md
 "Session 4"): libs.stream_assembly.assemble_group (boundary parser + assembler, one source, in
-20,000-frame batches as the job reads them) and decode_segment (the rows stage).
+20,000-frame batches as the job reads them) and decode_segment (the rows stage); then the Spark
+stages' adapters around them, still without a session: the assemble stage's pandas in
+(_input_frames) and out (chunked), and the rows stage's whole mapInArrow function
+(DecodeSegments: Arrow segments in, decode_segment, Arrow change records out).
 
     .venv/bin/python bench/assembler_cost.py [--transactions 15000] [--seed 11]
 
@@ -48,7 +51,45 @@ def main(argv=None) -> int:
     print(f"load {load_average()}; {n} frames, {len(segments)} segments, {changes} row changes")
     print(f"assemble_group: {assemble_s:.2f} s = {assemble_s / n * 1e6:.0f} us/frame")
     print(f"decode_segment: {decode_s:.2f} s = {decode_s / n * 1e6:.0f} us/frame")
+    adapters(frames, records, segments, args.batch)
     return 0
+
+
+def adapters(frames, records, segments, batch: int) -> None:
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
+    from pipelines.stages.assemble import _input_frames
+    from pipelines.stages.pandas_records import chunked
+    from pipelines.stages.rows import DecodeSegments
+
+    n = len(frames)
+    pdfs = [pd.DataFrame({"source": "sim", "binlog_file": [f.file for f in frames[i:i + batch]],
+                          "binlog_pos": [f.pos for f in frames[i:i + batch]],
+                          "kafka_partition": [f.kafka_partition for f in frames[i:i + batch]],
+                          "kafka_offset": [f.kafka_offset for f in frames[i:i + batch]],
+                          "raw": [f.raw for f in frames[i:i + batch]]}) for i in range(0, n, batch)]
+    t0 = time.perf_counter()
+    for pdf in pdfs:
+        _input_frames(iter([pdf]))
+    in_s = time.perf_counter() - t0
+    schema = spark_schema(ASSEMBLED_RECORD)
+    t0 = time.perf_counter()
+    for _ in chunked(records, schema):
+        pass
+    out_s = time.perf_counter() - t0
+    arrow = to_arrow_schema(schema)
+    seg_batches = [pa.RecordBatch.from_pylist(segments[i:i + 1000], schema=arrow)
+                   for i in range(0, len(segments), 1000)]
+    t0 = time.perf_counter()
+    for _ in DecodeSegments()(iter(seg_batches)):
+        pass
+    rows_s = time.perf_counter() - t0
+    print(f"assemble stage in  (_input_frames): {in_s:.2f} s = {in_s / n * 1e6:.0f} us/frame")
+    print(f"assemble stage out (chunked):       {out_s:.2f} s = {out_s / n * 1e6:.0f} us/frame")
+    print(f"rows stage (DecodeSegments):        {rows_s:.2f} s = {rows_s / n * 1e6:.0f} us/frame")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ runs once per source (a single Spark task): issue #4 "Heavy row decoding must no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Iterator
 
 from libs.assembler import (
@@ -127,12 +128,21 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     yield {**base, "segment_no": segment_no, "frames": current}
 
 
+@lru_cache(maxsize=64)
+def _format_description(fde: bytes):
+    """The decoded Format_description (an immutable record) of a segment's FDE frame. Every
+    segment of a binlog file carries the same frame; decoding it per segment was ~10% of
+    decode_segment (bench/assembler_cost.py)."""
+    ctx = DecodeContext()
+    decode_event(fde, 4, ctx)
+    return ctx.fde
+
+
 def decode_segment(segment: dict) -> list[dict]:
     """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
     image that does not match its table map: the caller quarantines the whole transaction)."""
-    ctx = DecodeContext(source=segment["source"])
-    if segment["fde"] is not None:
-        decode_event(segment["fde"], 4, ctx)
+    fde = segment["fde"]
+    ctx = DecodeContext(source=segment["source"], fde=_format_description(fde) if fde is not None else None)
     frames, index_of = [], {}
     for f in segment["frames"]:
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
