@@ -1,11 +1,13 @@
 """cProfile of ONE DeltaApplier batch (the before/after figures of bench/README.md "Apply").
 
-    .venv/bin/python bench/apply_profile.py [TRANSACTIONS]     # default 5000 simulated units
+    .venv/bin/python bench/apply_profile.py [TRANSACTIONS] [BATCHES]   # default 5000 1
 
 A minimal-image, no-DDL simulator workload (seed 3) decoded by libs/ (assemble_group +
-decode_segment, no Spark), handed to DeltaApplier as one cached DataFrame (the first batch on an
-empty delta root; the applier's classes are warmed on a separate root first). Prints the wall
-time and the top of the profile by cumulative time (driver side: py4j waits are Spark's work).
+decode_segment, no Spark), cut into BATCHES batches of whole transactions and handed to ONE
+DeltaApplier batch after batch, each as a cached DataFrame, on an empty delta root (the
+applier's classes are warmed on a separate root first). Only the LAST batch is profiled: with
+BATCHES > 1 that is the steady state (tables exist, mirrors are warm). Prints the wall time and
+the top of the profile by cumulative, then own, time (driver side: py4j waits are Spark's work).
 """
 import cProfile
 import dataclasses
@@ -32,26 +34,32 @@ def main() -> None:
     from pipelines.spark_session import SessionOptions, build_session
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    changes = decoded_batches(n, 1)[0]  # the same workload as apply_steady.py, one batch
+    batches = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     spark = build_session(SessionOptions(app_name="apply-profile"))
     schema = spark_schema(CHANGE_RECORD)
-    df = spark.createDataFrame(pa.Table.from_pylist(changes, schema=to_arrow_schema(schema))).cache()
-    df.count()
+    frames = []
+    for changes in decoded_batches(n, batches):  # the same workload as apply_steady.py
+        frames.append(spark.createDataFrame(pa.Table.from_pylist(changes, schema=to_arrow_schema(schema))).cache())
+        frames[-1].count()
+    df = frames[-1]
     work = Path(tempfile.mkdtemp(prefix="apply-profile-"))
     ddl = work / "targets.sql"
     ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
     cfg = JobConfig(delta_root=str(work / "delta"), target_ddl=str(ddl))
     catalog = load_targets(None, [str(ddl)])
-    DeltaApplier(catalog, dataclasses.replace(cfg, delta_root=str(work / "warm")))(df.limit(100), 0)
+    DeltaApplier(catalog, dataclasses.replace(cfg, delta_root=str(work / "warm")))(frames[0].limit(100), 0)
     applier = DeltaApplier(catalog, cfg)
+    for batch_id, earlier in enumerate(frames[:-1]):
+        applier(earlier, batch_id)
     t0 = time.perf_counter()
     profile = cProfile.Profile()
     profile.enable()
-    applier(df, 0)
+    applier(df, len(frames) - 1)
     profile.disable()
-    print(f"apply: {len(changes)} changes in {time.perf_counter() - t0:.1f} s; load average "
+    print(f"apply: {df.count()} changes in {time.perf_counter() - t0:.1f} s; load average "
           f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
     pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+    pstats.Stats(profile).sort_stats("tottime").print_stats(20)
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)
 

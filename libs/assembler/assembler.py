@@ -183,7 +183,8 @@ class Assembler:
 
     def _boundary(self, frame: Frame, now: int | None) -> None:
         step = advance(self.state.parser, frame.event, self.state.flavour)
-        self.state = evolve(self.state, parser=step.context)
+        if step.context is not self.state.parser:
+            self.state = evolve(self.state, parser=step.context)
         if step.warning is not None:
             self.state = self.state.counted("invalid_transitions")
             where = f"source {self.source}, file {frame.file}, pos {frame.pos}"
