@@ -28,6 +28,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from libs.arrow_rows import rows as arrow_rows
 from libs.lineage_sql import delta_path_ref, quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
@@ -241,7 +242,7 @@ def python_rows(table: pa.Table) -> list[dict[str, Any]]:
     aware value, as Spark's toArrow gives in the session zone, is converted), binary as bytes.
     The one conversion for Delta reads and the target mirror (libs/target_mirror.py), so
     both hold identical values (FLOAT as float32, DECIMAL at the column's scale)."""
-    rows = table.to_pylist()
+    rows = arrow_rows(table)
     zoned = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
     if zoned:
         for row in rows:

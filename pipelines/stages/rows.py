@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from libs.arrow_rows import rows as arrow_rows
 from libs.binlog.errors import BinlogError
 from libs.stream_assembly import decode_segment
 from pipelines.schemas import CHANGE_RECORD, spark_schema
@@ -53,7 +54,7 @@ class DecodeSegments:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pending: list[dict] = []
         for batch in batches:
-            for seg in _as_micros(batch).to_pylist():
+            for seg in arrow_rows(_as_micros(batch)):
                 pending.extend(_decoded_or_error(seg))
                 # Full batches only: RecordBatch.from_pylist costs ~0.4 ms a call whatever the
                 # row count, so one call per (small) segment was most of this stage's time.
