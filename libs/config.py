@@ -33,9 +33,6 @@ class JobConfig:
     available_now: bool = _doc("Process everything currently in the topic, then exit", False)
     trigger_seconds: float = _doc("Micro-batch trigger interval when running continuously", 1.0)
     max_offsets_per_trigger: int = _doc("Upper bound of Kafka records per micro-batch", 200_000)
-    kafka_min_partitions: int = _doc("Spark tasks reading the topic per batch at least (Kafka source "
-                                     "minPartitions): one source is one Kafka partition, so without "
-                                     "this its frames are read by one task; 0: one task per partition", 2)
     unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail")
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine", "fail")
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)", "strict")
@@ -58,8 +55,6 @@ class JobConfig:
             raise ConfigError(f"trigger_seconds must be > 0, got {self.trigger_seconds}")
         if self.target_mirror_max_rows < 0:
             raise ConfigError(f"target_mirror_max_rows must be >= 0, got {self.target_mirror_max_rows}")
-        if self.kafka_min_partitions < 0:
-            raise ConfigError(f"kafka_min_partitions must be >= 0, got {self.kafka_min_partitions}")
         if self.max_offsets_per_trigger <= 0:
             raise ConfigError(f"max_offsets_per_trigger must be > 0, got {self.max_offsets_per_trigger}")
 

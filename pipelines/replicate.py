@@ -62,18 +62,14 @@ def build_query(spark, cfg: JobConfig, apply=None):
     # The assembler's processing-time timeout would otherwise make Spark run no-data batches
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-    reader = (spark.readStream.format("kafka")                     # key, value, headers, partition, offset
-              .option("kafka.bootstrap.servers", cfg.bootstrap)
-              .option("subscribe", cfg.topic)
-              .option("startingOffsets", "earliest")
-              .option("failOnDataLoss", "true")
-              .option("includeHeaders", "true")
-              .option("maxOffsetsPerTrigger", cfg.max_offsets_per_trigger))
-    if cfg.kafka_min_partitions:
-        # A source's frames are one Kafka partition; split its offset range over several read
-        # tasks (the assemble stage sorts a source's frames by offset again, so order is kept).
-        reader = reader.option("minPartitions", cfg.kafka_min_partitions)
-    kafka = reader.load()
+    kafka = (spark.readStream.format("kafka")                      # key, value, headers, partition, offset
+             .option("kafka.bootstrap.servers", cfg.bootstrap)
+             .option("subscribe", cfg.topic)
+             .option("startingOffsets", "earliest")
+             .option("failOnDataLoss", "true")
+             .option("includeHeaders", "true")
+             .option("maxOffsetsPerTrigger", cfg.max_offsets_per_trigger)
+             .load())
     decoded = frames(kafka)                                          # source, file, pos, offsets, raw, header
     stage = StageConfig(AssemblerConfig(unknown_event_policy=UnknownEventPolicy(cfg.unknown_event_policy)))
     assembled = assemble(decoded, paths.spill_root, stage,           # segments | quarantine | release
