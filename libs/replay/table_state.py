@@ -52,11 +52,11 @@ class TableState:
 
     # -- index maintenance -------------------------------------------------------------------
     def _key_of(self, key: tuple[str, ...], values: Mapping[str, Any]) -> tuple | None:
-        key_values = tuple(values[c] for c in key)
-        return None if any(v is None for v in key_values) else key_values  # NULLs never collide
+        key_values = tuple([values[c] for c in key])  # a list display: no generator per call
+        return None if None in key_values else key_values  # NULLs never collide
 
     def _full_of(self, values: Mapping[str, Any]) -> tuple:
-        return tuple(values[c] for c in self._columns)
+        return tuple([values[c] for c in self._columns])
 
     def _index(self, row: Row) -> None:
         for key, index in self._key_index.items():

@@ -10,6 +10,7 @@ HA_BINLOG_ROW_CAPABLE / HA_BINLOG_STMT_CAPABLE).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 # Column.default_kind values
@@ -82,9 +83,20 @@ class Target:
     def qualified_name(self) -> str:
         return f"{self.database}.{self.table}"
 
-    @property
+    # The derived views below are asked per change by the replay (hundreds of thousands of times
+    # a batch: bench/README.md, session 5), so they are computed once per Target. cached_property
+    # stores into the instance __dict__, which a frozen dataclass without slots allows; they are
+    # not fields, so equality, hashing and dataclasses.replace are unaffected.
+    @cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
+
+    @cached_property
+    def _columns_by_folded_name(self) -> dict[str, Column]:
+        by_name: dict[str, Column] = {}
+        for col in self.columns:
+            by_name.setdefault(col.name.lower(), col)  # MySQL column names are case-insensitive
+        return by_name
 
     @property
     def can_apply_rows(self) -> bool:
@@ -95,28 +107,28 @@ class Target:
         return APPLY_STATEMENTS in self.apply
 
     def column(self, name: str) -> Column:
-        for col in self.columns:
-            if col.name.lower() == name.lower():  # MySQL column names are case-insensitive
-                return col
-        raise KeyError(f"{self.qualified_name} has no column {name!r}")
+        col = self._columns_by_folded_name.get(name.lower())
+        if col is None:
+            raise KeyError(f"{self.qualified_name} has no column {name!r}")
+        return col
 
     def has_column(self, name: str) -> bool:
-        return any(c.name.lower() == name.lower() for c in self.columns)
+        return name.lower() in self._columns_by_folded_name
 
-    @property
+    @cached_property
     def not_null_unique_keys(self) -> tuple[tuple[str, ...], ...]:
         """UNIQUE keys whose columns are all NOT NULL: usable to find a row (WL#5092 PKE 2.)."""
         return tuple(
             key for key in self.unique_keys if all(not self.column(c).nullable for c in key)
         )
 
-    @property
+    @cached_property
     def lookup_keys(self) -> tuple[tuple[str, ...], ...]:
         """Keys a replica searches by, in its order: PK first, then NOT NULL UKs (WL#5092)."""
         keys = (self.primary_key,) if self.primary_key else ()
         return keys + tuple(k for k in self.not_null_unique_keys if k != self.primary_key)
 
-    @property
+    @cached_property
     def enforced_keys(self) -> tuple[tuple[str, ...], ...]:
         """Keys whose duplicates are error 1062: the PK and every UNIQUE key."""
         keys = (self.primary_key,) if self.primary_key else ()

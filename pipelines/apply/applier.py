@@ -57,6 +57,7 @@ from libs.apply_plan import (
 )
 from libs.arrow_rows import rows as arrow_rows
 from libs.config import JobConfig
+from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
@@ -141,6 +142,10 @@ class DeltaApplier:
 
     # -- the foreachBatch entry point --------------------------------------------------------------
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
+        with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
+            return self._apply(changes_df, batch_id)
+
+    def _apply(self, changes_df: DataFrame, batch_id: int) -> dict:
         spark = changes_df.sparkSession
         changes = self._collect(changes_df)
         if not changes:

@@ -14,6 +14,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from libs.assembler import STATE_FIELDS, STATE_SCHEMA, Assembler, AssemblerState, IdleAction, idle_action
 from libs.assembler.file_spill import FileSpillStore
+from libs.gc_pause import gc_paused
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
 from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
 from pipelines.stages.pandas_records import chunked
@@ -40,13 +41,15 @@ class AssembleFn:
         source, now = key[0], int(time.time())
         store = FileSpillStore(self.spill_root)
         row = dict(zip(STATE_FIELDS, state.get)) if state.exists else None
-        if state.hasTimedOut:
-            records, row = self._on_idle(source, row, store, now)
-        else:
-            records, row = assemble_group(source, row, _input_frames(pdfs), store, self.config, now=now)
+        with gc_paused():  # a batch of frames alive at once, no cycles (libs/gc_pause.py)
+            if state.hasTimedOut:
+                records, row = self._on_idle(source, row, store, now)
+            else:
+                records, row = assemble_group(source, row, _input_frames(pdfs), store, self.config, now=now)
+            out = list(chunked(records, self.schema))
         state.update(tuple(row[name] for name in STATE_FIELDS))
         state.setTimeoutDuration(self.idle_timeout_ms)
-        yield from chunked(records, self.schema)
+        yield from out
 
     def _on_idle(self, source: str, row: dict, store, now: int) -> tuple[list[dict], dict]:
         """Idle source (issue #4 "Idle sources time out of state cleanly"): an open transaction

@@ -23,6 +23,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from libs.arrow_rows import rows as arrow_rows
 from libs.binlog.errors import BinlogError
+from libs.gc_pause import gc_paused
 from libs.stream_assembly import decode_segment
 from pipelines.schemas import CHANGE_RECORD, spark_schema
 
@@ -54,13 +55,14 @@ class DecodeSegments:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pending: list[dict] = []
         for batch in batches:
-            for seg in arrow_rows(_as_micros(batch)):
-                pending.extend(_decoded_or_error(seg))
-                # Full batches only: RecordBatch.from_pylist costs ~0.4 ms a call whatever the
-                # row count, so one call per (small) segment was most of this stage's time.
-                while len(pending) >= OUT_BATCH_ROWS:
-                    yield pa.RecordBatch.from_pylist(pending[:OUT_BATCH_ROWS], schema=self.out_schema)
-                    del pending[:OUT_BATCH_ROWS]
+            with gc_paused():  # libs/gc_pause.py: one input batch's segments and records
+                for seg in arrow_rows(_as_micros(batch)):
+                    pending.extend(_decoded_or_error(seg))
+                    # Full batches only: RecordBatch.from_pylist costs ~0.4 ms a call whatever the
+                    # row count, so one call per (small) segment was most of this stage's time.
+                    while len(pending) >= OUT_BATCH_ROWS:
+                        yield pa.RecordBatch.from_pylist(pending[:OUT_BATCH_ROWS], schema=self.out_schema)
+                        del pending[:OUT_BATCH_ROWS]
         if pending:
             yield pa.RecordBatch.from_pylist(pending, schema=self.out_schema)
 
