@@ -12,6 +12,7 @@ The apply_bench workload (cached under .cache/bench/), with an in-memory spill s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -27,9 +28,12 @@ def main(argv=None) -> int:
     ap.add_argument("--transactions", type=int, default=15000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--batch", type=int, default=20000, help="frames per assemble_group call")
+    ap.add_argument("--gc-paused", action="store_true",
+                    help="run assemble_group with the garbage collector paused, as the assemble stage does")
     args = ap.parse_args(argv)
 
     from libs.assembler import InMemorySpillStore
+    from libs.gc_pause import gc_paused
     from libs.binlog import iter_frames
     from libs.stream_assembly import InputFrame, assemble_group, decode_segment
 
@@ -40,7 +44,8 @@ def main(argv=None) -> int:
     store, row, records = InMemorySpillStore(), None, []
     t0 = time.perf_counter()
     for i in range(0, len(frames), args.batch):
-        out, row = assemble_group("sim", row, frames[i:i + args.batch], store, now=0)
+        with gc_paused() if args.gc_paused else contextlib.nullcontext():
+            out, row = assemble_group("sim", row, frames[i:i + args.batch], store, now=0)
         records += out
     assemble_s = time.perf_counter() - t0
     segments = [r for r in records if r["kind"] == "segment"]
@@ -49,7 +54,7 @@ def main(argv=None) -> int:
     decode_s = time.perf_counter() - t0
     n = len(frames)
     print(f"load {load_average()}; {n} frames, {len(segments)} segments, {changes} row changes")
-    print(f"assemble_group: {assemble_s:.2f} s = {assemble_s / n * 1e6:.0f} us/frame")
+    print(f"assemble_group{' (gc paused)' if args.gc_paused else ''}: {assemble_s:.2f} s = {assemble_s / n * 1e6:.0f} us/frame")
     print(f"decode_segment: {decode_s:.2f} s = {decode_s / n * 1e6:.0f} us/frame")
     adapters(frames, records, segments, args.batch)
     return 0
