@@ -46,10 +46,9 @@ class AssembleFn:
                 records, row = self._on_idle(source, row, store, now)
             else:
                 records, row = assemble_group(source, row, _input_frames(pdfs), store, self.config, now=now)
-            out = list(chunked(records, self.schema))
         state.update(tuple(row[name] for name in STATE_FIELDS))
         state.setTimeoutDuration(self.idle_timeout_ms)
-        yield from out
+        yield from chunked(records, self.schema)
 
     def _on_idle(self, source: str, row: dict, store, now: int) -> tuple[list[dict], dict]:
         """Idle source (issue #4 "Idle sources time out of state cleanly"): an open transaction
