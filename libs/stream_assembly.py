@@ -48,10 +48,22 @@ class StageConfig:
 
 def context_for(state: AssemblerState) -> DecodeContext:
     """Decode context of a source from its stored state (the current Format_description)."""
-    ctx = DecodeContext(source=state.source)
-    if state.fde is not None:
-        decode_event(state.fde, 4, ctx, file=state.last_file)
-    return ctx
+    return _context(state.source, state.fde)
+
+
+def _context(source: str, fde: bytes | None) -> DecodeContext:
+    """A fresh decode context (no table maps) under the Format_description frame `fde`."""
+    return DecodeContext(source=source, fde=_format_description(fde) if fde is not None else None)
+
+
+@lru_cache(maxsize=64)
+def _format_description(fde: bytes):
+    """The decoded Format_description (an immutable record) of an FDE frame. The same frame
+    heads every segment of a binlog file and every batch of its source; decoding it per
+    segment was ~10% of decode_segment (bench/assembler_cost.py)."""
+    ctx = DecodeContext()
+    decode_event(fde, 4, ctx)
+    return ctx.fde
 
 
 def _decoded(frames: Iterable[InputFrame], ctx: DecodeContext, source: str) -> Iterator[AssembledInput]:
@@ -128,21 +140,10 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     yield {**base, "segment_no": segment_no, "frames": current}
 
 
-@lru_cache(maxsize=64)
-def _format_description(fde: bytes):
-    """The decoded Format_description (an immutable record) of a segment's FDE frame. Every
-    segment of a binlog file carries the same frame; decoding it per segment was ~10% of
-    decode_segment (bench/assembler_cost.py)."""
-    ctx = DecodeContext()
-    decode_event(fde, 4, ctx)
-    return ctx.fde
-
-
 def decode_segment(segment: dict) -> list[dict]:
     """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
     image that does not match its table map: the caller quarantines the whole transaction)."""
-    fde = segment["fde"]
-    ctx = DecodeContext(source=segment["source"], fde=_format_description(fde) if fde is not None else None)
+    ctx = _context(segment["source"], segment["fde"])
     frames, index_of = [], {}
     for f in segment["frames"]:
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
