@@ -111,14 +111,13 @@ def boundary_marker(flags: int, mask: int = BOUNDARY_MARKER_MASK) -> BoundaryTyp
 
     Values 6 and 7 are reserved by WL#4162 D2 and read as NOT_DEFINED (classify by type).
     """
-    if mask == BOUNDARY_MARKER_MASK:  # once per frame in the assemble stage: a table, no enum call
-        return _MARKER_OF_BITS[(flags & mask) >> BOUNDARY_MARKER_SHIFT]
     shift = (mask & -mask).bit_length() - 1
     value = (flags & mask) >> shift
-    return BoundaryType(value) if value <= BoundaryType.END else BoundaryType.NOT_DEFINED
+    # a tuple lookup, not BoundaryType(value): this runs once per frame in the assemble stage
+    return _BOUNDARY_TYPES[value] if value < len(_BOUNDARY_TYPES) else BoundaryType.NOT_DEFINED
 
 
-_MARKER_OF_BITS = tuple(BoundaryType(v) if v <= BoundaryType.END else BoundaryType.NOT_DEFINED for v in range(8))
+_BOUNDARY_TYPES = tuple(BoundaryType)  # index = value: 0 NOT_DEFINED .. 5 END
 
 
 def with_boundary_marker(flags: int, boundary: BoundaryType, mask: int = BOUNDARY_MARKER_MASK) -> int:
