@@ -3,8 +3,8 @@
 Why: to_pylist builds every nested value through pyarrow's generic per-element path. A change
 record's row images (list<struct<ordinal, name, type_code, text, binary>>) cost ~53 us per
 change that way, most of the ~85 us of collecting a batch's changes on the driver
-(bench/README.md, session 5). Here every leaf column is converted in one flat to_pylist call and
-the dicts are zipped together in Python.
+(bench/README.md, session 5). Here every leaf column is converted in one call and the dicts are
+zipped together in Python.
 
 Handled column by column: numbers, booleans, strings and binaries (through numpy), struct<flat...>
 and list<struct<flat...>> / list<flat>. Any other type (timestamps, decimals, maps, deeper
@@ -19,9 +19,13 @@ import pyarrow as pa
 
 def rows(table: pa.Table | pa.RecordBatch) -> list[dict[str, Any]]:
     """The rows of `table` as dicts, exactly as table.to_pylist() gives them."""
-    names = table.schema.names
-    columns = [column_values(table.column(i)) for i in range(table.num_columns)]
-    return [dict(zip(names, values)) for values in zip(*columns)] if names else [{} for _ in range(table.num_rows)]
+    return _dicts(table.schema.names, [column_values(table.column(i)) for i in range(table.num_columns)],
+                  table.num_rows)
+
+
+def _dicts(names: list[str], columns: list[list[Any]], length: int) -> list[dict[str, Any]]:
+    """Row dicts from same-length value lists, one per name (a table's columns, a struct's fields)."""
+    return [dict(zip(names, values)) for values in zip(*columns)] if names else [{} for _ in range(length)]
 
 
 def column_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
@@ -70,8 +74,7 @@ def _flat_or_flat_struct(kind: pa.DataType) -> bool:
 def _structs(array: pa.StructArray) -> list[dict[str, Any] | None]:
     names = [array.type.field(i).name for i in range(array.type.num_fields)]
     # flatten(): one array per field, with the struct's offset and null bitmap applied
-    fields = [_flat_values(child) for child in array.flatten()]
-    values = [dict(zip(names, t)) for t in zip(*fields)] if names else [{} for _ in range(len(array))]
+    values = _dicts(names, [_flat_values(child) for child in array.flatten()], len(array))
     if array.null_count:
         return [v if ok else None for v, ok in zip(values, array.is_valid().to_pylist())]
     return values
