@@ -128,6 +128,7 @@ class ReplicateBatch:
             F.lit(None).cast("long").alias("kafka_offset"), F.current_timestamp().alias("quarantined_at"),
         ).select(*_quarantine_columns())
 
+
 def _is_delta_table(spark, path: str) -> bool:
     from delta.tables import DeltaTable
 
