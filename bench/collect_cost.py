@@ -1,7 +1,9 @@
 """Driver-side cost per change of the apply stage's pure-Python steps, no Spark session
 (bench/README.md "Session 5"): turning the collected Arrow batch into dicts (pa.Table.to_pylist
 vs libs.arrow_rows.rows), and the replay of a steady-state batch on warm target mirrors with
-Python's garbage collector running vs paused (libs.gc_pause, as DeltaApplier runs it).
+Python's garbage collector running vs paused (libs.gc_pause, as DeltaApplier runs it), and the
+batch's change-log table: from the entries' dicts (Table.from_pylist of ChangeLogEntry.to_dict,
+session 5's way) vs copied from the collected Arrow table (libs.change_log_table, session 6).
 
     .venv/bin/python bench/collect_cost.py [--transactions 60000] [--rounds 2]
 
@@ -35,16 +37,19 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import pyarrow as pa
+    import pyarrow.compute as pc
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from bench.apply_steady import decoded_batches
     from libs.apply_plan import group_changes, replay_touched
     from libs.arrow_rows import rows as arrow_rows
+    from libs.change_log_table import change_log_table
     from libs.gc_pause import gc_paused
     from libs.replay import ROW_ID_COLUMN
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.target_mirror import TargetMirror
     from libs.targets import load_targets
+    from pipelines.apply.tables import change_log_schema
     from pipelines.schemas import CHANGE_RECORD, spark_schema
 
     first, second = decoded_batches(args.transactions, 2)
@@ -71,8 +76,11 @@ def main(argv=None) -> int:
         columns = list(target.column_names) + [ROW_ID_COLUMN]
         rows = [{c: w.to_record().get(c) for c in columns} for w in result.upserts]
         mirrors[(database, name)] = TargetMirror(rows, 1, 10**7)
-    groups = [(catalog.get(*key), group, mirrors[key]) for key, group in group_changes(_micros(second)).items()
+    measured = _micros(second)
+    row_of = {id(change): row for row, change in enumerate(measured)}
+    groups = [(catalog.get(*key), group, mirrors[key]) for key, group in group_changes(measured).items()
               if key in mirrors]
+    log_rows = [row_of[id(change)] for _, group, _ in groups for change in group]
     for _ in range(args.rounds):
         for label in ("gc running", "gc paused"):
             t0 = time.perf_counter()
@@ -83,7 +91,26 @@ def main(argv=None) -> int:
                 results = [replay_touched(t, g, m.select, mode="strict") for t, g, m in groups]
             seconds = time.perf_counter() - t0
             print(f"  replay, {label:11s} {seconds:5.2f} s = {seconds / n * 1e6:5.1f} us/change")
+            log = [entry for result in results for entry in result.change_log]
             del results
+            gc.collect()
+
+    # the applier's collected table carries commit_ts as epoch micros (DeltaApplier._collect)
+    collected = table.set_column(table.schema.get_field_index("commit_ts"), "commit_ts",
+                                 pc.cast(table["commit_ts"], pa.int64()))
+    schema = to_arrow_schema(change_log_schema())
+    print(f"  change log: {len(log)} entries")
+    for _ in range(args.rounds):
+        for label in ("entry dicts", "arrow copy"):
+            t0 = time.perf_counter()
+            with gc_paused():
+                if label == "entry dicts":
+                    out = pa.Table.from_pylist([{**e.to_dict(), "batch_id": 1} for e in log], schema=schema)
+                else:
+                    out = change_log_table(collected, log, log_rows, 1, schema)
+            seconds = time.perf_counter() - t0
+            print(f"  change log, {label:11s} {seconds:5.2f} s = {seconds / len(log) * 1e6:5.1f} us/entry")
+            del out
             gc.collect()
     return 0
 

@@ -56,6 +56,7 @@ from libs.apply_plan import (
     replay_touched, undeclared,
 )
 from libs.arrow_rows import rows as arrow_rows
+from libs.change_log_table import change_log_table
 from libs.config import JobConfig
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
@@ -147,16 +148,19 @@ class DeltaApplier:
 
     def _apply(self, changes_df: DataFrame, batch_id: int) -> dict:
         spark = changes_df.sparkSession
-        changes = self._collect(changes_df)
+        collected = self._collect(changes_df)
+        changes = arrow_rows(collected)
         if not changes:
             return {}
         counts: dict[str, Counter] = {}
         log: list[ChangeLogEntry] = []
+        log_rows: list[int] = []  # row of `collected` holding each log entry's change
+        row_of = {id(change): row for row, change in enumerate(changes)}
         errors: list[ReplayError] = []
         plans: list[_TablePlan] = []
         # Tables are read (a Spark semi-join each) and replayed side by side, like the MERGEs
         # (_merge_all); results are taken in table order, so the change log's order is fixed.
-        pending: list[tuple[Counter, Any]] = []
+        pending: list[tuple[Counter, list, Any]] = []
         with ThreadPoolExecutor(max_workers=MERGE_THREADS, thread_name_prefix="replay") as pool:
             for (database, table), group in group_changes(changes).items():
                 tally = counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
@@ -164,15 +168,17 @@ class DeltaApplier:
                 if target is None:
                     entries = [undeclared(change, self.undeclared) for change in group]
                     tally["quarantined"] += sum(error is not None for _, error in entries)
-                    pending.append((tally, entries))
+                    pending.append((tally, group, entries))
                     continue
                 target = self._effective(target)
                 path = D.table_path(self.config.delta_root, target.delta_table)
                 if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
-                pending.append((tally, pool.submit(self._replay_table, spark, batch_id, target, path, group)))
-            for tally, work in pending:
+                pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path, group)))
+            for tally, group, work in pending:
+                # one log entry per change, in the group's order (libs.change_log_table)
+                log_rows.extend(row_of[id(change)] for change in group)
                 if isinstance(work, list):  # undeclared table: (entry, error) per change
                     log.extend(entry for entry, _ in work)
                     errors.extend(error for _, error in work if error is not None)
@@ -183,7 +189,10 @@ class DeltaApplier:
                 tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
                              quarantined=len(result.quarantine))
                 plans.append(plan)
-        self._write(spark, batch_id, changes, log, errors, plans)
+        log_table = None
+        if log:  # its Spark schema: D.change_log_schema()
+            log_table = change_log_table(collected, log, log_rows, batch_id, to_arrow_schema(D.change_log_schema()))
+        self._write(spark, batch_id, changes, log_table, errors, plans)
         return {name: dict(c) for name, c in counts.items()}
 
     def _already_committed(self, spark: SparkSession, path: str, target: Target, batch_id: int) -> bool:
@@ -201,12 +210,14 @@ class DeltaApplier:
         return target
 
     @staticmethod
-    def _collect(changes_df: DataFrame) -> list[dict[str, Any]]:
-        """The batch's changes as dicts, through Arrow (Row.asDict(recursive=True) over nested
-        images cost ~0.4 ms per change; Arrow's to_pylist ~80 us; libs.arrow_rows ~15-25 us)."""
+    def _collect(changes_df: DataFrame) -> pa.Table:
+        """The batch's changes as one Arrow table, commit_ts as epoch micros (no local-zone
+        conversion). The replay takes them as dicts through libs.arrow_rows (~15-25 us per
+        change; Row.asDict(recursive=True) over nested images cost ~0.4 ms); the change log
+        copies its columns from the table itself (libs.change_log_table)."""
         columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts"
                    else F.col(quote_identifier(c)) for c in changes_df.columns]
-        return arrow_rows(changes_df.select(*columns).toArrow())
+        return changes_df.select(*columns).toArrow()
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
                       changes: Sequence[Mapping[str, Any]]):
@@ -285,12 +296,11 @@ class DeltaApplier:
         return cls._rows_of(reduce(DataFrame.unionByName, parts), target)
 
     # -- writes (each idempotent per (app_id, batch_id)) ---------------------------------------------
-    def _write(self, spark: SparkSession, batch_id: int, changes, log, errors, plans) -> None:
+    def _write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
+               plans) -> None:
         root = self.config.delta_root
-        if log:
-            path = D.table_path(root, D.CHANGE_LOG)
-            rows = [{**e.to_dict(), D.BATCH_ID_COLUMN: int(batch_id)} for e in log]
-            D.append(arrow_frame(spark, rows, D.change_log_schema()), path,
+        if log_table is not None:
+            D.append(spark.createDataFrame(log_table, D.change_log_schema()), D.table_path(root, D.CHANGE_LOG),
                      D.txn_app_id(self.app_id, D.CHANGE_LOG), batch_id)
         if errors:
             path = D.table_path(root, D.QUARANTINE)
@@ -306,7 +316,8 @@ class DeltaApplier:
         seconds of driver-side planning and small jobs (measured: ~80% of a batch over five
         tables, bench/README.md), and the tables are independent (each has its own txnAppId).
         Each thread has its own session (spark.newSession(): same SparkContext, own SQL conf)
-        because the txnAppId/txnVersion of a MERGE are session confs (tables.delta_txn)."""
+        because the txnAppId/txnVersion of a MERGE are session confs (tables.delta_txn).
+        Keeping those sessions across batches instead was measured: no gain (session 6)."""
         if len(plans) <= 1:
             for plan in plans:
                 self._merge_target(spark, batch_id, plan)
