@@ -9,12 +9,14 @@ steady state). Per batch: wall time, Spark jobs and tasks (status tracker), and 
 split (collect / touched-row reads / Python replay / writes / MERGEs / progress). For the last
 batch, the Spark jobs grouped by description with tasks and summed durations (the UI's REST
 API; jobs of tables run side by side overlap, so the sum exceeds the wall time).
-`--conf` sets Spark SQL confs before the first batch, to try a setting against the default.
+`--conf` sets Spark confs when the session is built (static ones too), to try a setting against
+the default.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import datetime as dt
 import functools
 import shutil
 import sys
@@ -89,6 +91,27 @@ def job_summary(spark, first_job: int) -> list[str]:
             for name, (n, t, s) in sorted(groups.items(), key=lambda kv: -kv[1][2])]
 
 
+def job_timeline(spark, first_job: int) -> list[str]:
+    """Jobs with id >= first_job in submission order: start (s after the first), wall seconds,
+    the idle gap since the previous job ended (driver work: planning, Python, commits), tasks."""
+    jobs = sorted((j for j in spark_ui(spark, "/jobs") if j["jobId"] >= first_job), key=lambda j: j["jobId"])
+    if not jobs:
+        return []
+
+    def at(job, key):
+        return dt.datetime.strptime(job[key][:23], "%Y-%m-%dT%H:%M:%S.%f")
+
+    origin, last_end, lines = at(jobs[0], "submissionTime"), None, []
+    for job in jobs:
+        start = at(job, "submissionTime")
+        gap = (start - last_end).total_seconds() if last_end else 0.0
+        end = at(job, "completionTime") if job.get("completionTime") else start
+        last_end = max(last_end or end, end)
+        lines.append(f"{(start - origin).total_seconds():7.2f} s  {job_seconds(job):5.2f} s  gap {gap:5.2f} s "
+                     f"{job['numTasks']:3d} tasks  {(job.get('description') or job['name'])[:80]}")
+    return lines
+
+
 def main(argv=None) -> int:
     from libs.config import JobConfig
 
@@ -96,6 +119,9 @@ def main(argv=None) -> int:
     ap.add_argument("--transactions", type=int, default=3000)
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--merge-threads", type=int, default=None,
+                    help="pipelines.apply.applier.MERGE_THREADS for this run (1: tables one after the other)")
+    ap.add_argument("--timeline", action="store_true", help="also list the last batch's jobs in order")
     ap.add_argument("--mirror-max-rows", type=int, default=JobConfig.target_mirror_max_rows,
                     help="JobConfig.target_mirror_max_rows (0: read touched rows from Delta every batch)")
     args = ap.parse_args(argv)
@@ -109,10 +135,12 @@ def main(argv=None) -> int:
     from pipelines.schemas import CHANGE_RECORD, spark_schema
     from pipelines.spark_session import SessionOptions, build_session
 
+    if args.merge_threads is not None:
+        from pipelines.apply import applier as applier_module
+        applier_module.MERGE_THREADS = args.merge_threads
     batches = decoded_batches(args.transactions, args.batches)
-    spark = build_session(SessionOptions(app_name="apply-steady", ui=True))
-    for key, value in (c.split("=", 1) for c in args.conf):
-        spark.conf.set(key, value)
+    spark = build_session(SessionOptions(app_name="apply-steady", ui=True,
+                                         extra_conf=tuple(tuple(c.split("=", 1)) for c in args.conf)))
     schema = to_arrow_schema(spark_schema(CHANGE_RECORD))
     frames = []
     for rows in batches:
@@ -142,6 +170,10 @@ def main(argv=None) -> int:
         print("jobs of the last batch:")
         for line in job_summary(spark, first_job):
             print("  " + line)
+        if args.timeline:
+            print("timeline of the last batch:")
+            for line in job_timeline(spark, first_job):
+                print("  " + line)
         print(f"load average {load_average()}")
     finally:
         spark.stop()

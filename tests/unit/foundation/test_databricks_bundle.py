@@ -31,3 +31,10 @@ def test_job_runs_the_cdc_replicate_entry_point_with_its_contract_flags():
     assert "cdc-replicate = pipelines.replicate:main" in setup_cfg
     flags = [p for p in task["parameters"] if p.startswith("--")]
     assert {"--bootstrap", "--topic", "--delta-root", "--checkpoint", "--target-ddl"} <= set(flags)
+
+
+def test_cluster_sets_the_static_confs_the_local_session_sets():
+    from pipelines.spark_session import CODEGEN_CACHE_ENTRIES
+
+    cluster = BUNDLE["resources"]["jobs"]["cdc_replicate"]["tasks"][0]["new_cluster"]
+    assert cluster["spark_conf"]["spark.sql.codegen.cache.maxEntries"] == str(CODEGEN_CACHE_ENTRIES)
