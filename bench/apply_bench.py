@@ -317,6 +317,8 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
             "produce_s": round(produce_s, 1), "achieved_rate": round(len(commits) / produce_s),
             "transactions_measured": len(lat), "batches": len(batches),
             "median_batch_s": round(float(np.median([p["durationMs"]["triggerExecution"] / 1000 for p in batches])), 2),
+            # in order: growing durations mean the job falls behind the rate (no steady state)
+            "batch_s": [round(p["durationMs"]["triggerExecution"] / 1000, 1) for p in batches],
             "p50_s": round(float(np.percentile(lat, 50)), 2), "p99_s": round(float(np.percentile(lat, 99)), 2),
             "max_s": round(float(lat.max()), 2)}
 
@@ -419,7 +421,7 @@ def report(f: dict) -> None:
         print(f"latency (load {lt['load']}): {lt['achieved_rate']} trx/s produced for {lt['produce_s']} s, "
               f"trigger {lt['trigger_s']} s, {lt['batches']} batches (median {lt['median_batch_s']} s): "
               f"commit->visible p50 {lt['p50_s']} s, p99 {lt['p99_s']} s, max {lt['max_s']} s "
-              f"over {lt['transactions_measured']} transactions")
+              f"over {lt['transactions_measured']} transactions; batch durations in order {lt['batch_s']} s")
     for s in f.get("scaling", []):
         print(f"scaling (load {s['load']}): {s['rows']} rows/batch: apply {s['apply_s']} s = "
               f"{s['apply_us_per_row']} us/row; plain append {s['plain_s']} s = {s['plain_us_per_row']} us/row; "
