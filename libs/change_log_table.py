@@ -5,8 +5,8 @@ Why not from the entries' dicts: an entry's database, table, op, images, stateme
 are those of its change record (libs/replay/engine.py `_entry`, libs/apply_plan.py
 `undeclared`), and the applier already holds those records as one Arrow table. One `take` by
 row index copies them; turning every entry into nested dicts and back (ChangeLogEntry.to_dict,
-Table.from_pylist) cost ~130 us per change (bench/README.md, session 6). Only what the replay
-decided (row_id, delta_table, outcome, key) comes from Python.
+Table.from_pylist) cost ~17 us per entry, this ~5 us (bench/collect_cost.py, bench/README.md
+"Session 6"). Only what the replay decided (row_id, delta_table, outcome, key) comes from Python.
 
 `changes` holds the change_record columns with commit_ts as epoch microseconds (the applier's
 collect); `schema` is the change log's Arrow schema. The result equals

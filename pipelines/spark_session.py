@@ -58,7 +58,7 @@ def build_session(opts: SessionOptions = SessionOptions()):
         .config("spark.databricks.delta.snapshotPartitions", str(opts.shuffle_partitions))
         # Generated classes are cached by their code, 100 by default: an apply batch over five
         # tables makes more than that (each table's projections, MERGE, Delta's per-file
-        # statistics), so every batch compiled them again. 2,000 keeps them all; steady batches
+        # statistics), so every batch compiled them again. With 2,000 they stayed cached; steady batches
         # of ~2,900 changes 9.5-15.5 s -> 7.3-8.7 s (bench/README.md "Session 6").
         .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
         .config("spark.driver.memory", opts.driver_memory)
