@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime as dt
 import functools
 import shutil
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_support import job_seconds, load_average, spark_ui  # noqa: E402
+from bench.bench_support import job_seconds, load_average, spark_ui, ui_time  # noqa: E402
 
 PHASES = ("_collect", "_read_touched", "_write", "_merge_all", "_append_progress")
 
@@ -97,15 +96,11 @@ def job_timeline(spark, first_job: int) -> list[str]:
     jobs = sorted((j for j in spark_ui(spark, "/jobs") if j["jobId"] >= first_job), key=lambda j: j["jobId"])
     if not jobs:
         return []
-
-    def at(job, key):
-        return dt.datetime.strptime(job[key][:23], "%Y-%m-%dT%H:%M:%S.%f")
-
-    origin, last_end, lines = at(jobs[0], "submissionTime"), None, []
+    origin, last_end, lines = ui_time(jobs[0], "submissionTime"), None, []
     for job in jobs:
-        start = at(job, "submissionTime")
+        start = ui_time(job, "submissionTime")
         gap = (start - last_end).total_seconds() if last_end else 0.0
-        end = at(job, "completionTime") if job.get("completionTime") else start
+        end = ui_time(job, "completionTime") if job.get("completionTime") else start
         last_end = max(last_end or end, end)
         lines.append(f"{(start - origin).total_seconds():7.2f} s  {job_seconds(job):5.2f} s  gap {gap:5.2f} s "
                      f"{job['numTasks']:3d} tasks  {(job.get('description') or job['name'])[:80]}")

@@ -32,13 +32,16 @@ def spark_ui(spark, path: str):
         return json.load(response)
 
 
+def ui_time(record: dict, key: str) -> dt.datetime:
+    """A timestamp of a spark_ui record ("submissionTime", "completionTime", ...), to the ms."""
+    return dt.datetime.strptime(record[key][:23], "%Y-%m-%dT%H:%M:%S.%f")
+
+
 def job_seconds(job: dict) -> float:
     """Wall seconds of a finished job of spark_ui(spark, "/jobs") (0 while it runs)."""
     if not job.get("completionTime"):
         return 0.0
-    start, end = (dt.datetime.strptime(job[k][:23], "%Y-%m-%dT%H:%M:%S.%f")
-                  for k in ("submissionTime", "completionTime"))
-    return (end - start).total_seconds()
+    return (ui_time(job, "completionTime") - ui_time(job, "submissionTime")).total_seconds()
 
 
 def load_average() -> str:
