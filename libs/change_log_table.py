@@ -23,8 +23,8 @@ import pyarrow as pa
 from libs.arrow_rows import column_values
 from libs.replay.lineage import ChangeLogEntry
 
-# change-log field -> the change_record column it copies (lineage: struct field -> column)
-_COPIED = {"database": "database", "table": "table", "op": "op", "before": "before", "after": "after"}
+_COPIED = ("database", "table", "op", "before", "after")  # change_record columns of the same name
+# lineage struct field -> the change_record column it copies
 _LINEAGE = {"source": "source", "trx_id": "trx_id", "gtid": "gtid", "server_id": "server_id",
             "commit_ts": "commit_ts", "binlog_file": "binlog_file", "binlog_pos": "binlog_pos",
             "change_seq": "change_seq", "operation": "op", "statement": "statement"}
@@ -49,7 +49,7 @@ def change_log_table(changes: pa.Table, entries: Sequence[ChangeLogEntry], rows:
     for field in schema:
         name, kind = field.name, field.type
         if name in _COPIED:
-            columns.append(copied(_COPIED[name], kind))
+            columns.append(copied(name, kind))
         elif name == "lineage":
             columns.append(pa.StructArray.from_arrays(
                 [copied(_LINEAGE[f.name], f.type) for f in kind], fields=list(kind)))
