@@ -4,8 +4,9 @@
     segments --rows stage (parallel)--> change records --apply--> target tables, change log, progress
     releases ------(recorded, deleted one batch later)---------> spill store
 
-Every Delta write is idempotent per batch (Delta transaction identifiers: txnAppId/txnVersion),
-so a batch replayed after a crash changes nothing it already wrote (DESIGN.md "Exactly once").
+Every Delta write is idempotent per batch (appends: commit marks, pipelines/marked_appends.py;
+target MERGEs: Delta's txnAppId/txnVersion), so a batch replayed after a crash changes nothing it
+already wrote (DESIGN.md "Exactly once").
 Spill chunks released by batch N are deleted while running batch N+1, when N is committed: a
 replay of N still finds them (libs/assembler/release_log.py)."""
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql import functions as F
 
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
+from pipelines.marked_appends import MarkedAppends
 from pipelines.schemas import QUARANTINE_RECORD, spark_schema
 from pipelines.stages.rows import change_records, decode_rows
 
@@ -43,12 +45,6 @@ class BatchPaths:
         return f"{self.checkpoint.rstrip('/')}/{RELEASES_DIR}"
 
 
-def idempotent_append(df: DataFrame, path: str, app_id: str, batch_id: int) -> None:
-    (df.write.format("delta").mode("append")
-     .option("txnAppId", app_id).option("txnVersion", batch_id).option("mergeSchema", "false")
-     .save(path))
-
-
 class ReplicateBatch:
     """Named foreachBatch callable (STYLE.md practice 10): session from batch_df.sparkSession."""
 
@@ -57,6 +53,7 @@ class ReplicateBatch:
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
         self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
         self.release_log = ReleaseLog(paths.releases)
+        self.appends = MarkedAppends()
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         # Earlier batches are committed (this one runs): their released spill chunks can go.
@@ -72,13 +69,12 @@ class ReplicateBatch:
             quarantine = self._assembler_quarantine(batch, batch_id)
             if failed is not None:
                 quarantine = quarantine.unionByName(self._failed_transactions(segments, failed, batch_id))
-            self._append_unless_empty(quarantine, QUARANTINE_TABLE, self.paths.table(QUARANTINE_TABLE), batch_id,
-                                      create=True)
+            self._append_unless_empty(quarantine, self.paths.table(QUARANTINE_TABLE), batch_id, create=True)
             changes = change_records(decoded, failed.select("source", "trx_id") if failed is not None else None)
             if self.apply is not None:
                 self.apply(changes, batch_id)
             else:
-                idempotent_append(changes, self.paths.table(CHANGES_TABLE), f"{self.app_id}:changes", batch_id)
+                self.appends.append(changes, self.paths.table(CHANGES_TABLE), f"{self.app_id}:changes", batch_id)
             releases = batch.filter(F.col("kind") == "release").select(
                 "source", "release_trx_key", "release_chunk_count").collect()
             self.release_log.record(batch_id, (Release(*r) for r in releases))
@@ -86,18 +82,24 @@ class ReplicateBatch:
         finally:
             batch.unpersist()
 
-    def _append_unless_empty(self, df: DataFrame, name: str, path: str, batch_id: int, *,
-                             create: bool = False) -> None:
+    @property
+    def quarantine_app_id(self) -> str:
+        """The apply stage appends its own rejects to the same table under another app id
+        (DeltaApplier.quarantine_app_id): one's mark must not make the other's append look done."""
+        return f"{self.app_id}:{QUARANTINE_TABLE}"
+
+    def _append_unless_empty(self, df: DataFrame, path: str, batch_id: int, *, create: bool = False) -> None:
         """An empty append would still cost a Delta commit per batch; skipping it loses nothing
         (a replayed batch recomputes the same empty set). `create`: the first batch writes even
         when empty, so the table exists for readers (an empty quarantine is a query result)."""
+        app_id = self.quarantine_app_id
         if create and path not in self._created:
             self._created.add(path)
             if not _is_delta_table(df.sparkSession, path):
-                idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
+                self.appends.append(df, path, app_id, batch_id)
                 return
         if not df.isEmpty():
-            idempotent_append(df, path, f"{self.app_id}:{name}", batch_id)
+            self.appends.append(df, path, app_id, batch_id)
 
     @staticmethod
     def _failed(decoded: DataFrame) -> DataFrame | None:

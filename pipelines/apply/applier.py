@@ -16,8 +16,8 @@ change of COMPLETE transactions, in any order. Steps:
    replay produced but did not read (fixed point). Nothing is written yet: in strict mode a
    ReplayStopped becomes ApplyStopped here (table, key, GTID/position), and the batch has
    written nothing (tables are created lazily, at write time).
-3. Writes, each idempotent per (app_id, batch_id) through Delta's txnAppId/txnVersion, in this
-   order: `_cdc_change_log` (append; before any target, so a target already merged implies its
+3. Writes, each idempotent per (app_id, batch_id) (appends: commit marks,
+   pipelines/marked_appends.py; MERGEs: Delta's txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any target, so a target already merged implies its
    change log is committed), `_cdc_quarantine` (append), ONE MERGE per target table by
    `_row_id` (delete / update / insert), then `_cdc_progress` (append, one row per source).
    Calling again with the same batch_id changes nothing.
@@ -66,6 +66,7 @@ from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog
 from libs.targets.model import ON_STATEMENT_QUARANTINE, Target
 from pipelines.apply import tables as D
+from pipelines.marked_appends import MarkedAppends
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 MERGE_THREADS = 4  # target tables merged side by side (see _merge_all)
@@ -140,6 +141,13 @@ class DeltaApplier:
         # batch's touched rows without a Delta read. Paths in _unmirrored outgrew the cap.
         self._mirrors: dict[str, TargetMirror] = {}
         self._unmirrored: set[str] = set()
+        self.appends = MarkedAppends()
+
+    @property
+    def quarantine_app_id(self) -> str:
+        """Not the stream stages' app id for `_cdc_quarantine` (ReplicateBatch): both may append
+        there in one batch, and one's mark must not make the other's append look done."""
+        return f"{D.txn_app_id(self.app_id, D.QUARANTINE)}:apply"
 
     # -- the foreachBatch entry point --------------------------------------------------------------
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
@@ -300,14 +308,13 @@ class DeltaApplier:
                plans) -> None:
         root = self.config.delta_root
         if log_table is not None:
-            D.append(spark.createDataFrame(log_table, D.change_log_schema()), D.table_path(root, D.CHANGE_LOG),
-                     D.txn_app_id(self.app_id, D.CHANGE_LOG), batch_id)
+            self.appends.append(spark.createDataFrame(log_table, D.change_log_schema()),
+                                D.table_path(root, D.CHANGE_LOG), D.txn_app_id(self.app_id, D.CHANGE_LOG), batch_id)
         if errors:
             path = D.table_path(root, D.QUARANTINE)
             now = dt.datetime.now(dt.timezone.utc)
             rows = [quarantine_row(e, now) for e in errors]
-            D.append(arrow_frame(spark, rows, D.quarantine_schema()), path,
-                     D.txn_app_id(self.app_id, D.QUARANTINE), batch_id)
+            self.appends.append(arrow_frame(spark, rows, D.quarantine_schema()), path, self.quarantine_app_id, batch_id)
         self._merge_all(spark, batch_id, [p for p in plans if p.upserts or p.deletes])
         self._append_progress(spark, batch_id, changes)
 
@@ -372,4 +379,5 @@ class DeltaApplier:
         where a MERGE would rewrite files."""
         path = D.table_path(self.config.delta_root, D.PROGRESS)
         rows = progress_rows(changes, self.app_id, batch_id)
-        D.append(arrow_frame(spark, rows, D.progress_schema()), path, D.txn_app_id(self.app_id, D.PROGRESS), batch_id)
+        self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
+                            D.txn_app_id(self.app_id, D.PROGRESS), batch_id)

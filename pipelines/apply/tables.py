@@ -9,11 +9,12 @@ Tables under JobConfig.delta_root (path-based Delta tables):
   _cdc_progress     append-only, schemas/progress_record.avsc, one row per (source, batch).
   _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
 
-Idempotence: every write carries Delta's (txnAppId, txnVersion) = (f"{app_id}:{table}", batch_id):
-writer options for appends, the session confs spark.databricks.delta.write.txnAppId/txnVersion
-around a MERGE (set, then unset). Delta skips a write whose appId already committed that
-version or a later one; `committed_version` reads it back so a retried batch does not even
-replay a table it already merged.
+Idempotence, per (f"{app_id}:{table}", batch_id): a MERGE carries Delta's (txnAppId, txnVersion)
+as the session confs spark.databricks.delta.write.txnAppId/txnVersion (set, then unset); Delta
+skips a write whose appId already committed that version or a later one, and
+`committed_version` reads it back so a retried batch does not even replay a table it already
+merged. Appends carry a commit mark instead (pipelines/marked_appends.py: Delta's txn check
+costs a state reconstruction per commit, which a MERGE pays anyway and an append does not).
 """
 
 from __future__ import annotations
@@ -216,12 +217,6 @@ def delta_txn(spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
             spark.conf.unset(MATERIALIZE_SOURCE_CONF)
         else:
             spark.conf.set(MATERIALIZE_SOURCE_CONF, saved)
-
-
-def append(df, path: str, app_id: str, version: int) -> None:
-    """Idempotent append (txnAppId/txnVersion writer options)."""
-    (df.write.format("delta").mode("append")
-       .option("txnAppId", app_id).option("txnVersion", str(int(version))).save(path))
 
 
 # -- Python values <-> Spark ----------------------------------------------------------------------

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from libs.commit_marks import parse_mark
+
 CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's console script
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
 IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
@@ -30,7 +32,9 @@ def _numbered(directory: Path) -> list[int]:
 
 
 def committed_txn_versions(table_dir: Path) -> dict[str, int]:
-    """{txnAppId: highest txnVersion} from the JSON commits of a Delta log."""
+    """{app id: highest batch} from the JSON commits of a Delta log: Delta's txn actions
+    (txnAppId/txnVersion, the target MERGEs) and the commit marks of the appends
+    (libs/commit_marks.py, in commitInfo.userMetadata)."""
     out: dict[str, int] = {}
     log = table_dir / "_delta_log"
     if not log.is_dir():
@@ -42,6 +46,9 @@ def committed_txn_versions(table_dir: Path) -> dict[str, int]:
             continue  # being written right now: this poll does not count it
         for txn in (a["txn"] for a in actions if "txn" in a):
             out[txn["appId"]] = max(out.get(txn["appId"], -1), int(txn["version"]))
+        for info in (a["commitInfo"] for a in actions if "commitInfo" in a):
+            if (marked := parse_mark(info.get("userMetadata"))) is not None:
+                out[marked[0]] = max(out.get(marked[0], -1), marked[1])
     return out
 
 
@@ -118,7 +125,7 @@ class Replicator:
         """"<table>:<operation>" of each commit made while `batch_id` was in flight in this run
         (operation from the commit's commitInfo: WRITE, MERGE, CREATE TABLE, ...).
 
-        Told by commit versions, not by Delta's txn markers (committed_txn_versions): the
+        Told by commit versions, not by the batch markers (committed_txn_versions): the
         schedule must not lean on the very mechanism under test. Spark runs one batch at a time
         and writes offsets/N only after batch N-1 committed, so every commit newer than the
         versions seen when N was first seen in flight is N's."""
@@ -179,7 +186,7 @@ class Replicator:
 
     def delta_commits_of(self, batch_id: int) -> list[str]:
         """Delta tables under delta_root whose writes of micro-batch `batch_id` are committed,
-        by any run, as Delta's txn markers (txnAppId/txnVersion) record them."""
+        by any run, as their batch markers record them (Delta's txn actions, commit marks)."""
         if not self.delta_root.is_dir():
             return []
         return sorted(d.name for d in self.delta_root.iterdir()

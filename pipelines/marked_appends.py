@@ -1,0 +1,53 @@
+"""Appends to the append-only Delta tables (`_cdc_changes`, `_cdc_change_log`, `_cdc_progress`,
+`_cdc_quarantine`), idempotent per (app_id, batch_id) through commit marks (libs/commit_marks.py).
+
+A writer asks a table's history once per process for its newest mark; after that it knows what
+it committed itself. So a steady batch appends without reading the table's state (Delta's
+txnAppId check reconstructs it on every write: libs/commit_marks.py).
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from libs.commit_marks import last_marked_batch, mark
+
+HISTORY_PAGE = 100  # commits read first; the whole history only if no mark is among them
+
+
+class MarkedAppends:
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str], int] = {}  # (path, app_id) -> newest committed batch id
+
+    def append(self, df: DataFrame, path: str, app_id: str, batch_id: int) -> bool:
+        """Append `df` as batch `batch_id` of `app_id` unless that batch (or a later one) is
+        committed there already; True when it appended."""
+        key = (path, app_id)
+        if key not in self._last:
+            self._last[key] = committed_batch(df.sparkSession, path, app_id)
+        if self._last[key] >= batch_id:
+            return False
+        (df.write.format("delta").mode("append").option("mergeSchema", "false")
+         .option("userMetadata", mark(app_id, batch_id)).save(path))
+        self._last[key] = batch_id
+        return True
+
+
+def committed_batch(spark: SparkSession, path: str, app_id: str) -> int:
+    """The newest batch `app_id` appended to the table at `path` (-1: none, or no table).
+    Commits of earlier releases carried Delta's txnAppId instead of a mark: those count too."""
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        return -1
+    table = DeltaTable.forPath(spark, path)
+    page = [r.userMetadata for r in table.history(HISTORY_PAGE).orderBy(F.desc("version"))
+            .select("userMetadata").collect()]
+    marked = last_marked_batch(page, app_id)
+    if marked is None and len(page) == HISTORY_PAGE:
+        marked = last_marked_batch((r.userMetadata for r in table.history().orderBy(F.desc("version"))
+                                    .select("userMetadata").collect()), app_id)
+    from pipelines.apply.tables import committed_version  # deferred: pipelines.apply imports this module
+
+    txn = committed_version(spark, path, app_id)
+    return max(-1 if marked is None else marked, -1 if txn is None else txn)
