@@ -9,9 +9,9 @@ Iceberg's Flink sink (the max committed checkpoint id in the snapshot summary).
 
 Why not Delta's txnAppId/txnVersion for these appends: Delta answers its txn check from the
 snapshot's computed state, a state reconstruction (3 Spark jobs) on every commit to a table that
-changed since (delta-io/delta#4708; fixed on master only, #6929). One append of 100 rows took
-1.16 s with txnAppId and 0.33 s with a mark, 0.29 s bare (bench/README.md "Session 7"). The
-target MERGEs keep Delta's txn identifiers: a MERGE computes that state anyway.
+changed since (delta-io/delta#4708; fixed on master only, #6929). An append of 100 rows took
+1.16 s with txnAppId, 0.29 s with a mark, 0.33 s with neither (bench/append_marks.py, third
+round). The target MERGEs keep Delta's txn identifiers: a MERGE computes that state anyway.
 
 Like Delta's txnAppId, one app_id has one writer at a time: Spark's checkpoint lets one run of
 the query be active; two jobs sharing an app_id would defeat either mechanism.

@@ -4,9 +4,9 @@ Spark puts `$SPARK_HOME/python/lib/pyspark.zip`, the py4j zip and spark-core's j
 every Python worker's PYTHONPATH (PythonUtils.sparkPythonPath). PySpark's worker calls
 `importlib.invalidate_caches()` at the start of every task (worker_util.setup_spark_files), and
 before Python 3.13 a zip importer's invalidate_caches re-reads the archive's whole directory, in
-pure Python, once per cached importer (one per imported package inside the zip): 126 ms of CPU
-per task measured in a worker of this project's session, more than most of its tasks' own work
-(bench/README.md "Session 7").
+pure Python, once per cached importer (one per imported package inside the zip): 126-180 ms of
+CPU per task in a worker of this project's session (bench/worker_imports.py), more than many of
+its tasks' own work.
 
 With pyspark installed from PyPI these archives hold nothing the worker cannot import from
 site-packages, the same files of the same release. An archive is redundant when every top-level

@@ -62,7 +62,7 @@ def build_session(opts: SessionOptions = SessionOptions()):
         # of ~2,900 changes 9.5-15.5 s -> 7.3-8.7 s (bench/README.md "Session 6").
         .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
         # Python workers start without the pyspark/py4j zips and spark-core's jar on sys.path:
-        # re-reading their directories cost 126 ms of CPU per Python task (libs/worker_path.py).
+        # re-reading their directories cost 126-180 ms of CPU per Python task (libs/worker_path.py).
         .config("spark.python.daemon.module", "pipelines.worker_daemon")
         .config("spark.driver.memory", opts.driver_memory)
         .config("spark.sql.session.timeZone", "UTC")
