@@ -153,7 +153,23 @@ def is_delta_table(spark: SparkSession, path: str) -> bool:
 
 def ensure_target(spark: SparkSession, path: str, target: Target) -> None:
     if not is_delta_table(spark, path):
+        _drop_commitless_log(spark, path)
         spark.sql(create_target_sql(path, target))
+
+
+def _drop_commitless_log(spark: SparkSession, path: str) -> None:
+    """A job killed while creating a table can leave `_delta_log` with no commit in it. Delta
+    then takes the path for an existing table in CREATE TABLE IF NOT EXISTS (a silent no-op)
+    but not in DeltaTable.forPath: the table was never created (found by the SIGKILL test).
+    A log directory without a commit or checkpoint file holds nothing: it goes."""
+    jvm = spark.sparkContext._jvm
+    log = jvm.org.apache.hadoop.fs.Path(path.rstrip("/") + "/_delta_log")
+    fs = log.getFileSystem(spark._jsc.hadoopConfiguration())
+    if not fs.exists(log):
+        return
+    names = [status.getPath().getName() for status in fs.listStatus(log)]
+    if not any(re.match(r"^\d+(\.checkpoint.*\.parquet|\.json)$", name) for name in names):
+        fs.delete(log, True)
 
 
 def ensure_table(spark: SparkSession, path: str, schema: T.StructType) -> None:
