@@ -17,7 +17,8 @@ change of COMPLETE transactions, in any order. Steps:
    ReplayStopped becomes ApplyStopped here (table, key, GTID/position), and the batch has
    written nothing (tables are created lazily, at write time).
 3. Writes, each idempotent per (app_id, batch_id) (appends: commit marks,
-   pipelines/marked_appends.py; MERGEs: Delta's txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any target, so a target already merged implies its
+   pipelines/marked_appends.py; MERGEs: Delta's txnAppId/txnVersion), in this order:
+   `_cdc_change_log` (append; before any target, so a target already merged implies its
    change log is committed), `_cdc_quarantine` (append), ONE MERGE per target table by
    `_row_id` (delete / update / insert), then `_cdc_progress` (append, one row per source).
    Calling again with the same batch_id changes nothing.
