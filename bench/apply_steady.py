@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import job_seconds, load_average, spark_ui, ui_time  # noqa: E402
 
-PHASES = ("_collect", "_read_touched", "_write", "_merge_all", "_append_progress")
+PHASES = ("_collect", "_read_touched", "_write", "_write_targets", "_append_progress")
 
 
 def decoded_batches(transactions: int, batches: int) -> list[list[dict]]:

@@ -38,6 +38,9 @@ class JobConfig:
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)", "strict")
     target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "
                                        "batches, sparing a Delta read per batch (0: never)", 100_000)
+    target_overwrite_max_rows: int = _doc("Mirrored target tables of at most this many rows are written by "
+                                          "replacing the whole table (one write) instead of a MERGE "
+                                          "(0: always MERGE)", 10_000)
     idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600)
 
     def __post_init__(self) -> None:
@@ -55,6 +58,8 @@ class JobConfig:
             raise ConfigError(f"trigger_seconds must be > 0, got {self.trigger_seconds}")
         if self.target_mirror_max_rows < 0:
             raise ConfigError(f"target_mirror_max_rows must be >= 0, got {self.target_mirror_max_rows}")
+        if self.target_overwrite_max_rows < 0:
+            raise ConfigError(f"target_overwrite_max_rows must be >= 0, got {self.target_overwrite_max_rows}")
         if self.max_offsets_per_trigger <= 0:
             raise ConfigError(f"max_offsets_per_trigger must be > 0, got {self.max_offsets_per_trigger}")
 

@@ -9,7 +9,9 @@ not see): correctness does not rest on the applier being the only writer, only t
 
 Rows are dicts of the target's column values plus `_row_id`, in the representation the
 applier's Delta reads produce (pipelines.apply.tables.python_rows): callers put rows in through
-that same function, so a lookup answered here equals the one Delta would answer.
+that same function, so a lookup answered here equals the one Delta would answer. Each row's
+`_lineage` is kept beside it, not in it: lookups return what a touched-row read returns (no
+lineage), and `whole_rows` gives the table's complete content for a whole-table write.
 
 Lookup semantics equal the applier's touched-row read (libs.apply_plan.Lookups): a row is
 selected when its values on a lookup's columns equal one of the lookup's tuples; Python
@@ -21,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from libs.apply_plan import Lookups
-from libs.replay import ROW_ID_COLUMN
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 
 Row = dict[str, Any]
 
@@ -32,15 +34,17 @@ class MirrorOverflow(Exception):
 
 class TargetMirror:
     def __init__(self, rows: Iterable[Mapping[str, Any]], version: int | None, max_rows: int):
-        """`version`: the Delta version these rows are (None: the table does not exist yet)."""
+        """`version`: the Delta version these rows are (None: the table does not exist yet).
+        A row's `_lineage` key, when present, is kept apart (see whole_rows)."""
         self.version = version
         self.max_rows = max_rows
         self._rows: dict[str, Row] = {}
+        self._lineage: dict[str, Any] = {}
         # columns -> values tuple -> row ids; built on first use of a column set, then kept
         # up to date by apply() (a batch's lookups use the same few column sets every time).
         self._indexes: dict[tuple[str, ...], dict[tuple, set[str]]] = {}
         for row in rows:
-            self._rows[row[ROW_ID_COLUMN]] = dict(row)
+            self._put(dict(row))
         if len(self._rows) > max_rows:
             raise MirrorOverflow(f"{len(self._rows)} rows > {max_rows}")
 
@@ -67,25 +71,39 @@ class TargetMirror:
                 found.update(index.get(tuple(values), ()))
         return [dict(self._rows[row_id]) for row_id in sorted(found)]
 
-    def apply(self, upserts: Iterable[Mapping[str, Any]], deleted_row_ids: Iterable[str], version: int) -> None:
-        """The applier's MERGE that committed `version`: rows by _row_id replaced or added, and
-        rows deleted. Raises MirrorOverflow (the mirror is then unusable) past max_rows."""
+    def whole_rows(self) -> list[Row]:
+        """Every row with its `_lineage`, in _row_id order: the table's content at `version`."""
+        return [{**self._rows[row_id], LINEAGE_COLUMN: self._lineage.get(row_id)} for row_id in sorted(self._rows)]
+
+    def apply(self, upserts: Iterable[Mapping[str, Any]], deleted_row_ids: Iterable[str],
+              version: int | None) -> None:
+        """The applier's write of a batch: rows by _row_id replaced or added (with their
+        `_lineage`), and rows deleted. `version`: the Delta version that write committed, or
+        None while it is not committed yet (set `version` once it is; until then the mirror
+        equals no Delta version). Raises MirrorOverflow (the mirror is then unusable) past
+        max_rows."""
         for row_id in deleted_row_ids:
             row = self._rows.pop(row_id, None)
+            self._lineage.pop(row_id, None)
             if row is not None:
                 self._unindex(row_id, row)
         for upsert in upserts:
             row = dict(upsert)
-            row_id = row[ROW_ID_COLUMN]
-            old = self._rows.get(row_id)
+            old = self._rows.get(row[ROW_ID_COLUMN])
             if old is not None:
-                self._unindex(row_id, old)
-            self._rows[row_id] = row
-            for columns, index in self._indexes.items():
-                index.setdefault(tuple(row[c] for c in columns), set()).add(row_id)
+                self._unindex(row[ROW_ID_COLUMN], old)
+            self._put(row)
         self.version = version
         if len(self._rows) > self.max_rows:
             raise MirrorOverflow(f"{len(self._rows)} rows > {self.max_rows}")
+
+    def _put(self, row: Row) -> None:
+        row_id = row[ROW_ID_COLUMN]
+        if LINEAGE_COLUMN in row:
+            self._lineage[row_id] = row.pop(LINEAGE_COLUMN)
+        self._rows[row_id] = row
+        for columns, index in self._indexes.items():
+            index.setdefault(tuple(row[c] for c in columns), set()).add(row_id)
 
     def _unindex(self, row_id: str, row: Row) -> None:
         for columns, index in self._indexes.items():

@@ -17,10 +17,12 @@ change of COMPLETE transactions, in any order. Steps:
    ReplayStopped becomes ApplyStopped here (table, key, GTID/position), and the batch has
    written nothing (tables are created lazily, at write time).
 3. Writes, each idempotent per (app_id, batch_id) (appends: commit marks,
-   pipelines/marked_appends.py; MERGEs: Delta's txnAppId/txnVersion), in this order:
-   `_cdc_change_log` (append; before any target, so a target already merged implies its
-   change log is committed), `_cdc_quarantine` (append), ONE MERGE per target table by
-   `_row_id` (delete / update / insert), then `_cdc_progress` (append, one row per source).
+   pipelines/marked_appends.py; target writes: Delta's txnAppId/txnVersion), in this order:
+   `_cdc_change_log` (append; before any target, so a target already written implies its
+   change log is committed), `_cdc_quarantine` (append), ONE write per target table (a MERGE
+   by `_row_id`: delete / update / insert; or, for a small mirrored table, the whole table
+   replaced by its new content: see _write_target), then `_cdc_progress` (append, one row per
+   source).
    Calling again with the same batch_id changes nothing.
 
 Decisions:
@@ -70,7 +72,7 @@ from pipelines.apply import tables as D
 from pipelines.marked_appends import MarkedAppends
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
-MERGE_THREADS = 4  # target tables merged side by side (see _merge_all)
+MERGE_THREADS = 4  # target tables written side by side (see _write_targets)
 # Key lookups up to these sizes read through a filter instead of a broadcast join
 # (_read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
 # (keyless tables, null-safe, every column) stay joins: as a filter, Delta's data-skipping
@@ -168,7 +170,7 @@ class DeltaApplier:
         errors: list[ReplayError] = []
         plans: list[_TablePlan] = []
         # Tables are read (a Spark semi-join each) and replayed side by side, like the MERGEs
-        # (_merge_all); results are taken in table order, so the change log's order is fixed.
+        # (_write_targets); results are taken in table order, so the change log's order is fixed.
         pending: list[tuple[Counter, list, Any]] = []
         with ThreadPoolExecutor(max_workers=MERGE_THREADS, thread_name_prefix="replay") as pool:
             for (database, table), group in group_changes(changes).items():
@@ -265,7 +267,7 @@ class DeltaApplier:
                 table = spark.read.format("delta").option("versionAsOf", version).load(path)
                 if table.count() > max_rows:  # answered from Delta's file statistics
                     raise MirrorOverflow(path)
-                mirror = TargetMirror(self._rows_of(table, target), version, max_rows)
+                mirror = TargetMirror(self._rows_of(table, target, LINEAGE_COLUMN), version, max_rows)
         except MirrorOverflow:
             self._unmirrored.add(path)
             return None
@@ -273,9 +275,10 @@ class DeltaApplier:
         return mirror
 
     @staticmethod
-    def _rows_of(table: DataFrame, target: Target) -> list[dict[str, Any]]:
-        """Target columns + _row_id of `table`'s rows, through Arrow (D.python_rows)."""
-        names = list(target.column_names) + [ROW_ID_COLUMN]
+    def _rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any]]:
+        """Target columns + _row_id (+ `extra` columns) of `table`'s rows, through Arrow
+        (D.python_rows)."""
+        names = list(target.column_names) + [ROW_ID_COLUMN, *extra]
         return D.python_rows(table.select(*(F.col(quote_identifier(n)) for n in names)).toArrow())
 
     @classmethod
@@ -316,22 +319,23 @@ class DeltaApplier:
             now = dt.datetime.now(dt.timezone.utc)
             rows = [quarantine_row(e, now) for e in errors]
             self.appends.append(arrow_frame(spark, rows, D.quarantine_schema()), path, self.quarantine_app_id, batch_id)
-        self._merge_all(spark, batch_id, [p for p in plans if p.upserts or p.deletes])
+        self._write_targets(spark, batch_id, [p for p in plans if p.upserts or p.deletes])
         self._append_progress(spark, batch_id, changes)
 
-    def _merge_all(self, spark: SparkSession, batch_id: int, plans: list[_TablePlan]) -> None:
-        """One MERGE per target table, the tables side by side: a MERGE of a few rows is
-        seconds of driver-side planning and small jobs (measured: ~80% of a batch over five
-        tables, bench/README.md), and the tables are independent (each has its own txnAppId).
-        Each thread has its own session (spark.newSession(): same SparkContext, own SQL conf)
-        because the txnAppId/txnVersion of a MERGE are session confs (tables.delta_txn).
-        Keeping those sessions across batches instead was measured: no gain (session 6)."""
+    def _write_targets(self, spark: SparkSession, batch_id: int, plans: list[_TablePlan]) -> None:
+        """One write per target table (_write_target), the tables side by side: a MERGE of a
+        few rows is seconds of driver-side planning and small jobs (measured: ~80% of a batch
+        over five tables, bench/README.md), and the tables are independent (each has its own
+        txnAppId). Each thread has its own session (spark.newSession(): same SparkContext, own
+        SQL conf) because the txnAppId/txnVersion of a write are session confs
+        (tables.delta_txn). Keeping those sessions across batches instead was measured: no gain
+        (session 6)."""
         if len(plans) <= 1:
             for plan in plans:
-                self._merge_target(spark, batch_id, plan)
+                self._write_target(spark, batch_id, plan)
             return
         with ThreadPoolExecutor(max_workers=min(len(plans), MERGE_THREADS), thread_name_prefix="merge") as pool:
-            futures = [pool.submit(self._merge_target, spark.newSession(), batch_id, plan) for plan in plans]
+            futures = [pool.submit(self._write_target, spark.newSession(), batch_id, plan) for plan in plans]
             for future in futures:
                 future.result()  # the first failure propagates; the batch is retried whole
 
@@ -340,39 +344,59 @@ class DeltaApplier:
             D.ensure_target(spark, plan.path, plan.target)
             self._ready.add(plan.path)
 
-    def _merge_target(self, spark: SparkSession, batch_id: int, plan: _TablePlan) -> None:
-        from delta.tables import DeltaTable
-
+    def _write_target(self, spark: SparkSession, batch_id: int, plan: _TablePlan) -> None:
+        """The batch's rows of one target, committed as ONE Delta write idempotent per
+        (txn app id, batch_id): a whole-table overwrite when the target is mirrored, small
+        (config.target_overwrite_max_rows) and still at the mirror's version, else a MERGE by
+        `_row_id`. Both give the same table; the overwrite skips the MERGE's planning and its
+        scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
         self._ensure_target(spark, plan)
         schema = D.target_schema(plan.target)
         source_schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields]
                                      + [T.StructField(OP_COLUMN, T.StringType(), False)])
         names = [f.name for f in schema.fields] + [OP_COLUMN]
         rows = arrow_table([{n: r.get(n) for n in names} for r in plan.upserts + plan.deletes], source_schema)
-        source = spark.createDataFrame(rows, source_schema)
-        assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
-        is_delete = _col("s", OP_COLUMN) == F.lit("delete")
-        merge = (DeltaTable.forPath(spark, plan.path).alias("t")
-                 .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
-                 .whenMatchedDelete(condition=is_delete)
-                 .whenMatchedUpdate(set={k: v for k, v in assignments.items()
-                                         if k != quote_identifier(ROW_ID_COLUMN)})
-                 .whenNotMatchedInsert(condition=~is_delete, values=assignments))
         mirror = self._mirrors.pop(plan.path, None)  # back in only once it equals the commit
-        with D.delta_txn(spark, D.txn_app_id(self.app_id, plan.target.delta_table), batch_id):
-            D.forget_last_commit_version(spark)
-            merge.execute()
-            version = D.last_commit_version(spark)
-        self._merged[plan.path] = batch_id
-        if mirror is not None and version is not None:
-            kept = list(plan.target.column_names) + [ROW_ID_COLUMN]
+        base = None if mirror is None else mirror.version
+        if mirror is not None:
+            # In the representation of a Delta read (D.python_rows), as the mirror holds rows.
+            kept = list(plan.target.column_names) + [ROW_ID_COLUMN, LINEAGE_COLUMN]
             upserts = D.python_rows(rows.filter(pc.equal(rows[OP_COLUMN], "upsert")).select(kept))
             try:
-                mirror.apply(upserts, [d[ROW_ID_COLUMN] for d in plan.deletes], version)
+                mirror.apply(upserts, [d[ROW_ID_COLUMN] for d in plan.deletes], None)
             except MirrorOverflow:
                 self._unmirrored.add(plan.path)
-                return
+                mirror = None
+        app_id = D.txn_app_id(self.app_id, plan.target.delta_table)
+        if (mirror is not None and base is not None and len(mirror) <= self.config.target_overwrite_max_rows
+                and D.replaceable(spark, plan.path, base)):
+            table = spark.createDataFrame(arrow_table(mirror.whole_rows(), schema), schema).coalesce(1)
+            write = table.write.format("delta").mode("overwrite").save
+        else:
+            write = partial(self._merge, spark, spark.createDataFrame(rows, source_schema), names)
+        with D.delta_txn(spark, app_id, batch_id):
+            D.forget_last_commit_version(spark)
+            write(plan.path)
+            version = D.last_commit_version(spark)
+        self._merged[plan.path] = batch_id
+        # The mirror equals the commit only if nothing else committed since its version (a new
+        # table: the CREATE, version 0, then this write).
+        if mirror is not None and version is not None and version == (0 if base is None else base) + 1:
+            mirror.version = version
             self._mirrors[plan.path] = mirror
+
+    @staticmethod
+    def _merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: str) -> None:
+        from delta.tables import DeltaTable
+
+        assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
+        is_delete = _col("s", OP_COLUMN) == F.lit("delete")
+        (DeltaTable.forPath(spark, path).alias("t")
+         .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
+         .whenMatchedDelete(condition=is_delete)
+         .whenMatchedUpdate(set={k: v for k, v in assignments.items() if k != quote_identifier(ROW_ID_COLUMN)})
+         .whenNotMatchedInsert(condition=~is_delete, values=assignments)
+         .execute())
 
     def _append_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is

@@ -9,12 +9,13 @@ Tables under JobConfig.delta_root (path-based Delta tables):
   _cdc_progress     append-only, schemas/progress_record.avsc, one row per (source, batch).
   _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
 
-Idempotence, per (f"{app_id}:{table}", batch_id): a MERGE carries Delta's (txnAppId, txnVersion)
-as the session confs spark.databricks.delta.write.txnAppId/txnVersion (set, then unset); Delta
-skips a write whose appId already committed that version or a later one, and
-`committed_version` reads it back so a retried batch does not even replay a table it already
-merged. Appends carry a commit mark instead (pipelines/marked_appends.py: Delta's txn check
-costs a state reconstruction per commit, which a MERGE pays anyway and an append does not).
+Idempotence, per (f"{app_id}:{table}", batch_id): a target's MERGE or whole-table overwrite
+carries Delta's (txnAppId, txnVersion) as the session confs
+spark.databricks.delta.write.txnAppId/txnVersion (set, then unset); Delta skips a write whose
+appId already committed that version or a later one, and `committed_version` reads it back so
+a retried batch does not even replay a table it already wrote. Appends carry a commit mark
+instead (pipelines/marked_appends.py: Delta's txn check costs a state reconstruction per
+commit, which a MERGE pays anyway and an append does not).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 MATERIALIZE_SOURCE_CONF = "spark.databricks.delta.merge.materializeSource"
 LAST_COMMIT_VERSION_CONF = "spark.databricks.delta.lastCommitVersionInSession"
+CHANGE_DATA_FEED_PROPERTY = "delta.enableChangeDataFeed"
 TABLE_PROPERTIES = {
     "delta.feature.allowColumnDefaults": "supported",
     # MySQL column names may hold spaces, commas, '=' ...: Delta accepts them only with column mapping.
@@ -199,6 +201,17 @@ def table_version(spark: SparkSession, path: str) -> int | None:
     return version if version >= 0 else None
 
 
+def replaceable(spark: SparkSession, path: str, version: int) -> bool:
+    """May the applier replace the table's whole content, computed from `version`? Only while
+    the table is still at that version (no other writer's commit would be overwritten) and has
+    no Change Data Feed (whose readers would see every row deleted and inserted again)."""
+    snapshot = _latest_snapshot(spark, path)
+    if int(snapshot.version()) != version:
+        return False
+    cdf = snapshot.metadata().configuration().get(CHANGE_DATA_FEED_PROPERTY)
+    return not (cdf.isDefined() and cdf.get().strip().lower() == "true")
+
+
 def _latest_snapshot(spark: SparkSession, path: str):
     jvm = spark.sparkContext._jvm
     return jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, path)._2()
@@ -216,7 +229,7 @@ def forget_last_commit_version(spark: SparkSession) -> None:
 
 @contextmanager
 def delta_txn(spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
-    """Session confs making the enclosed Delta MERGE idempotent per (app_id, version).
+    """Session confs making the enclosed Delta MERGE or write idempotent per (app_id, version).
 
     Also skips materialising the MERGE source: ours is a driver-built DataFrame (deterministic),
     the case Delta's materializeSource=auto guards against does not arise, and it costs a job."""

@@ -33,20 +33,20 @@ def test_same_batch_id_twice_changes_nothing_and_a_half_written_batch_is_complet
     batch = [a.update({"id": 1}, {"v": "y"}), a.insert({"id": 2, "v": "z"}), b.update({"k": "k1"}, {"n": 5}),
              b.delete({"k": "k1"}), b.insert({"k": "k2", "n": 2})]
 
-    # Attempt 1 dies after MERGE into shop__a, before shop__b (the change log is already in).
-    real_merge = _Applier._merge_target
+    # Attempt 1 dies after writing shop__a, before shop__b (the change log is already in).
+    real_write = _Applier._write_target
 
-    def dying_merge(self, spark_, batch_id, plan):
+    def dying_write(self, spark_, batch_id, plan):
         if plan.target.table == "b":
             raise OSError("executor lost")
-        real_merge(self, spark_, batch_id, plan)
+        real_write(self, spark_, batch_id, plan)
 
-    monkeypatch.setattr(_Applier, "_merge_target", dying_merge)
+    monkeypatch.setattr(_Applier, "_write_target", dying_write)
     with pytest.raises(OSError):
         DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 1)
-    monkeypatch.setattr(_Applier, "_merge_target", real_merge)
+    monkeypatch.setattr(_Applier, "_write_target", real_write)
 
-    # Attempt 2 (Spark retries the batch): shop__a is skipped (already merged), shop__b applied.
+    # Attempt 2 (Spark retries the batch): shop__a is skipped (already written), shop__b applied.
     counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 1)
     assert counts["shop.a"]["already_applied"] == 1 and counts["shop.b"]["rows_upserted"] == 1
     expected = {"shop__a": [(1, "y"), (2, "z")], "shop__b": [("k2", 2)]}

@@ -23,6 +23,7 @@ def test_overrides_win_and_none_is_ignored(tmp_path):
     ({"bootstrap": "nohostport"}, "bootstrap"),
     ({"trigger_seconds": 0}, "trigger_seconds"),
     ({"target_mirror_max_rows": -1}, "target_mirror_max_rows"),
+    ({"target_overwrite_max_rows": -1}, "target_overwrite_max_rows"),
     ({"no_such_setting": 1}, "unknown setting"),
 ])
 def test_invalid_values_are_rejected_with_the_field_name(bad, match):

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import pytest
 
 from libs.apply_plan import Lookups, lookups_for, replay_touched
-from libs.replay import ROW_ID_COLUMN
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from replay_builders import Source, target_from_ddl
 import test_replay_property as workload
@@ -50,6 +50,18 @@ def test_apply_moves_index_entries_with_a_changed_key_and_forgets_deleted_rows()
     assert mirror.select(Lookups(by_key={("id",): {(1,), (2,)}})) == []
     assert mirror.select(Lookups(by_key={("id",): {(5,)}})) == [row("r1", id=5, a=0)]
     assert mirror.select(Lookups(by_image={("a",): {(0,)}})) == [row("r1", id=5, a=0)]
+
+
+def test_lineage_is_kept_beside_the_row_for_whole_table_writes_not_returned_by_lookups():
+    lineage = {"statement": "INSERT ...", "gtid": "0-1-1"}
+    mirror = TargetMirror([{**row("r1", id=1), LINEAGE_COLUMN: lineage}, row("r2", id=2)], 3, 10)
+    assert mirror.select(Lookups(by_key={("id",): {(1,)}})) == [row("r1", id=1)]
+    changed = {"statement": "UPDATE ...", "gtid": "0-1-2"}
+    mirror.apply([{**row("r2", id=2), LINEAGE_COLUMN: changed}, {**row("r3", id=3), LINEAGE_COLUMN: changed}],
+                 ["r1"], None)
+    assert mirror.version is None  # written, not committed yet
+    assert mirror.whole_rows() == [{**row("r2", id=2), LINEAGE_COLUMN: changed},
+                                   {**row("r3", id=3), LINEAGE_COLUMN: changed}]
 
 
 def test_selected_rows_are_copies():
