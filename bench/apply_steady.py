@@ -119,6 +119,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeline", action="store_true", help="also list the last batch's jobs in order")
     ap.add_argument("--mirror-max-rows", type=int, default=JobConfig.target_mirror_max_rows,
                     help="JobConfig.target_mirror_max_rows (0: read touched rows from Delta every batch)")
+    ap.add_argument("--overwrite-max-rows", type=int, default=JobConfig.target_overwrite_max_rows,
+                    help="JobConfig.target_overwrite_max_rows (0: every target write is a MERGE)")
     args = ap.parse_args(argv)
 
     import pyarrow as pa
@@ -147,7 +149,8 @@ def main(argv=None) -> int:
         ddl = work / "targets.sql"
         ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
         applier = DeltaApplier(load_targets(None, [str(ddl)]), JobConfig(
-            delta_root=str(work / "delta"), target_ddl=str(ddl), target_mirror_max_rows=args.mirror_max_rows))
+            delta_root=str(work / "delta"), target_ddl=str(ddl), target_mirror_max_rows=args.mirror_max_rows,
+            target_overwrite_max_rows=args.overwrite_max_rows))
         timer = PhaseTimer(applier, PHASES)
         tracker = spark.sparkContext.statusTracker()
         first_job = 0
