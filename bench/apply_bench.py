@@ -181,7 +181,8 @@ def compare_with_expected(spark, cfg, expected: Path) -> tuple[bool, list[str]]:
 
 
 # -- 1. sustained -----------------------------------------------------------------------------
-def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, max_offsets: int) -> dict:
+def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, max_offsets: int,
+              overwrite_max_rows: int) -> dict:
     from pyspark.sql import functions as F
 
     from libs.config import JobConfig
@@ -192,7 +193,7 @@ def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, m
     if cdc_ship(["--from-file", str(binlog), "--bootstrap", bootstrap, "--topic", topic, "--source", SOURCE]) != 0:
         raise RuntimeError("cdc-ship failed")
     base = JobConfig(bootstrap=bootstrap, topic=topic, available_now=True, target_ddl=str(target_ddl(work)),
-                     max_offsets_per_trigger=max_offsets)
+                     max_offsets_per_trigger=max_offsets, target_overwrite_max_rows=overwrite_max_rows)
 
     def cfg(name: str, apply: bool) -> JobConfig:
         return replace(base, delta_root=str(work / name / "delta"), checkpoint=str(work / name / "ckpt"),
@@ -267,7 +268,7 @@ def wait_until(predicate, timeout: float, what: str) -> None:
 
 
 def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigger: float,
-            warmup_groups: int = 200) -> dict:
+            overwrite_max_rows: int, warmup_groups: int = 200) -> dict:
     """Steady state only: the first `warmup_groups` groups go in first and the measurement starts
     once their batch is applied (a new query's first batch also starts the Python workers,
     creates the target tables, the state store ...: one-off costs, not latency)."""
@@ -283,7 +284,7 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
     ensure_topic(bootstrap, topic)
     cfg = JobConfig(bootstrap=bootstrap, topic=topic, delta_root=str(work / "latency" / "delta"),
                     checkpoint=str(work / "latency" / "ckpt"), target_ddl=str(target_ddl(work)),
-                    trigger_seconds=trigger)
+                    trigger_seconds=trigger, target_overwrite_max_rows=overwrite_max_rows)
     visible = Visible(applier(cfg))
     query = build_query(spark, cfg, visible)
     frames = frames_of(binlog)
@@ -366,7 +367,7 @@ def scaling(spark, work: Path, sizes: list[int]) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    from libs.config import load_config
+    from libs.config import JobConfig, load_config
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transactions", type=int, default=60000, help="simulated units of work")
@@ -375,6 +376,8 @@ def main(argv=None) -> int:
                     help="sustained: Kafka records per micro-batch (default: the job's own, conf/job.yaml)")
     ap.add_argument("--rate", type=float, default=1000.0, help="latency: transactions per second")
     ap.add_argument("--trigger", type=float, default=1.0, help="latency: trigger interval, seconds")
+    ap.add_argument("--overwrite-max-rows", type=int, default=JobConfig.target_overwrite_max_rows,
+                    help="sustained/latency: JobConfig.target_overwrite_max_rows (0: every target write a MERGE)")
     ap.add_argument("--sizes", default="10000,100000,1000000", help="scaling: rows per batch")
     ap.add_argument("--only", default="sustained,latency,scaling")
     ap.add_argument("--work", default=str(REPO_ROOT / ".run" / "apply_bench"))
@@ -392,16 +395,19 @@ def main(argv=None) -> int:
     binlog, expected = simulated_binlog(args.transactions, args.seed)
     print(f"workload {binlog.name}: {len(frames_of(binlog))} events ({time.perf_counter() - t:.0f}s to build or load)",
           flush=True)
-    figures: dict = {"load_start": load_average()}
+    figures: dict = {"load_start": load_average(), "target_overwrite_max_rows": args.overwrite_max_rows}
+    print(f"target_overwrite_max_rows {args.overwrite_max_rows}", flush=True)
     spark = build_session(SessionOptions(app_name="apply-bench"))
     try:
         if parts & {"sustained", "latency"}:
             with private_broker(work / "kafka") as bootstrap:
                 if "sustained" in parts:
-                    figures["sustained"] = sustained(spark, bootstrap, work, binlog, expected, args.max_offsets)
+                    figures["sustained"] = sustained(spark, bootstrap, work, binlog, expected, args.max_offsets,
+                                                     args.overwrite_max_rows)
                     print(f"sustained: {figures['sustained']}", flush=True)
                 if "latency" in parts:
-                    figures["latency"] = latency(spark, bootstrap, work, binlog, args.rate, args.trigger)
+                    figures["latency"] = latency(spark, bootstrap, work, binlog, args.rate, args.trigger,
+                                                 args.overwrite_max_rows)
                     print(f"latency: {figures['latency']}", flush=True)
         if "scaling" in parts:
             figures["scaling"] = scaling(spark, work, [int(x) for x in args.sizes.split(",")])

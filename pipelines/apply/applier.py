@@ -368,7 +368,8 @@ class DeltaApplier:
                 self._unmirrored.add(plan.path)
                 mirror = None
         app_id = D.txn_app_id(self.app_id, plan.target.delta_table)
-        if (mirror is not None and base is not None and len(mirror) <= self.config.target_overwrite_max_rows
+        cap = self.config.target_overwrite_max_rows  # 0: always MERGE, even a table left empty
+        if (mirror is not None and base is not None and cap > 0 and len(mirror) <= cap
                 and D.replaceable(spark, plan.path, base)):
             table = spark.createDataFrame(arrow_table(mirror.whole_rows(), schema), schema).coalesce(1)
             write = table.write.format("delta").mode("overwrite").save

@@ -29,6 +29,7 @@ def _batches():
         [a.update({"id": 1}, {"v": "y"}), a.update({"id": 2}, {"id": 20}), a.delete({"id": 3}),
          a.insert({"id": 3, "v": "again"}), k.update({"x": 1, "y": "p"}, {"y": "q"})],
         [a.update({"id": 20}, {"n": 7}), k.delete({"x": 1, "y": "q"}), k.insert({"x": 2})],
+        [k.delete({"x": 1, "y": "p"}), k.delete({"x": 2})],  # the keyless table left empty
     ]
 
 
@@ -58,8 +59,10 @@ def test_replacing_small_tables_gives_the_merge_paths_tables_lineage_and_schema(
         assert _table(spark, replaced, name) == _table(spark, merged, name)
         assert _schema(spark, replaced, name) == _schema(spark, merged, name)
         # The first write of a new table is a MERGE; later ones replace it (mirror at its version).
-        assert _operations(spark, replaced, name) == ["CREATE TABLE", "MERGE", "WRITE", "WRITE"]
-        assert _operations(spark, merged, name) == ["CREATE TABLE", "MERGE", "MERGE", "MERGE"]
+        writes = 3 if name == "shop__a" else 4
+        assert _operations(spark, replaced, name) == ["CREATE TABLE", "MERGE"] + ["WRITE"] * (writes - 1)
+        assert _operations(spark, merged, name) == ["CREATE TABLE"] + ["MERGE"] * writes
+    assert delta(spark, replaced, "shop__k").count() == 0
     fields = {f["name"]: f["metadata"] for f in _schema(spark, replaced, "shop__a")["fields"]}
     assert fields["n"]["CURRENT_DEFAULT"] == "CAST('900' AS INT)"  # the replica-side DEFAULT kept
     props = spark.sql(f"DESCRIBE DETAIL delta.`{D.table_path(replaced.delta_root, 'shop__a')}`").first()["properties"]
@@ -86,7 +89,7 @@ def test_a_replaced_batch_applied_again_is_skipped_by_delta(spark, tmp_path, mon
 
 def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_path, monkeypatch):
     cfg = config(tmp_path)
-    first, second, third = _batches()
+    first, second, third, _ = _batches()
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, first), 0)
     path = D.table_path(cfg.delta_root, "shop__a")
@@ -110,7 +113,7 @@ def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_pat
 
 def test_a_table_with_change_data_feed_is_always_merged(spark, tmp_path):
     cfg = config(tmp_path)
-    first, second, third = _batches()
+    first, second, third, _ = _batches()
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, first), 0)
     path = D.table_path(cfg.delta_root, "shop__a")
