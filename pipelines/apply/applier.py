@@ -339,10 +339,13 @@ class DeltaApplier:
             for future in futures:
                 future.result()  # the first failure propagates; the batch is retried whole
 
-    def _ensure_target(self, spark: SparkSession, plan: _TablePlan) -> None:
-        if plan.path not in self._ready:
-            D.ensure_target(spark, plan.path, plan.target)
-            self._ready.add(plan.path)
+    def _ensure_target(self, spark: SparkSession, plan: _TablePlan) -> bool:
+        """True when this call created the table (empty, at version 0)."""
+        if plan.path in self._ready:
+            return False
+        created = D.ensure_target(spark, plan.path, plan.target)
+        self._ready.add(plan.path)
+        return created
 
     def _write_target(self, spark: SparkSession, batch_id: int, plan: _TablePlan) -> None:
         """The batch's rows of one target, committed as ONE Delta write idempotent per
@@ -350,14 +353,16 @@ class DeltaApplier:
         (config.target_overwrite_max_rows) and still at the mirror's version, else a MERGE by
         `_row_id`. Both give the same table; the overwrite skips the MERGE's planning and its
         scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
-        self._ensure_target(spark, plan)
+        created = self._ensure_target(spark, plan)
         schema = D.target_schema(plan.target)
         source_schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields]
                                      + [T.StructField(OP_COLUMN, T.StringType(), False)])
         names = [f.name for f in schema.fields] + [OP_COLUMN]
         rows = arrow_table([{n: r.get(n) for n in names} for r in plan.upserts + plan.deletes], source_schema)
         mirror = self._mirrors.pop(plan.path, None)  # back in only once it equals the commit
-        base = None if mirror is None else mirror.version
+        # The Delta version the mirror equals: a table absent at the batch's start and created
+        # just now by us is empty at version 0, as the (empty) mirror is.
+        base = None if mirror is None else 0 if mirror.version is None and created else mirror.version
         if mirror is not None:
             # In the representation of a Delta read (D.python_rows), as the mirror holds rows.
             kept = list(plan.target.column_names) + [ROW_ID_COLUMN, LINEAGE_COLUMN]
@@ -380,9 +385,8 @@ class DeltaApplier:
             write(plan.path)
             version = D.last_commit_version(spark)
         self._merged[plan.path] = batch_id
-        # The mirror equals the commit only if nothing else committed since its version (a new
-        # table: the CREATE, version 0, then this write).
-        if mirror is not None and version is not None and version == (0 if base is None else base) + 1:
+        # The mirror equals the commit only if nothing else committed since its version.
+        if mirror is not None and base is not None and version == base + 1:
             mirror.version = version
             self._mirrors[plan.path] = mirror
 

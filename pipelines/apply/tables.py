@@ -153,10 +153,16 @@ def is_delta_table(spark: SparkSession, path: str) -> bool:
     return DeltaTable.isDeltaTable(spark, path)
 
 
-def ensure_target(spark: SparkSession, path: str, target: Target) -> None:
-    if not is_delta_table(spark, path):
-        _drop_commitless_log(spark, path)
-        spark.sql(create_target_sql(path, target))
+def ensure_target(spark: SparkSession, path: str, target: Target) -> bool:
+    """Create the target if absent. True when this call's CREATE committed the table's first
+    version (0): the table is then known to be empty at version 0. False when it existed, or
+    another writer created it first (CREATE TABLE IF NOT EXISTS then commits nothing)."""
+    if is_delta_table(spark, path):
+        return False
+    _drop_commitless_log(spark, path)
+    forget_last_commit_version(spark)
+    spark.sql(create_target_sql(path, target))
+    return last_commit_version(spark) == 0
 
 
 def _drop_commitless_log(spark: SparkSession, path: str) -> None:

@@ -11,6 +11,7 @@ def test_an_empty_delta_log_left_by_a_killed_create_does_not_stop_the_target(spa
     target = catalog_from_ddl("CREATE TABLE db.t (id INT PRIMARY KEY, v INT DEFAULT 7)").get("db", "t")
     path = str(tmp_path / "db__t")
     (tmp_path / "db__t" / "_delta_log").mkdir(parents=True)
-    D.ensure_target(spark, path, target)
+    assert D.ensure_target(spark, path, target)  # this call's CREATE committed version 0
     assert DeltaTable.isDeltaTable(spark, path)
+    assert not D.ensure_target(spark, path, target)  # existed: nothing committed
     assert [f.name for f in DeltaTable.forPath(spark, path).toDF().schema.fields][:2] == ["id", "v"]
