@@ -22,6 +22,9 @@ CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's cons
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
 IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
 STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
+# A target table's batch write: a MERGE, or a whole-table overwrite of a small mirrored target
+# (pipelines/apply/applier.py _write_target), a WRITE commit like an append's.
+TARGET_WRITES = ("MERGE", "WRITE")
 
 
 def _numbered(directory: Path) -> list[int]:
@@ -33,7 +36,7 @@ def _numbered(directory: Path) -> list[int]:
 
 def committed_txn_versions(table_dir: Path) -> dict[str, int]:
     """{app id: highest batch} from the JSON commits of a Delta log: Delta's txn actions
-    (txnAppId/txnVersion, the target MERGEs) and the commit marks of the appends
+    (txnAppId/txnVersion, the target writes) and the commit marks of the appends
     (libs/commit_marks.py, in commitInfo.userMetadata)."""
     out: dict[str, int] = {}
     log = table_dir / "_delta_log"
@@ -154,7 +157,8 @@ class Replicator:
     def wait_stage(self, after: int, stage: str, timeout: float = 600.0) -> int:
         """The first batch id > after that, in flight in this run, has made its `stage` write
         (replicator.STAGES, in the order a batch writes them, pipelines/apply/applier.py:
-        IN_FLIGHT needs nothing written, then CHANGE_LOG, TARGET (any target table), PROGRESS).
+        IN_FLIGHT needs nothing written, then CHANGE_LOG, TARGET (any target table's MERGE or
+        overwrite), PROGRESS).
         A replayed batch whose `stage` write was made before the kill writes nothing new
         (idempotent skip), so the wait moves on to the next batch. Returns that batch id."""
         deadline = time.monotonic() + timeout
@@ -164,7 +168,7 @@ class Replicator:
             if planned > after and planned > committed:
                 written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
                 if stage == IN_FLIGHT or any(table == stage or (stage == TARGET and "__" in table
-                                                                and op == "MERGE")
+                                                                and op in TARGET_WRITES)
                                              for table, op in written):
                     return planned
             time.sleep(0.05)

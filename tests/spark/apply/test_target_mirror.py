@@ -74,7 +74,7 @@ def test_a_table_over_the_cap_is_read_per_batch(spark, tmp_path, delta_reads):
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     a, n, first = _first_batch()
     applier(changes_df(spark, first), 0)
-    assert applier._mirrors == {}  # both tables grew past 1 row in their first MERGE
+    assert applier._mirrors == {}  # both tables grew past 1 row in their first write
     applier(changes_df(spark, [a.update({"id": 1}, {"v": "z"}), n.update(_image(1), _image(2))]), 1)
     assert sorted(delta_reads) == ["shop__a", "shop__n"]
     assert rows_of(spark, cfg, "shop__a") == [(1, "z"), (2, "y")]
