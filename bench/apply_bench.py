@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import dataclasses
 import json
 import shutil
 import sys
@@ -384,7 +383,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rate", type=float, default=1000.0, help="latency: transactions per second")
     ap.add_argument("--trigger", type=float, default=1.0, help="latency: trigger interval, seconds")
     ap.add_argument("--overwrite-max-rows", type=int, default=JobConfig.target_overwrite_max_rows,
-                    help="sustained/latency: JobConfig.target_overwrite_max_rows (0: every target write a MERGE)")
+                    help="sustained/latency: JobConfig.target_overwrite_max_rows "
+                         "(0: every target write a MERGE)")
     ap.add_argument("--sizes", default="10000,100000,1000000", help="scaling: rows per batch")
     ap.add_argument("--only", default="sustained,latency,scaling")
     ap.add_argument("--work", default=str(REPO_ROOT / ".run" / "apply_bench"))
@@ -409,8 +409,8 @@ def main(argv=None) -> int:
         if parts & {"sustained", "latency"}:
             with private_broker(work / "kafka") as bootstrap:
                 if "sustained" in parts:
-                    figures["sustained"] = sustained(spark, bootstrap, work, binlog, expected, args.max_offsets,
-                                                     args.overwrite_max_rows)
+                    figures["sustained"] = sustained(spark, bootstrap, work, binlog, expected,
+                                                     args.max_offsets, args.overwrite_max_rows)
                     print(f"sustained: {figures['sustained']}", flush=True)
                 if "latency" in parts:
                     figures["latency"] = latency(spark, bootstrap, work, binlog, args.rate, args.trigger,
@@ -441,7 +441,8 @@ def report(f: dict) -> None:
               f"trigger {lt['trigger_s']} s, {lt['batches']} batches (median {lt['median_batch_s']} s): "
               f"commit->visible p50 {lt['p50_s']} s, p99 {lt['p99_s']} s, max {lt['max_s']} s "
               f"over {lt['transactions_measured']} transactions (second half of the input: p50 "
-              f"{lt['second_half_p50_s']} s, p99 {lt['second_half_p99_s']} s); batch durations in order {lt['batch_s']} s")
+              f"{lt['second_half_p50_s']} s, p99 {lt['second_half_p99_s']} s); "
+              f"batch durations in order {lt['batch_s']} s")
     for s in f.get("scaling", []):
         print(f"scaling (load {s['load']}): {s['rows']} rows/batch: apply {s['apply_s']} s = "
               f"{s['apply_us_per_row']} us/row; plain append {s['plain_s']} s = {s['plain_us_per_row']} us/row; "

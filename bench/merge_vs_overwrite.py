@@ -32,7 +32,8 @@ DDL = """CREATE TABLE delta.`{path}` (
 def rows_for(round_no: int, n: int, changed: int) -> list[tuple]:
     """Rows below `changed` as written by round `round_no`, the others as round 0 left them."""
     def row(i: int, r: int) -> tuple:
-        return (i, f"name-{i}-{r}", float(i * r), f"row-{i}", (f"UPDATE t SET ... round {r}", f"0-1-{r}", 100 * r))
+        lineage = (f"UPDATE t SET ... round {r}", f"0-1-{r}", 100 * r)
+        return (i, f"name-{i}-{r}", float(i * r), f"row-{i}", lineage)
     return [row(i, round_no if i < changed else 0) for i in range(n)]
 
 
@@ -52,11 +53,13 @@ def main(argv=None) -> int:
     spark = build_session(SessionOptions(app_name="merge-vs-overwrite"))
     tracker = spark.sparkContext.statusTracker()
     root = Path(tempfile.mkdtemp(prefix="merge-vs-overwrite-"))
-    schema = "id INT, name STRING, amount DOUBLE, _row_id STRING, _lineage STRUCT<statement: STRING, gtid: STRING, pos: BIGINT>"
+    schema = ("id INT, name STRING, amount DOUBLE, _row_id STRING, "
+              "_lineage STRUCT<statement: STRING, gtid: STRING, pos: BIGINT>")
     paths = {how: str(root / how) for how in ("merge", "overwrite")}
     for path in paths.values():
         spark.sql(DDL.format(path=path))
-        spark.createDataFrame(rows_for(0, args.rows, 0), schema).write.format("delta").mode("append").save(path)
+        initial = spark.createDataFrame(rows_for(0, args.rows, 0), schema)
+        initial.write.format("delta").mode("append").save(path)
 
     def merge(round_no: int) -> None:
         source = spark.createDataFrame(rows_for(round_no, args.rows, args.changed)[:args.changed], schema)

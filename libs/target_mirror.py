@@ -73,7 +73,8 @@ class TargetMirror:
 
     def whole_rows(self) -> list[Row]:
         """Every row with its `_lineage`, in _row_id order: the table's content at `version`."""
-        return [{**self._rows[row_id], LINEAGE_COLUMN: self._lineage.get(row_id)} for row_id in sorted(self._rows)]
+        return [{**self._rows[row_id], LINEAGE_COLUMN: self._lineage.get(row_id)}
+                for row_id in sorted(self._rows)]
 
     def apply(self, upserts: Iterable[Mapping[str, Any]], deleted_row_ids: Iterable[str],
               version: int | None) -> None:

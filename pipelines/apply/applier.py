@@ -399,7 +399,8 @@ class DeltaApplier:
         (DeltaTable.forPath(spark, path).alias("t")
          .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
          .whenMatchedDelete(condition=is_delete)
-         .whenMatchedUpdate(set={k: v for k, v in assignments.items() if k != quote_identifier(ROW_ID_COLUMN)})
+         .whenMatchedUpdate(set={k: v for k, v in assignments.items()
+                                 if k != quote_identifier(ROW_ID_COLUMN)})
          .whenNotMatchedInsert(condition=~is_delete, values=assignments)
          .execute())
 

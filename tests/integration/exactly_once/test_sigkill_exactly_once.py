@@ -9,11 +9,12 @@ checkpoint each time; a final `--available-now` run drains the topic.
 
 Where the kills land: each kill aims at a point of a micro-batch (replicator.STAGES: running,
 nothing written yet; change log committed; a target table's write, MERGE or whole-table
-overwrite, committed; progress committed), every point at least once in a seeded order, and fires a seeded random delay after
-this run reached it (0-8 s after the run's first batch started; 0-1.5 s after a write). The
-printed schedule says what each kill interrupted: the batch in flight, the Delta commits this
-run made for it (told by commit versions) and those the batch markers credit to it (any run:
-Delta's txn actions on target writes, commit marks on appends).
+overwrite, committed; progress committed), every point at least once in a seeded order, and
+fires a seeded random delay after this run reached it (0-8 s after the run's first batch
+started; 0-1.5 s after a write). The printed schedule says what each kill interrupted: the
+batch in flight, the Delta commits this run made for it (told by commit versions) and those
+the batch markers credit to it (any run: Delta's txn actions on target writes, commit marks
+on appends).
 Then, against oracles from the server itself:
   * every Delta target table equals `SELECT *` on the server, row for row (oracle.normalise);
   * `_cdc_change_log` holds each change once: no (source, trx_id, change_seq) twice, and per

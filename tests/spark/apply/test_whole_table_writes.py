@@ -14,7 +14,8 @@ from .builders import Source, catalog_from_ddl, changes_df, config, delta, versi
 
 pytestmark = pytest.mark.spark
 
-DDL = ("CREATE TABLE shop.a (id int NOT NULL, v varchar(10) DEFAULT 'dflt', n int DEFAULT 900, PRIMARY KEY (id));\n"
+DDL = ("CREATE TABLE shop.a (id int NOT NULL, v varchar(10) DEFAULT 'dflt', n int DEFAULT 900,"
+       " PRIMARY KEY (id));\n"
        "CREATE TABLE shop.k (x int, y varchar(5))")  # keyless: identical rows are distinct rows
 
 
@@ -65,7 +66,8 @@ def test_replacing_small_tables_gives_the_merge_paths_tables_lineage_and_schema(
     assert delta(spark, replaced, "shop__k").count() == 0
     fields = {f["name"]: f["metadata"] for f in _schema(spark, replaced, "shop__a")["fields"]}
     assert fields["n"]["CURRENT_DEFAULT"] == "CAST('900' AS INT)"  # the replica-side DEFAULT kept
-    props = spark.sql(f"DESCRIBE DETAIL delta.`{D.table_path(replaced.delta_root, 'shop__a')}`").first()["properties"]
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{D.table_path(replaced.delta_root, 'shop__a')}`")
+    props = detail.first()["properties"]
     assert props["delta.columnMapping.mode"] == "name"
     rows = sorted((r["id"], r["v"], r["n"]) for r in delta(spark, replaced, "shop__a").collect())
     assert rows == [(1, "y", 900), (3, "again", 900), (20, "dflt", 7)]
@@ -97,7 +99,8 @@ def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_pat
 
     def other_writer_first(self, spark_, batch_id, plan):  # commits after the replay read the mirror
         if plan.target.table == "a":
-            spark_.sql(f"INSERT INTO delta.`{path}` (id, v, n, _row_id) VALUES (99, 'other', 1, 'other-writer')")
+            spark_.sql(f"INSERT INTO delta.`{path}` (id, v, n, _row_id) "
+                       "VALUES (99, 'other', 1, 'other-writer')")
         real_write(self, spark_, batch_id, plan)
 
     monkeypatch.setattr(_Applier, "_write_target", other_writer_first)
