@@ -5,7 +5,7 @@
     releases ------(recorded, deleted one batch later)---------> spill store
 
 Every Delta write is idempotent per batch (appends: commit marks, pipelines/marked_appends.py;
-target MERGEs: Delta's txnAppId/txnVersion), so a batch replayed after a crash changes nothing it
+target writes: Delta's txnAppId/txnVersion), so a batch replayed after a crash changes nothing it
 already wrote (DESIGN.md "Exactly once").
 Spill chunks released by batch N are deleted while running batch N+1, when N is committed: a
 replay of N still finds them (libs/assembler/release_log.py)."""
