@@ -374,11 +374,15 @@ class DeltaApplier:
                 mirror = None
         app_id = D.txn_app_id(self.app_id, plan.target.delta_table)
         cap = self.config.target_overwrite_max_rows  # 0: always MERGE, even a table left empty
-        if (mirror is not None and base is not None and cap > 0 and len(mirror) <= cap
-                and D.replaceable(spark, plan.path, base)):
+        write = None
+        if mirror is not None and base is not None and cap > 0 and len(mirror) <= cap:
             table = spark.createDataFrame(arrow_table(mirror.whole_rows(), schema), schema).coalesce(1)
-            write = table.write.format("delta").mode("overwrite").save
-        else:
+            # Asked last, right before the write: a foreign commit after this check and before the
+            # overwrite's own snapshot (its planning, milliseconds) would still be replaced; one
+            # after that snapshot fails the overwrite in Delta's conflict check (it read every file).
+            if D.replaceable(spark, plan.path, base):
+                write = table.write.format("delta").mode("overwrite").save
+        if write is None:
             write = partial(self._merge, spark, spark.createDataFrame(rows, source_schema), names)
         with D.delta_txn(spark, app_id, batch_id):
             D.forget_last_commit_version(spark)

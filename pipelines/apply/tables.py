@@ -209,8 +209,9 @@ def table_version(spark: SparkSession, path: str) -> int | None:
 
 def replaceable(spark: SparkSession, path: str, version: int) -> bool:
     """May the applier replace the table's whole content, computed from `version`? Only while
-    the table is still at that version (no other writer's commit would be overwritten) and has
-    no Change Data Feed (whose readers would see every row deleted and inserted again)."""
+    the table is still at that version (another writer's commit since would be overwritten; ask
+    right before the write, see DeltaApplier._write_target) and has no Change Data Feed (whose
+    readers would see every row deleted and inserted again)."""
     snapshot = _latest_snapshot(spark, path)
     if int(snapshot.version()) != version:
         return False
