@@ -362,7 +362,9 @@ class DeltaApplier:
         mirror = self._mirrors.pop(plan.path, None)  # back in only once it equals the commit
         # The Delta version the mirror equals: a table absent at the batch's start and created
         # just now by us is empty at version 0, as the (empty) mirror is.
-        base = None if mirror is None else 0 if mirror.version is None and created else mirror.version
+        base = mirror.version if mirror is not None else None
+        if mirror is not None and base is None and created:
+            base = 0
         if mirror is not None:
             # In the representation of a Delta read (D.python_rows), as the mirror holds rows.
             kept = list(plan.target.column_names) + [ROW_ID_COLUMN, LINEAGE_COLUMN]
