@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 
@@ -108,6 +110,9 @@ def run(cfg: JobConfig, on_cluster: bool = False) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # `kill -USR1 <pid>` prints every Python thread's stack to stderr: where a stuck micro-batch
+    # (foreachBatch runs in this driver process) is waiting, without stopping the job.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = parse_args(argv)
     try:
         cfg = job_config(args)

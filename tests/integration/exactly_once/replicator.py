@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from libs.commit_marks import parse_mark
 
@@ -55,6 +56,29 @@ def committed_txn_versions(table_dir: Path) -> dict[str, int]:
     return out
 
 
+def _group_members(pgid: int, command: str) -> list[int]:
+    """Pids of the process group's `command` processes (/proc/PID/stat: comm, pgrp)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # exited meanwhile
+        comm, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        if comm == command and int(fields[2]) == pgid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _jvm_thread(dump: list[str], name: str) -> list[str]:
+    """The lines of the thread whose name contains `name` in a JVM thread dump."""
+    for i, line in enumerate(dump):
+        if line.startswith('"') and name in line:
+            end = next((j for j in range(i + 1, len(dump)) if not dump[j].strip()), len(dump))
+            return dump[i:end]
+    return [f"(no thread named *{name}* in the dump)"]
+
+
 def _operation(table_dir: Path, version: int) -> str:
     try:
         for line in (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines():
@@ -73,6 +97,8 @@ class Replicator:
     checkpoint: Path
     delta_root: Path
     runs: list[Path] = field(default_factory=list)
+    # What else the test knows when a wait times out (the topic, the shipper, the workload).
+    context: Callable[[], str] = lambda: ""
     proc: subprocess.Popen | None = None
     _baselines: dict[int, dict[str, int]] = field(default_factory=dict)  # batch -> table versions
 
@@ -105,7 +131,7 @@ class Replicator:
             if STARTED in self.runs[-1].read_text(errors="replace"):
                 return
             time.sleep(0.2)
-        raise AssertionError(f"cdc-replicate did not start its query in {timeout:.0f}s:\n{self.log_tail()}")
+        raise AssertionError(f"cdc-replicate did not start its query in {timeout:.0f}s:\n{self.diagnosis()}")
 
     def batches(self) -> tuple[int, int]:
         """(last planned batch id, last committed batch id); -1 when none."""
@@ -172,7 +198,42 @@ class Replicator:
                                              for table, op in written):
                     return planned
             time.sleep(0.05)
-        raise AssertionError(f"no batch after {after} reached {stage} in {timeout:.0f}s:\n{self.log_tail()}")
+        raise AssertionError(f"no batch after {after} reached {stage} in {timeout:.0f}s:\n{self.diagnosis()}")
+
+    def diagnosis(self) -> str:
+        """Why a wait timed out, in a few lines a CI report keeps: where the checkpoint is and
+        since when, the test's context (is there anything new to read?), the run's log tail, and
+        where the job stands: the Python driver's threads (faulthandler on SIGUSR1,
+        pipelines/replicate.py) and the JVM's stream execution thread (SIGQUIT thread dump)."""
+        planned, committed = self.batches()
+        query = self.checkpoint / "query"
+        ages = {d: time.time() - (query / d / str(n)).stat().st_mtime
+                for d, n in (("offsets", planned), ("commits", committed)) if n >= 0}
+        last_offsets = ((query / "offsets" / str(planned)).read_text().splitlines()[2:]
+                        if planned >= 0 else [])
+        head = (f"checkpoint: last planned batch {planned} ({ages.get('offsets', 0):.0f}s ago, "
+                f"ends at {' '.join(last_offsets) or '-'}), last committed {committed} "
+                f"({ages.get('commits', 0):.0f}s ago)")
+        return "\n".join(part for part in (head, self.context(), "log tail:", self.log_tail(15),
+                                            self.stacks()) if part)
+
+    def stacks(self, settle_s: float = 3.0) -> str:
+        """The job's Python driver stacks and its JVM stream execution thread, as dumped into
+        the run's log by SIGUSR1 (faulthandler) and SIGQUIT (the JVM's thread dump)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return ""
+        log = self.runs[-1]
+        start = log.stat().st_size
+        os.kill(self.proc.pid, signal.SIGUSR1)
+        for pid in _group_members(self.proc.pid, "java"):
+            os.kill(pid, signal.SIGQUIT)
+        time.sleep(settle_s)
+        with open(log, "rb") as f:
+            f.seek(start)
+            dumped = f.read().decode(errors="replace").splitlines()
+        python = [line for line in dumped if line.startswith(("Thread 0x", "Current thread 0x", "  File "))]
+        jvm = _jvm_thread(dumped, "stream execution thread")
+        return "\n".join(["python driver threads:", *python[:60], "jvm stream execution thread:", *jvm[:30]])
 
     def kill(self) -> None:
         """SIGKILL the whole process group, then wait until no member is left."""

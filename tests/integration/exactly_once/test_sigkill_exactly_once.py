@@ -32,8 +32,9 @@ import threading
 import time
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
-from tests.integration.shipper.helpers import start_shipper, stop_shipper, wait_shipped
+from tests.integration.shipper.helpers import shipper_output, start_shipper, stop_shipper, wait_shipped
 
 from .oracle import binlog_row_changes, delta_rows, server_rows
 from .replicator import IN_FLIGHT, STAGES, Replicator
@@ -97,6 +98,25 @@ class Workload(threading.Thread):
             self.error = exc
 
 
+def _context(bootstrap: str, topic: str, shipper, workload: Workload) -> str:
+    """For a timed-out wait: is anything new in the topic for the job, and why not."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "exactly-once-diagnosis"})
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        end = "ends at " + ", ".join(
+            f"partition {p}: offset {consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]}"
+            for p in sorted(partitions))
+    except Exception as exc:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
+        end = f"unreadable ({exc})"
+    finally:
+        consumer.close()
+    alive = "running" if shipper.poll() is None else f"exited {shipper.returncode}"
+    return (f"topic {topic} {end}\n"
+            f"workload: round {workload.round}, {'running' if workload.is_alive() else 'stopped'}, "
+            f"error {workload.error!r}\n"
+            f"cdc-ship {alive}, its last lines:\n{shipper_output(shipper, 5)}")
+
+
 def _closed_files(mariadb, first: str, current: str) -> list[str]:
     names = [row[0] for row in mariadb.query("SHOW BINARY LOGS")]
     return names[names.index(first):names.index(current)]
@@ -124,6 +144,7 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
                             "--password", mariadb.password, "--bootstrap", kafka_broker.bootstrap,
                             "--topic", topic, "--source", SOURCE, "--start-file", start_file)
     workload = Workload(mariadb, workload_rng, first_round=0)
+    job.context = lambda: _context(kafka_broker.bootstrap, topic, shipper, workload)
     try:
         workload.start()
         partial_kills = 0  # kills that left a batch with some of its Delta writes committed

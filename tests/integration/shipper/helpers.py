@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,10 +15,23 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def start_shipper(*args: str) -> subprocess.Popen:
-    """cdc-ship in a subprocess (so it can be SIGTERMed / SIGKILLed like in production)."""
-    return subprocess.Popen([sys.executable, "-m", "pipelines.ship", *args, "--progress", "1"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    """cdc-ship in a subprocess (so it can be SIGTERMed / SIGKILLed like in production).
+
+    Its output (a progress line a second) goes to a file, read with shipper_output(): a pipe
+    nobody reads while the test runs fills up (64 KiB, ~8 minutes of lines) and then blocks
+    cdc-ship in the middle of its stream."""
+    with tempfile.NamedTemporaryFile(prefix="cdc-ship-", suffix=".log", delete=False) as log:
+        proc = subprocess.Popen([sys.executable, "-m", "pipelines.ship", *args, "--progress", "1"],
+                                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc.log_path = Path(log.name)
+    return proc
+
+
+def shipper_output(proc: subprocess.Popen, lines: int | None = None) -> str:
+    """What cdc-ship printed so far (its last `lines` lines)."""
+    text = proc.log_path.read_text(errors="replace")
+    return text if lines is None else "\n".join(text.splitlines()[-lines:])
 
 
 def wait_shipped(bootstrap: str, topic: str, source: str, file: str, end_pos: int, *,
@@ -32,13 +46,16 @@ def wait_shipped(bootstrap: str, topic: str, source: str, file: str, end_pos: in
                 binlog_sort_key(file), end_pos):
             return
         if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"cdc-ship exited {proc.returncode}: {proc.stderr.read()}")
+            raise AssertionError(f"cdc-ship exited {proc.returncode}: {shipper_output(proc)}")
         time.sleep(0.3)
     got = None if last is None else (last.binlog_file, last.end_pos)
     raise AssertionError(f"topic {topic} never reached {file}:{end_pos} (last: {got})")
 
 
 def stop_shipper(proc: subprocess.Popen, timeout: float = 30.0) -> tuple[int, str]:
-    proc.terminate()  # SIGTERM: flush and exit 0
-    _out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, err
+    """SIGTERM (cdc-ship flushes and exits 0); (exit code, everything it printed)."""
+    proc.terminate()
+    proc.wait(timeout=timeout)
+    output = shipper_output(proc)
+    proc.log_path.unlink(missing_ok=True)
+    return proc.returncode, output
