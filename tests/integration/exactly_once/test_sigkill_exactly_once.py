@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import os
 import random
+import shutil
 import threading
 import time
 
@@ -98,7 +99,7 @@ class Workload(threading.Thread):
             self.error = exc
 
 
-def _context(bootstrap: str, topic: str, shipper, workload: Workload) -> str:
+def _context(bootstrap: str, topic: str, shipper, workload: Workload, work_dir) -> str:
     """For a timed-out wait: is anything new in the topic for the job, and why not."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "exactly-once-diagnosis"})
     try:
@@ -111,7 +112,8 @@ def _context(bootstrap: str, topic: str, shipper, workload: Workload) -> str:
     finally:
         consumer.close()
     alive = "running" if shipper.poll() is None else f"exited {shipper.returncode}"
-    return (f"topic {topic} {end}\n"
+    free_mib = shutil.disk_usage(work_dir).free // 2**20
+    return (f"topic {topic} {end}; {free_mib:,} MiB free on the test's disk\n"
             f"workload: round {workload.round}, {'running' if workload.is_alive() else 'stopped'}, "
             f"error {workload.error!r}\n"
             f"cdc-ship {alive}, its last lines:\n{shipper_output(shipper, 5)}")
@@ -144,7 +146,7 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
                             "--password", mariadb.password, "--bootstrap", kafka_broker.bootstrap,
                             "--topic", topic, "--source", SOURCE, "--start-file", start_file)
     workload = Workload(mariadb, workload_rng, first_round=0)
-    job.context = lambda: _context(kafka_broker.bootstrap, topic, shipper, workload)
+    job.context = lambda: _context(kafka_broker.bootstrap, topic, shipper, workload, tmp_path)
     try:
         workload.start()
         partial_kills = 0  # kills that left a batch with some of its Delta writes committed
