@@ -70,6 +70,18 @@ def _group_members(pgid: int, command: str) -> list[int]:
     return out
 
 
+def _python_threads(dump: list[str]) -> list[str]:
+    """The faulthandler dump's lines, threads running this project's code (pipelines/, libs/) first."""
+    threads: list[list[str]] = []
+    for line in dump:
+        if line.startswith(("Thread 0x", "Current thread 0x")):
+            threads.append([line])
+        elif line.startswith("  File ") and threads:
+            threads[-1].append(line)
+    ours = [t for t in threads if any("/pipelines/" in f or "/libs/" in f for f in t)]
+    return [line for t in ours + [t for t in threads if t not in ours] for line in t]
+
+
 def _jvm_thread(dump: list[str], name: str) -> list[str]:
     """The lines of the thread whose name contains `name` in a JVM thread dump."""
     for i, line in enumerate(dump):
@@ -205,17 +217,25 @@ class Replicator:
         since when, the test's context (is there anything new to read?), the run's log tail, and
         where the job stands: the Python driver's threads (faulthandler on SIGUSR1,
         pipelines/replicate.py) and the JVM's stream execution thread (SIGQUIT thread dump)."""
+        parts = []
+        log_tail = lambda: "log tail:\n" + self.log_tail(15)  # noqa: E731
+        for part in (self._checkpoint_state, self.context, log_tail, self.stacks):
+            try:
+                parts.append(part())
+            except Exception as exc:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
+                parts.append(f"({getattr(part, '__name__', 'part')} failed: {exc!r})")
+        return "\n".join(p for p in parts if p)
+
+    def _checkpoint_state(self) -> str:
         planned, committed = self.batches()
         query = self.checkpoint / "query"
         ages = {d: time.time() - (query / d / str(n)).stat().st_mtime
                 for d, n in (("offsets", planned), ("commits", committed)) if n >= 0}
         last_offsets = ((query / "offsets" / str(planned)).read_text().splitlines()[2:]
                         if planned >= 0 else [])
-        head = (f"checkpoint: last planned batch {planned} ({ages.get('offsets', 0):.0f}s ago, "
+        return (f"checkpoint: last planned batch {planned} ({ages.get('offsets', 0):.0f}s ago, "
                 f"ends at {' '.join(last_offsets) or '-'}), last committed {committed} "
                 f"({ages.get('commits', 0):.0f}s ago)")
-        return "\n".join(part for part in (head, self.context(), "log tail:", self.log_tail(15),
-                                            self.stacks()) if part)
 
     def stacks(self, settle_s: float = 3.0) -> str:
         """The job's Python driver stacks and its JVM stream execution thread, as dumped into
@@ -231,9 +251,9 @@ class Replicator:
         with open(log, "rb") as f:
             f.seek(start)
             dumped = f.read().decode(errors="replace").splitlines()
-        python = [line for line in dumped if line.startswith(("Thread 0x", "Current thread 0x", "  File "))]
         jvm = _jvm_thread(dumped, "stream execution thread")
-        return "\n".join(["python driver threads:", *python[:60], "jvm stream execution thread:", *jvm[:30]])
+        return "\n".join(["python driver threads (ours first):", *_python_threads(dumped)[:60],
+                          "jvm stream execution thread:", *jvm[:30]])
 
     def kill(self) -> None:
         """SIGKILL the whole process group, then wait until no member is left."""
