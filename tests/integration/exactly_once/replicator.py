@@ -111,6 +111,9 @@ class Replicator:
     runs: list[Path] = field(default_factory=list)
     # What else the test knows when a wait times out (the topic, the shipper, the workload).
     context: Callable[[], str] = lambda: ""
+    # Why the job can get nothing new to read (the shipper exited, the workload failed), or
+    # None: a wait stops at once on it instead of timing out on an idle job.
+    feed_stopped: Callable[[], str | None] = lambda: None
     proc: subprocess.Popen | None = None
     _baselines: dict[int, dict[str, int]] = field(default_factory=dict)  # batch -> table versions
 
@@ -135,6 +138,8 @@ class Replicator:
         if self.proc.poll() is not None:
             raise AssertionError(f"cdc-replicate exited {self.proc.returncode} unexpectedly:\n"
                                  f"{self.log_tail()}")
+        if (why := self.feed_stopped()) is not None:
+            raise AssertionError(f"{why}:\n{self.diagnosis()}")
 
     def wait_started(self, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout

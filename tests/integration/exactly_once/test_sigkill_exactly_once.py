@@ -104,9 +104,9 @@ def _context(bootstrap: str, topic: str, shipper, workload: Workload, work_dir) 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "exactly-once-diagnosis"})
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        end = "ends at " + ", ".join(
+        end = "ends at " + (", ".join(
             f"partition {p}: offset {consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]}"
-            for p in sorted(partitions))
+            for p in sorted(partitions)) or "nothing: it has no partition (not created yet)")
     except Exception as exc:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
         end = f"unreadable ({exc})"
     finally:
@@ -117,6 +117,14 @@ def _context(bootstrap: str, topic: str, shipper, workload: Workload, work_dir) 
             f"workload: round {workload.round}, {'running' if workload.is_alive() else 'stopped'}, "
             f"error {workload.error!r}\n"
             f"cdc-ship {alive}, its last lines:\n{shipper_output(shipper, 5)}")
+
+
+def _feed_stopped(shipper, workload: Workload) -> str | None:
+    if shipper.poll() is not None:
+        return f"cdc-ship exited {shipper.returncode} while the job was running"
+    if workload.error is not None:
+        return f"the workload failed: {workload.error!r}"
+    return None
 
 
 def _closed_files(mariadb, first: str, current: str) -> list[str]:
@@ -147,6 +155,7 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
                             "--topic", topic, "--source", SOURCE, "--start-file", start_file)
     workload = Workload(mariadb, workload_rng, first_round=0)
     job.context = lambda: _context(kafka_broker.bootstrap, topic, shipper, workload, tmp_path)
+    job.feed_stopped = lambda: _feed_stopped(shipper, workload)
     try:
         workload.start()
         partial_kills = 0  # kills that left a batch with some of its Delta writes committed
