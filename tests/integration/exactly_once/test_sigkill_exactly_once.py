@@ -100,7 +100,7 @@ class Workload(threading.Thread):
 
 
 def _context(bootstrap: str, topic: str, shipper, workload: Workload, work_dir) -> str:
-    """For a timed-out wait: is anything new in the topic for the job, and why not."""
+    """For a failed wait: is anything new in the topic for the job, and why not."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "exactly-once-diagnosis"})
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
