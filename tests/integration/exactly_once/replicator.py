@@ -220,8 +220,9 @@ class Replicator:
     def diagnosis(self) -> str:
         """Why a wait failed (timed out, or the feed stopped), in a few lines a CI report keeps:
         where the checkpoint is and since when, the test's context (is there anything new to
-        read?), the run's log tail, and where the job stands: the Python driver's threads (faulthandler on SIGUSR1,
-        pipelines/replicate.py) and the JVM's stream execution thread (SIGQUIT thread dump)."""
+        read?), the run's log tail, and where the job stands: the Python driver's threads
+        (faulthandler on SIGUSR1, pipelines/replicate.py) and the JVM's stream execution thread
+        (SIGQUIT thread dump)."""
         parts = []
         log_tail = lambda: "log tail:\n" + self.log_tail(15)  # noqa: E731
         for part in (self._checkpoint_state, self.context, log_tail, self.stacks):
