@@ -110,10 +110,11 @@ def run(cfg: JobConfig, on_cluster: bool = False) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # `kill -USR1 <pid>` prints every Python thread's stack to stderr: where a stuck micro-batch
-    # (foreachBatch runs in this driver process) is waiting, without stopping the job.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = parse_args(argv)
+    if not args.on_cluster:  # a cluster's driver process is the platform's (it has its own thread dumps)
+        # `kill -USR1 <pid>` prints every Python thread's stack to stderr: where a stuck
+        # micro-batch (foreachBatch runs in this driver process) waits, without stopping the job.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         cfg = job_config(args)
     except ConfigError as e:
