@@ -39,6 +39,7 @@ class BrokerConfig:
     data_dir: Path  # everything the broker writes: logs, metadata, pid file
     port: int = DEFAULT_PORT  # client listener on 127.0.0.1
     heap: str = "512m"  # broker JVM heap; CI machines have 2 cores and share memory with Spark
+    properties: tuple[tuple[str, str], ...] = ()  # server.properties set over the defaults below
 
     @property
     def controller_port(self) -> int:
@@ -144,7 +145,7 @@ def _write_config(cfg: BrokerConfig) -> Path:
         "message.max.bytes": str(64 * 1024 * 1024),  # a binlog event can be as large as max_allowed_packet
         "replica.fetch.max.bytes": str(64 * 1024 * 1024),
         "log.retention.hours": "-1",  # the topic is the source of truth for rebuilding binlogs
-    }
+    } | dict(cfg.properties)
     path = cfg.data_dir / "server.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     (cfg.data_dir / "log4j.properties").write_text(_LOG4J.format(log=cfg.log_file))

@@ -71,7 +71,14 @@ class KafkaSink:
         })
 
     def _on_error(self, err) -> None:
-        if err.fatal() or err.code() == KafkaError._ALL_BROKERS_DOWN:
+        """Only a fatal error stops the shipper. Others, _ALL_BROKERS_DOWN included, are
+        librdkafka's news of a state it recovers from by itself: the broker reaps a connection
+        idle for connections.max.idle.ms (10 min by default), so a quiet source's producer
+        sees "1/1 brokers are down" and its next record is delivered all the same
+        (tests/integration/shipper/test_kafka_sink_idle.py). A broker down for good fails the
+        queued records after message.timeout.ms (_on_delivery: a fatal error naming the
+        position), and flush() raises on what it could not deliver."""
+        if err.fatal():
             self._error = self._error or f"Kafka producer error: {err}"
 
     def _on_delivery(self, err, msg) -> None:
