@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from .errors import ShipError
-from .record import HEADER_BINLOG_FILE, HEADER_BINLOG_POS, KafkaRecord
+from .record import KafkaRecord
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # the project's broker accepts 64 MB (libs/kafka_broker.py)
 
@@ -50,10 +50,16 @@ def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0) -> int:
         time.sleep(0.1)
 
 
+# How long a record may wait for a reachable broker (retried by librdkafka meanwhile) before its
+# delivery fails and the shipper stops, naming its position: librdkafka's default, made explicit.
+DELIVERY_TIMEOUT_S = 300.0
+
+
 class KafkaSink:
     """Produces KafkaRecords in order; the first delivery error is fatal (raised by check())."""
 
-    def __init__(self, bootstrap: str, topic: str, source: str, *, partitions: int | None = None):
+    def __init__(self, bootstrap: str, topic: str, source: str, *, partitions: int | None = None,
+                 delivery_timeout_s: float = DELIVERY_TIMEOUT_S):
         self.topic, self.source = topic, source
         parts = partitions or ensure_topic(bootstrap, topic)
         self.partition = partition_for(source, parts)
@@ -67,6 +73,7 @@ class KafkaSink:
             "linger.ms": 10,
             "message.max.bytes": MAX_EVENT_BYTES + 1024 * 1024,
             "queue.buffering.max.kbytes": 512 * 1024,
+            "message.timeout.ms": int(delivery_timeout_s * 1000),
             "error_cb": self._on_error,
         })
 
@@ -74,20 +81,18 @@ class KafkaSink:
         """Only a fatal error stops the shipper. Others, _ALL_BROKERS_DOWN included, are
         librdkafka's news of a state it recovers from by itself: the broker reaps a connection
         idle for connections.max.idle.ms (10 min by default), so a quiet source's producer
-        sees "1/1 brokers are down" and its next record is delivered all the same
-        (tests/integration/shipper/test_kafka_sink_idle.py). A broker down for good fails the
-        queued records after message.timeout.ms (_on_delivery: a fatal error naming the
-        position), and flush() raises on what it could not deliver."""
+        sees "1/1 brokers are down" and its next record is delivered all the same. A broker down
+        for good fails the queued records after delivery_timeout_s (_on_delivery: the error
+        names the first one's position). tests/integration/shipper/test_kafka_sink_outages.py."""
         if err.fatal():
             self._error = self._error or f"Kafka producer error: {err}"
 
-    def _on_delivery(self, err, msg) -> None:
+    def _on_delivery(self, record: KafkaRecord, err) -> None:
         if err is not None:
             if self._error is None:
-                h = dict(msg.headers() or [])
-                where = (f"file {h.get(HEADER_BINLOG_FILE, b'?').decode()} pos "
-                         f"{h.get(HEADER_BINLOG_POS, b'?').decode()}")
-                self._error = f"Kafka delivery failed for source {self.source} {where}: {err}"
+                # from the record itself: a failed delivery's message has no headers left
+                self._error = (f"Kafka delivery failed for source {self.source} file "
+                               f"{record.binlog_file} pos {record.binlog_pos}: {err}")
         else:
             self.delivered += 1
 
@@ -104,7 +109,7 @@ class KafkaSink:
             try:
                 self._producer.produce(self.topic, value=record.value, key=self.key,
                                        partition=self.partition, headers=record.headers(),
-                                       on_delivery=self._on_delivery)
+                                       on_delivery=lambda err, _msg: self._on_delivery(record, err))
                 break
             except BufferError:  # local queue full: serve callbacks, then retry
                 self._producer.poll(0.1)

@@ -1,6 +1,6 @@
 """KafkaSink's error policy (libs/shipper/kafka_sink.py): librdkafka's fatal errors stop the
 shipper; its reports of states it recovers from by itself do not (the real reaped-connection case:
-tests/integration/shipper/test_kafka_sink_idle.py)."""
+tests/integration/shipper/test_kafka_sink_outages.py)."""
 import pytest
 from confluent_kafka import KafkaError
 
