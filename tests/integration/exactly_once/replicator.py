@@ -2,11 +2,9 @@
 peeks at what it left on disk (the Spark checkpoint and the Delta logs), for the kill schedule.
 
 The job runs in its own session (process group). A kill SIGKILLs that group and every
-descendant of its leader, so the Python driver, its JVM and the Python workers die at the same
-instant, with no shutdown hook, flush or cleanup of any of them. The group alone is not enough:
-PySpark's worker daemon moves itself and its workers to a group of their own (pyspark/daemon.py
-setpgid), and would outlive the JVM by up to a second (until it reads EOF), time in which a
-worker could still write the assembler's spill files.
+descendant of its leader (tests/integration/process_tree.py: PySpark's worker daemon has a
+group of its own), so the Python driver, its JVM and the Python workers die at the same
+instant, with no shutdown hook, flush or cleanup of any of them.
 """
 from __future__ import annotations
 
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from libs.commit_marks import parse_mark
+from tests.integration.process_tree import proc_stat, sigkill_tree
 
 CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's console script
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
@@ -59,37 +58,10 @@ def committed_txn_versions(table_dir: Path) -> dict[str, int]:
     return out
 
 
-def _stat(stat: Path) -> tuple[str, list[str]] | None:
-    """(command, the fields after it) of a /proc/PID/stat file; None once the process is gone."""
-    try:
-        text = stat.read_text()
-    except OSError:
-        return None
-    return text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
-
-
-def _descendants(root: int) -> set[int]:
-    """Pids of every process below `root` in the process tree (fields: state, ppid, pgrp)."""
-    parent = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        if (read := _stat(stat)) is not None:
-            parent[int(stat.parent.name)] = int(read[1][1])
-    out, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - out
-        out |= frontier
-    return out
-
-
-def _alive(pid: int) -> bool:
-    read = _stat(Path(f"/proc/{pid}/stat"))
-    return read is not None and read[1][0] != "Z"  # a zombie is dead, only not yet reaped
-
-
 def _group_members(pgid: int, command: str) -> list[int]:
     """Pids of the process group's `command` processes (/proc/PID/stat: comm, pgrp)."""
     return [int(stat.parent.name) for stat in Path("/proc").glob("[0-9]*/stat")
-            if (read := _stat(stat)) is not None and read[0] == command and int(read[1][2]) == pgid]
+            if (read := proc_stat(stat)) is not None and read[0] == command and int(read[1][2]) == pgid]
 
 
 def _python_threads(dump: list[str]) -> list[str]:
@@ -284,27 +256,8 @@ class Replicator:
                           "jvm stream execution thread:", *jvm[:30]])
 
     def kill(self) -> None:
-        """SIGKILL the process group and every descendant of its leader (the module docstring),
-        then wait until none is left."""
-        pgid = self.proc.pid  # start_new_session: the group id is the leader's pid
-        doomed = _descendants(pgid)
-        os.killpg(pgid, signal.SIGKILL)
-        for pid in doomed:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.proc.wait(30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            left = {pid for pid in doomed if _alive(pid)}
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                if not left:
-                    return
-            time.sleep(0.1)
-        raise AssertionError(f"process group {pgid} or its descendants still alive 30 s after SIGKILL")
+        """SIGKILL the process group and every descendant of its leader; return once none is left."""
+        sigkill_tree(self.proc)
 
     def delta_commits_of(self, batch_id: int) -> list[str]:
         """Delta tables under delta_root whose writes of micro-batch `batch_id` are committed,

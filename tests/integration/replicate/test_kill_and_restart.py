@@ -6,7 +6,6 @@ The transaction: big_trx's file 1, ONE transaction of 200,000 row changes in 1,1
 (corpus README) in 1,207 frames, read 700 per micro-batch: open after batch 0, spilled."""
 import collections
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from libs.paths import CORPUS_DIR, REPO_ROOT
 from libs.assembler.release_log import ReleaseLog
 from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE, RELEASES_DIR
 from pipelines.ship import main as cdc_ship
+from tests.integration.process_tree import sigkill_tree
 from tests.integration.replicate.binlog_oracle import read_oracle
 from tests.integration.replicate.corpus_files import our_transactions
 
@@ -54,8 +54,7 @@ def test_sigkill_while_a_spilled_transaction_is_open_then_restart_gives_the_orac
             assert time.monotonic() - started < 300, "batch 0 never committed"
             time.sleep(0.2)
         chunks_at_kill = spilled_chunks(tmp_path)
-        os.killpg(first.pid, signal.SIGKILL)  # the JVM and its Python workers too
-        first.wait()
+        sigkill_tree(first)  # the JVM and its Python workers too (their daemon has its own group)
         killed = time.monotonic()
         assert chunks_at_kill > 0 and not (commits / "1").exists()
         second = replicate(kafka_broker.bootstrap, topic, tmp_path, log)
