@@ -229,13 +229,13 @@ class Replicator:
     def _checkpoint_state(self) -> str:
         planned, committed = self.batches()
         query = self.checkpoint / "query"
-        ages = {d: time.time() - (query / d / str(n)).stat().st_mtime
-                for d, n in (("offsets", planned), ("commits", committed)) if n >= 0}
-        last_offsets = ((query / "offsets" / str(planned)).read_text().splitlines()[2:]
-                        if planned >= 0 else [])
-        return (f"checkpoint: last planned batch {planned} ({ages.get('offsets', 0):.0f}s ago, "
-                f"ends at {' '.join(last_offsets) or '-'}), last committed {committed} "
-                f"({ages.get('commits', 0):.0f}s ago)")
+        if planned < 0:
+            return "checkpoint: no batch planned yet"
+        age = lambda d, n: f"{time.time() - (query / d / str(n)).stat().st_mtime:.0f}s ago"  # noqa: E731
+        ends = " ".join((query / "offsets" / str(planned)).read_text().splitlines()[2:])
+        return (f"checkpoint: last planned batch {planned} ({age('offsets', planned)}, ends at {ends}), "
+                + (f"last committed {committed} ({age('commits', committed)})" if committed >= 0
+                   else "none committed"))
 
     def stacks(self, settle_s: float = 3.0) -> str:
         """The job's Python driver stacks and its JVM stream execution thread, as dumped into
