@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--merge-threads", type=int, default=None,
-                    help="pipelines.apply.applier.MERGE_THREADS for this run (1: tables one after the other)")
+                    help="pipelines.apply.applier.TABLE_THREADS for this run (1: tables one after the other)")
     ap.add_argument("--timeline", action="store_true", help="also list the last batch's jobs in order")
     ap.add_argument("--mirror-max-rows", type=int, default=JobConfig.target_mirror_max_rows,
                     help="JobConfig.target_mirror_max_rows (0: read touched rows from Delta every batch)")
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
 
     if args.merge_threads is not None:
         from pipelines.apply import applier as applier_module
-        applier_module.MERGE_THREADS = args.merge_threads
+        applier_module.TABLE_THREADS = args.merge_threads
     batches = decoded_batches(args.transactions, args.batches)
     spark = build_session(SessionOptions(app_name="apply-steady", ui=True,
                                          extra_conf=tuple(tuple(c.split("=", 1)) for c in args.conf)))

@@ -72,7 +72,7 @@ from pipelines.apply import tables as D
 from pipelines.marked_appends import MarkedAppends
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
-MERGE_THREADS = 4  # target tables written side by side (see _write_targets)
+TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _write_targets)
 # Key lookups up to these sizes read through a filter instead of a broadcast join
 # (_read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
 # (keyless tables, null-safe, every column) stay joins: as a filter, Delta's data-skipping
@@ -137,9 +137,9 @@ class DeltaApplier:
             raise ValueError(f"undeclared must be {UNDECLARED_FAIL!r} or {UNDECLARED_QUARANTINE!r}")
         self.catalog, self.config, self.app_id, self.undeclared = catalog, config, app_id, undeclared
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
-        # path -> the last batch this applier MERGEd there: a later batch id cannot be committed
+        # path -> the last batch this applier wrote there: a later batch id cannot be committed
         # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
-        self._merged: dict[str, int] = {}
+        self._written: dict[str, int] = {}
         # path -> every row of the target as of its Delta version (libs/target_mirror.py): the
         # batch's touched rows without a Delta read. Paths in _unmirrored outgrew the cap.
         self._mirrors: dict[str, TargetMirror] = {}
@@ -172,7 +172,7 @@ class DeltaApplier:
         # Tables are read (a Spark semi-join each) and replayed side by side, like the MERGEs
         # (_write_targets); results are taken in table order, so the change log's order is fixed.
         pending: list[tuple[Counter, list, Any]] = []
-        with ThreadPoolExecutor(max_workers=MERGE_THREADS, thread_name_prefix="replay") as pool:
+        with ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="replay") as pool:
             for (database, table), group in group_changes(changes).items():
                 tally = counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
                 target = self.catalog.get(database, table)
@@ -208,8 +208,8 @@ class DeltaApplier:
 
     def _already_committed(self, spark: SparkSession, path: str, target: Target, batch_id: int) -> bool:
         """Did Delta commit this batch on the target already (a batch replayed after a crash)?
-        Asked of the Delta log unless this applier itself MERGEd an earlier batch there."""
-        if self._merged.get(path, batch_id) < batch_id:
+        Asked of the Delta log unless this applier itself wrote an earlier batch there."""
+        if self._written.get(path, batch_id) < batch_id:
             return False
         committed = D.committed_version(spark, path, D.txn_app_id(self.app_id, target.delta_table))
         return committed is not None and committed >= batch_id
@@ -334,7 +334,7 @@ class DeltaApplier:
             for plan in plans:
                 self._write_target(spark, batch_id, plan)
             return
-        with ThreadPoolExecutor(max_workers=min(len(plans), MERGE_THREADS), thread_name_prefix="merge") as pool:
+        with ThreadPoolExecutor(max_workers=min(len(plans), TABLE_THREADS), thread_name_prefix="write") as pool:
             futures = [pool.submit(self._write_target, spark.newSession(), batch_id, plan) for plan in plans]
             for future in futures:
                 future.result()  # the first failure propagates; the batch is retried whole
@@ -390,7 +390,7 @@ class DeltaApplier:
             D.forget_last_commit_version(spark)
             write(plan.path)
             version = D.last_commit_version(spark)
-        self._merged[plan.path] = batch_id
+        self._written[plan.path] = batch_id
         # The mirror equals the commit only if nothing else committed since its version.
         if mirror is not None and base is not None and version == base + 1:
             mirror.version = version
