@@ -23,6 +23,7 @@ from libs.binlog import BinlogError, DecodeContext, decode_event
 from libs.binlog.constants import EventType
 from libs.binlog.records import RowsQuery
 from libs.boundary import ROWS_TYPES, query_text
+from libs.targets.decoding import DecodeHints
 
 STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
 EVENT_INDEX_SHIFT = 20  # change_seq = event_index << 20 | row index (change_record.avsc)
@@ -140,10 +141,15 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     yield {**base, "segment_no": segment_no, "frames": current}
 
 
-def decode_segment(segment: dict) -> list[dict]:
+def decode_segment(segment: dict, hints: DecodeHints | None = None) -> list[dict]:
     """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
-    image that does not match its table map: the caller quarantines the whole transaction)."""
+    image that does not match its table map: the caller quarantines the whole transaction).
+    `hints`: what the target declarations know that the Table_maps may not say (UNSIGNED,
+    fsp of old temporal types, charsets, ENUM/SET labels: libs/targets/decoding.py)."""
     ctx = _context(segment["source"], segment["fde"])
+    if hints is not None:
+        ctx.unsigned_overrides = hints.unsigned_overrides
+        ctx.old_temporal_fsp = hints.old_temporal_fsp
     frames, index_of = [], {}
     for f in segment["frames"]:
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
@@ -155,7 +161,7 @@ def decode_segment(segment: dict) -> list[dict]:
         commit_ts_micros=segment["commit_ts"], server_id=segment["server_id"], file=segment["trx_file"],
         end_pos=segment["trx_end_pos"], start_file=None, start_pos=None, event_count=len(frames), frames=frames)
     records, last_key, row_in_event = [], None, 0
-    for rec in iter_change_records(trx):
+    for rec in iter_change_records(trx, hints):
         key = (rec["binlog_file"], rec["binlog_pos"])
         row_in_event = row_in_event + 1 if key == last_key else 0
         last_key = key

@@ -45,6 +45,7 @@ class _Tally:
 
     def __init__(self, apply):
         self.apply, self.total, self.last = apply, Counter(), Counter()
+        self.decode_hints = apply.decode_hints
 
     def __call__(self, changes_df, batch_id: int) -> dict:
         counts = self.apply(changes_df, batch_id)

@@ -53,7 +53,9 @@ def _absolute(path: str) -> str:
 
 
 def build_query(spark, cfg: JobConfig, apply=None):
-    """The dataflow, top to bottom (DESIGN.md "Dataflow"); returns the started StreamingQuery."""
+    """The dataflow, top to bottom (DESIGN.md "Dataflow"); returns the started StreamingQuery.
+    The apply stage's target declarations (its `decode_hints`) also tell the rows stage what the
+    binlog may not say: UNSIGNED, charsets, ENUM/SET labels (libs/targets/decoding.py)."""
     from libs.assembler import AssemblerConfig, UnknownEventPolicy
     from libs.stream_assembly import StageConfig
     from pipelines.replicate_batch import BatchPaths, ReplicateBatch
@@ -77,7 +79,8 @@ def build_query(spark, cfg: JobConfig, apply=None):
     assembled = assemble(decoded, paths.spill_root, stage,           # segments | quarantine | release
                          idle_timeout_ms=cfg.idle_source_timeout_s * 1000)
     writer = (assembled.writeStream
-              .foreachBatch(ReplicateBatch(paths, apply))            # rows -> apply -> Delta
+              .foreachBatch(ReplicateBatch(paths, apply, hints=getattr(apply, "decode_hints", None)))
+                                                                             # rows -> apply -> Delta
               .option("checkpointLocation", f"{cfg.checkpoint.rstrip('/')}/query")
               .queryName("cdc-replicate"))
     writer = writer.trigger(availableNow=True) if cfg.available_now else \

@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from libs.binlog.constants import EventType
+from libs.binlog.charsets import decode_text
+from libs.binlog.constants import ColumnType, EventType
 from libs.binlog.event_records import TransactionPayload
 from libs.binlog.records import RowsQuery
 from libs.boundary import ROWS_TYPES, QueryKind, query_kind, query_text
+
+from libs.targets.decoding import DecodeHints
 
 from .model import Frame, Transaction
 from .values import column_value
@@ -30,15 +33,16 @@ _TARGETS = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in (
 )]
 
 
-def to_change_records(trx: Transaction) -> list[dict]:
-    return list(iter_change_records(trx))
+def to_change_records(trx: Transaction, hints: DecodeHints | None = None) -> list[dict]:
+    return list(iter_change_records(trx, hints))
 
 
-def iter_change_records(trx: Transaction) -> Iterator[dict]:
+def iter_change_records(trx: Transaction, hints: DecodeHints | None = None) -> Iterator[dict]:
     """Stream the records (reads spilled chunks one at a time). change_seq is the frame's index in
     the payload * 2^20 + the row's index in its event (schema doc). Rows take the Rows_query /
     Annotate_rows text before them as `statement` (WL#4033) until their statement ends
-    (STMT_END_F, when the rows record carries `flags`) or another statement starts."""
+    (STMT_END_F, when the rows record carries `flags`) or another statement starts. `hints`: what
+    the target declarations know that the Table_maps may not say (libs/targets/decoding.py)."""
     base = {"source": trx.source, "trx_id": trx.trx_id, "gtid": trx.gtid, "xid": trx.xid,
             "server_id": trx.server_id, "commit_ts": trx.commit_ts_micros, "trx_file": trx.file,
             "trx_end_pos": trx.end_pos}
@@ -46,7 +50,7 @@ def iter_change_records(trx: Transaction) -> Iterator[dict]:
     for event_index, frame in enumerate(trx.payload):
         seq = event_index * ROWS_PER_EVENT
         for event in inner_events(frame.event):
-            records, statement = _event_records(base, frame, event, seq, table_maps, statement)
+            records, statement = _event_records(base, frame, event, seq, table_maps, statement, hints)
             for rec in records:
                 yield rec
                 seq += 1
@@ -61,7 +65,7 @@ def inner_events(event) -> tuple:
 
 
 def _event_records(base: dict, frame: Frame, event, seq: int, table_maps: dict,
-                   statement: str | None) -> tuple[list[dict], str | None]:
+                   statement: str | None, hints: DecodeHints | None) -> tuple[list[dict], str | None]:
     """Records of one event (change_seq from `seq` on) and the statement in force after it."""
     body, code = event.body, event.header.type_code
     if code == EventType.TABLE_MAP:
@@ -74,9 +78,10 @@ def _event_records(base: dict, frame: Frame, event, seq: int, table_maps: dict,
         if table_map is None:
             raise ValueError(f"rows event for table id {body.table_id} without its Table_map "
                              f"(source {base['source']}, file {frame.file}, pos {frame.pos})")
+        readers = _column_readers(table_map, hints)
         out = [{**base, "change_seq": seq + i, "database": table_map.database, "table": table_map.table,
-                "op": body.kind, "before": _image(table_map, change.before),
-                "after": _image(table_map, change.after), "statement": statement,
+                "op": body.kind, "before": _image(readers, change.before),
+                "after": _image(readers, change.after), "statement": statement,
                 "binlog_file": frame.file, "binlog_pos": frame.pos}
                for i, change in enumerate(body.rows)]
         return out, None if getattr(body, "flags", 0) & STMT_END_F else statement
@@ -112,13 +117,36 @@ def _unquote(name: str) -> str:
     return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
-def _image(table_map, columns: dict | None) -> list[dict] | None:
+def _column_readers(table_map, hints: DecodeHints | None) -> list[tuple]:
+    """Per column (name, type_code, charset, labels, family): the Table_map's optional metadata
+    where logged, else the declaration's hint (libs/targets/decoding.py precedence)."""
+    count = len(table_map.column_types)
+    names = getattr(table_map, "column_names", None)
+    declared = hints.image_hints(table_map.database, table_map.table, names, count) if hints else None
+    charsets = getattr(table_map, "column_charsets", None)
+    label_charsets = getattr(table_map, "enum_set_column_charsets", None)
+    logged_labels = {ColumnType.ENUM: getattr(table_map, "enum_values", None),
+                     ColumnType.SET: getattr(table_map, "set_values", None)}
+    readers = []
+    for i, type_code in enumerate(table_map.column_types):
+        hint = declared[i] if declared else None
+        charset = _at(charsets, i) if charsets is not None else (hint.charset if hint else None)
+        labels = None
+        if type_code in logged_labels:
+            raw = _at(logged_labels[type_code], i)
+            label_charset = _at(label_charsets, i) or charset or "utf8mb4"
+            if raw is not None:
+                labels = tuple(decode_text(bytes(label), label_charset) for label in raw)
+            elif hint is not None and hint.family in ("enum", "set"):
+                labels = hint.labels
+        readers.append((_at(names, i), type_code, charset, labels, hint.family if hint else None))
+    return readers
+
+
+def _image(readers: list[tuple], columns: dict | None) -> list[dict] | None:
     if columns is None:
         return None
-    names = getattr(table_map, "column_names", None)
-    charsets = getattr(table_map, "column_charsets", None)
-    return [column_value(i, _at(names, i), table_map.column_types[i], value, _at(charsets, i))
-            for i, value in sorted(columns.items())]
+    return [column_value(i, *readers[i][:2], value, *readers[i][2:]) for i, value in sorted(columns.items())]
 
 
 def _at(values, ordinal: int):

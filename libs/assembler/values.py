@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import json
 from decimal import Decimal
 
+from libs.binlog import charsets
 from libs.binlog.constants import ColumnType
-from libs.binlog.errors import UnsupportedError
-from libs.binlog.values import render_text
 
 # Column types whose bytes are characters when the column has a (non-binary) charset:
 # CHAR/VARCHAR are STRING/VAR_STRING/VARCHAR, TEXT is a BLOB type with a charset (field_types.h).
@@ -18,37 +18,81 @@ CHARACTER_TYPES = frozenset({
     ColumnType.JSON,
 })
 
-# MySQL charset names -> Python codecs. MySQL's latin1 is Windows-1252 (strings/ctype-latin1.cc).
-_CODECS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252", "ascii": "ascii",
-           "ucs2": "utf-16-be", "utf16": "utf-16-be", "utf16le": "utf-16-le", "utf32": "utf-32-be",
-           "cp1251": "cp1251", "gbk": "gbk", "sjis": "shift_jis", "cp932": "cp932", "big5": "big5",
-           "euckr": "euc_kr", "ujis": "euc_jp", "gb2312": "gb2312", "gb18030": "gb18030"}
 
-
-def python_codec(charset: str | None) -> str | None:
-    """Python codec for a MySQL charset or collation name (e.g. 'utf8mb4_bin'); None if unknown/binary."""
-    if not charset:
-        return None
-    name = charset.lower()
-    if name in _CODECS:
-        return _CODECS[name]
-    prefix = name.split("_", 1)[0]
-    return _CODECS.get(prefix)
-
-
-def column_value(ordinal: int, name: str | None, type_code: int, value, charset: str | int | None = None) -> dict:
+def column_value(ordinal: int, name: str | None, type_code: int, value, charset: str | int | None = None,
+                 labels=None, family: str | None = None) -> dict:
     """One present column of a row image as a ColumnValue dict.
 
     int/Decimal/float -> decimal text; str -> text; bytes -> binary, unless the column is a
     character type with a known charset - a name like 'utf8mb4' or a collation id as the
     Table_map's column_charsets carry (then decoded text; undecodable bytes stay binary);
     temporal -> ISO-8601 text; JSON documents (dict/list) -> JSON text; None -> both null.
+    `labels`: ENUM/SET members (Table_map metadata or the declaration): the index or bitmask
+    becomes the label text as the server shows it ('a,c' for a SET). `family`: the declared
+    column's family (libs/targets/types.py): MariaDB UUID/INET4/INET6, logged as BINARY(16)/(4),
+    become the server's text.
 
     >>> column_value(0, "id", 3, 7)["text"]
     '7'
+    >>> column_value(1, "e", ColumnType.ENUM, 2, labels=("bronze", "silver"))["text"]
+    'silver'
     """
+    if labels is not None and value is not None and type_code in (ColumnType.ENUM, ColumnType.SET):
+        return _row(ordinal, name, type_code, _label_text(type_code, value, labels, name or f"@{ordinal + 1}"), None)
+    if family in _ADDRESS_TEXT and isinstance(value, (bytes, bytearray, memoryview)):
+        text, width = _ADDRESS_TEXT[family]
+        # A fixed-width binary value is logged without its trailing 0x00 pad (Field_string::pack).
+        return _row(ordinal, name, type_code, text(bytes(value).ljust(width, b"\0")), None)
     text, binary = _text_or_binary(type_code, value, charset)
+    return _row(ordinal, name, type_code, text, binary)
+
+
+def _row(ordinal, name, type_code, text, binary) -> dict:
     return {"ordinal": int(ordinal), "name": name, "type_code": int(type_code), "text": text, "binary": binary}
+
+
+def _label_text(type_code: int, value: int, labels, column: str) -> str:
+    """ENUM index (1-based; 0 = the '' error value) or SET bitmask -> label text."""
+    if type_code == ColumnType.ENUM:
+        if value == 0:
+            return ""
+        if not 0 < value <= len(labels):
+            raise ValueError(f"column {column}: ENUM index {value} beyond its {len(labels)} labels")
+        return labels[value - 1]
+    if value >> len(labels):
+        raise ValueError(f"column {column}: SET value {value:#x} has members beyond its {len(labels)} labels")
+    return ",".join(label for i, label in enumerate(labels) if value >> i & 1)
+
+
+def _uuid_text(raw: bytes) -> str:
+    """MariaDB UUID: 16 bytes in the order the server prints them (plugin/type_uuid)."""
+    if len(raw) != 16:
+        raise ValueError(f"UUID value of {len(raw)} bytes, not 16")
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _inet6_text(raw: bytes) -> str:
+    """MariaDB INET6 as the server prints it: RFC 5952 with IPv4-mapped / IPv4-compatible
+    addresses in dotted-quad form (plugin/type_inet: inet_ntop's rules)."""
+    if len(raw) != 16:
+        raise ValueError(f"INET6 value of {len(raw)} bytes, not 16")
+    address = ipaddress.IPv6Address(raw)
+    mapped = address.ipv4_mapped
+    if mapped is not None:
+        return f"::ffff:{mapped}"
+    if raw[:12] == bytes(12) and raw[12:14] != b"\0\0":  # IPv4-compatible, not :: or ::1-style
+        return f"::{ipaddress.IPv4Address(raw[12:])}"
+    return address.compressed
+
+
+def _inet4_text(raw: bytes) -> str:
+    if len(raw) != 4:
+        raise ValueError(f"INET4 value of {len(raw)} bytes, not 4")
+    return str(ipaddress.IPv4Address(raw))
+
+
+_ADDRESS_TEXT = {"uuid": (_uuid_text, 16), "inet6": (_inet6_text, 16), "inet4": (_inet4_text, 4)}
 
 
 def _text_or_binary(type_code: int, value, charset: str | int | None) -> tuple[str | None, bytes | None]:
@@ -56,17 +100,10 @@ def _text_or_binary(type_code: int, value, charset: str | int | None) -> tuple[s
         return None, None
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
-        if isinstance(charset, int) and type_code in CHARACTER_TYPES:
-            try:  # collation id: the codec's own table (libs/binlog/values.py)
-                text = render_text(raw, charset)
-            except (UnicodeDecodeError, UnsupportedError):
-                return None, raw
-            return (text, None) if isinstance(text, str) else (None, raw)
-        codec = python_codec(charset) if type_code in CHARACTER_TYPES else None
-        if codec is None:
+        if charset is None or type_code not in CHARACTER_TYPES or charsets.python_codec(charset) is None:
             return None, raw
         try:
-            return raw.decode(codec), None
+            return charsets.decode_text(raw, charset), None
         except UnicodeDecodeError:
             return None, raw
     if isinstance(value, bool):

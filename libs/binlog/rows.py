@@ -61,6 +61,12 @@ def _layout_key(tm: TableMap, ctx: DecodeContext) -> tuple:
             tuple(sorted(fsp.items())), ctx.flavour)
 
 
+def _is_unsigned(signedness, overrides, ordinal: int) -> bool:
+    """Table_map SIGNEDNESS metadata when logged (the most precise), else the declaration's
+    UNSIGNED columns (DecodeContext.unsigned_overrides), else signed."""
+    return signedness[ordinal] if signedness is not None else ordinal in overrides
+
+
 def table_codecs(tm: TableMap, ctx: DecodeContext, key: tuple | None = None) -> tuple[list, list]:
     """([decode per column], [encode per column]) for a Table_map layout, built once, cached."""
     key = key or _layout_key(tm, ctx)
@@ -71,7 +77,7 @@ def table_codecs(tm: TableMap, ctx: DecodeContext, key: tuple | None = None) -> 
     fsp = dict(fsp_items)
     decoders, encoders = [], []
     for i, (t, meta) in enumerate(zip(types, metas)):
-        unsigned = (signedness[i] if signedness is not None else False) or i in overrides
+        unsigned = _is_unsigned(signedness, overrides, i)
         dec, enc = column_codec(ColumnSpec(t, meta, unsigned, fsp.get(i, 0), flavour))
         decoders.append(dec)
         encoders.append(enc)
@@ -146,7 +152,7 @@ def _compile_image(present: tuple[bool, ...], decoders: list, key: tuple):
     cols = [i for i, p in enumerate(present) if p]
     kinds = []
     for i in cols:
-        unsigned = (signedness[i] if signedness is not None else False) or i in overrides
+        unsigned = _is_unsigned(signedness, overrides, i)
         kinds.append(_inline_kind(types[i], metas[i], unsigned))
     nbytes = (len(cols) + 7) >> 3
     env = {"from_bytes": int.from_bytes}

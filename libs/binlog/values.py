@@ -26,6 +26,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, NamedTuple
 
+from . import charsets
 from . import temporal as tm
 from .column_meta import string_max_length
 from .constants import ColumnType as T
@@ -244,25 +245,13 @@ def column_codec(spec: ColumnSpec) -> tuple[Decoder, Encoder]:
 
 # ---- helpers for consumers ----------------------------------------------------------------
 
-# MySQL collation id -> Python codec for the common character sets (collations.h / SHOW COLLATION).
-_CHARSET_BY_COLLATION = {
-    8: "latin1", 47: "latin1", 48: "latin1", 49: "latin1", 5: "latin1", 15: "latin1", 31: "latin1",
-    33: "utf-8", 83: "utf-8", 192: "utf-8", 45: "utf-8", 46: "utf-8", 224: "utf-8", 255: "utf-8",
-    35: "utf-16-be", 54: "utf-16-be", 56: "utf-16-le", 60: "utf-32-be", 11: "ascii", 65: "ascii",
-    51: "cp1251", 14: "cp1251", 28: "gbk", 87: "gbk", 13: "shift_jis", 88: "shift_jis",
-    63: None,  # binary: keep bytes
-}
-
-
-def render_text(value: bytes, collation: int | None, errors: str = "strict"):
+def render_text(value: bytes, collation: int | None):
     """Text of a CHAR/VARCHAR/TEXT value given its collation id (None or binary -> bytes)."""
-    if value is None or collation is None or collation == 63:
+    if value is None or collation is None or charsets.charset_of_collation(collation) == charsets.BINARY:
         return value
-    # ids 224-247 and 255+ are utf8mb4 collations (utf8mb4_unicode_ci .. utf8mb4_0900_*)
-    codec = _CHARSET_BY_COLLATION.get(collation, "utf-8" if collation >= 224 else None)
-    if codec is None:
+    if charsets.python_codec(collation) is None:
         raise UnsupportedError(f"no text codec known for collation {collation}")
-    return value.decode(codec, errors)
+    return charsets.decode_text(value, collation)
 
 
 def split_geometry(value: bytes) -> tuple[int, bytes]:

@@ -155,7 +155,8 @@ class _Replayer:
                 value = apply_json_diff(current[name], text)
             else:
                 value = typed_value(self.target, name, column_value)
-            if value is None and not column.nullable:
+            sql_null = column_value.get("text") is None and column_value.get("binary") is None
+            if sql_null and not column.nullable:  # (a zero date read as NULL is not SQL NULL)
                 value = self._default(column, lineage, ER_BAD_NULL_ERROR)
             out[name] = value
         return out

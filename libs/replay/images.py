@@ -17,16 +17,8 @@ from libs.targets import values
 
 def target_column_of(target: Target, column_value: Mapping[str, Any]) -> str | None:
     """Target column name fed by this ColumnValue, or None when the target has no such column."""
-    ordinal = column_value["ordinal"]
-    name = column_value.get("name")
-    if name is None and ordinal < len(target.source_column_names):
-        name = target.source_column_names[ordinal]
-    if name is not None:
-        for column in target.columns:
-            if column.name.lower() == name.lower():
-                return column.name
-        return None
-    return target.columns[ordinal].name if ordinal < len(target.columns) else None
+    column = target.column_for_source(column_value["ordinal"], column_value.get("name"))
+    return column.name if column is not None else None
 
 
 def present_columns(target: Target, image: Sequence[Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:

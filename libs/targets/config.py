@@ -7,6 +7,7 @@ conf/targets.example.yaml):
     defaults:                          # for every target unless the target overrides it
       apply: rows                      # rows | statements | both          (WL#3303)
       on_statement: error              # error | quarantine  (statement DML on a rows-only target)
+      zero_dates: to_null              # to_null | fail  (a zero or partial date: NULL, or stop)
     targets:
       shop.orders:                     # source `db.table`
         delta_table: shop__orders      # default <db>__<table>
@@ -16,7 +17,7 @@ conf/targets.example.yaml):
         source_columns: [id, status]   # source column names by ordinal (no Table_map names)
         columns:                       # the target's columns, when no DDL declares the table
           - {name: id, type: INT, nullable: false}
-          - {name: status, type: VARCHAR(10), default: new}
+          - {name: status, type: VARCHAR(10), default: new, charset: latin1}
         defaults: {status: new}        # override a DDL DEFAULT (slave-side default, WL#5092)
 
 Tables of the DDL files without a YAML entry become targets with the `defaults`.
@@ -33,14 +34,15 @@ import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from libs.binlog.charsets import charset_name
 from libs.targets import model, types, values
 from libs.targets.ddl import MariaDB, TableDDL, load_ddl_file
 from libs.targets.errors import TargetConfigError
 
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
-_SETTING_FIELDS = {"apply", "on_statement"}
+_SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
 _TARGET_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "source_columns", "columns", "defaults"}
-_COLUMN_FIELDS = {"name", "type", "nullable", "default"}
+_COLUMN_FIELDS = {"name", "type", "nullable", "default", "charset"}
 _APPLY = {"rows": frozenset({model.APPLY_ROWS}), "statements": frozenset({model.APPLY_STATEMENTS}),
           "both": frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS})}
 _ON_STATEMENT = {model.ON_STATEMENT_ERROR, model.ON_STATEMENT_QUARANTINE}
@@ -90,6 +92,10 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
         if data["on_statement"] not in _ON_STATEMENT:
             raise _fail(path, f"{where}.on_statement", f"must be one of {sorted(_ON_STATEMENT)}, got {data['on_statement']!r}")
         out["on_statement"] = data["on_statement"]
+    if "zero_dates" in data:
+        if data["zero_dates"] not in model.ZERO_DATES:
+            raise _fail(path, f"{where}.zero_dates", f"must be one of {list(model.ZERO_DATES)}, got {data['zero_dates']!r}")
+        out["zero_dates"] = data["zero_dates"]
     return out
 
 
@@ -97,7 +103,7 @@ def _default_for(column: model.Column, raw: Any, path: str, where: str) -> model
     if raw is None:
         return replace(column, default_kind=model.LITERAL_DEFAULT, default=None)
     text = str(raw)
-    if column.family in ("timestamp", "date") and text.upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW"):
+    if column.family in model.TEMPORAL_FAMILIES and text.upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW"):
         return replace(column, default_kind=model.CURRENT_TIMESTAMP_DEFAULT, default=None)
     if isinstance(raw, bool):
         text = "1" if raw else "0"
@@ -114,16 +120,18 @@ def _yaml_column(path: str, where: str, data: Any) -> model.Column:
         raise _fail(path, f"{where}.name", "required, a column name")
     if not isinstance(type_text, str) or not type_text:
         raise _fail(path, f"{where}.type", "required, a MySQL type such as INT or VARCHAR(10)")
-    try:
-        dtype = exp.DataType.build(type_text, dialect=MariaDB)
-        spark_type, family = types.spark_type_of(dtype)
-    except (ParseError, ValueError, KeyError):
-        raise _fail(path, f"{where}.type", f"unsupported MySQL type {type_text!r}") from None
     nullable = data.get("nullable", True)
     if not isinstance(nullable, bool):
         raise _fail(path, f"{where}.nullable", "must be true or false")
-    column = model.Column(name=name, mysql_type=dtype.sql(dialect=MariaDB), spark_type=spark_type,
-                          family=family, nullable=nullable, enum_values=types.enum_values_of(dtype))
+    charset = data.get("charset")
+    if charset is not None and (not isinstance(charset, str) or charset_name(charset) is None):
+        raise _fail(path, f"{where}.charset", f"unknown charset {charset!r}")
+    try:
+        dtype = exp.DataType.build(type_text, dialect=MariaDB)
+        column = types.column_of(name, dtype, dtype.sql(dialect=MariaDB), nullable=nullable,
+                                 charset=charset_name(charset) if charset else None)
+    except (ParseError, ValueError, KeyError):
+        raise _fail(path, f"{where}.type", f"unsupported MySQL type {type_text!r}") from None
     if "default" in data:
         column = _default_for(column, data["default"], path, f"{where}.default")
     return column
@@ -162,6 +170,7 @@ def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mappi
     _check_fields(path, f"{where}.defaults", overrides, {c.name for c in columns})
     columns = [_default_for(c, overrides[c.name], path, f"{where}.defaults.{c.name}") if c.name in overrides else c
                for c in columns]
+    columns = [replace(c, zero_dates=settings["zero_dates"]) for c in columns]
     source_columns = _names(path, f"{where}.source_columns", data["source_columns"]) if "source_columns" in data else ()
     delta_table = data.get("delta_table", model.default_delta_table_name(database, table))
     if not isinstance(delta_table, str) or not delta_table:
@@ -177,7 +186,7 @@ def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mappi
 def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequence[TableDDL] = ()) -> TargetCatalog:
     """Validate a parsed YAML document (None = no YAML) together with parsed DDL tables."""
     data = _check_fields(path, "", data or {}, _TOP_FIELDS)
-    base = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR}
+    base = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR, "zero_dates": model.ZERO_DATES_TO_NULL}
     settings = _settings(path, "defaults", _check_fields(path, "defaults", data.get("defaults", {}), _SETTING_FIELDS), base)
     by_name: dict[str, TableDDL] = {}
     for table in ddl_tables:

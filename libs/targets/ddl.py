@@ -20,6 +20,7 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
+from libs.binlog import charsets
 from libs.targets import model, types, values
 from libs.targets.errors import TargetConfigError
 
@@ -106,18 +107,15 @@ def _literal_text(node: exp.Expression) -> str | None:
     raise ValueError(f"unsupported DEFAULT expression {node.sql(dialect=MariaDB)!r}")
 
 
-def _column(col_def: exp.ColumnDef, path: str, where: str) -> tuple[model.Column, bool, bool]:
+def _column(col_def: exp.ColumnDef, path: str, where: str, table_charset: str | None
+            ) -> tuple[model.Column, bool, bool]:
     """(Column, is column-level PRIMARY KEY, is column-level UNIQUE)."""
     name = col_def.name
     dtype = col_def.args.get("kind")
     if not isinstance(dtype, exp.DataType):
         raise TargetConfigError(path, f"{where}.{name}", "column has no type")
-    try:
-        spark_type, family = types.spark_type_of(dtype)
-    except KeyError:
-        raise TargetConfigError(path, f"{where}.{name}", f"unsupported MySQL type {dtype.sql(dialect=MariaDB)!r}") from None
     nullable, primary, unique, generated = True, False, False, False
-    default_node = None
+    default_node, charset = None, None
     for constraint in col_def.constraints:
         kind = constraint.args.get("kind")
         if isinstance(kind, exp.NotNullColumnConstraint):
@@ -130,11 +128,29 @@ def _column(col_def: exp.ColumnDef, path: str, where: str) -> tuple[model.Column
             default_node = kind.this
         elif isinstance(kind, (exp.ComputedColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)):
             generated = True
-    column = model.Column(
-        name=name, mysql_type=dtype.sql(dialect=MariaDB), spark_type=spark_type, family=family,
-        nullable=nullable, enum_values=types.enum_values_of(dtype), generated=generated,
-    )
+        elif isinstance(kind, exp.CharacterSetColumnConstraint):
+            charset = kind.this.name
+        elif isinstance(kind, exp.CollateColumnConstraint) and charset is None:
+            charset = charsets.charset_name(kind.this.name)
+    try:
+        column = types.column_of(name, dtype, dtype.sql(dialect=MariaDB), nullable=nullable,
+                                 charset=charset or table_charset)
+    except KeyError:
+        raise TargetConfigError(path, f"{where}.{name}", f"unsupported MySQL type {dtype.sql(dialect=MariaDB)!r}") from None
+    column = replace(column, generated=generated)
     return _with_default(column, default_node, path, f"{where}.{name}"), primary, unique
+
+
+def _table_charset(create: exp.Create) -> str | None:
+    """DEFAULT CHARSET=... (or the charset of COLLATE=...) of a CREATE TABLE; None if absent."""
+    props = create.args.get("properties")
+    charset = collation = None
+    for prop in props.expressions if props else ():
+        if isinstance(prop, exp.CharacterSetProperty):
+            charset = prop.this.name
+        elif isinstance(prop, exp.CollateProperty):
+            collation = charsets.charset_name(prop.this.name)
+    return charset or collation
 
 
 def _with_default(column: model.Column, node, path: str, where: str) -> model.Column:
@@ -148,8 +164,7 @@ def _with_default(column: model.Column, node, path: str, where: str) -> model.Co
         value = values.from_text(column, str(int(node.this, 2)))
         return replace(column, default_kind=model.LITERAL_DEFAULT, default=value)
     if isinstance(node, exp.HexString):
-        data = bytes.fromhex(node.this)
-        value = data if column.family == "binary" else values.from_binary(column, data)
+        value = values.from_binary(column, bytes.fromhex(node.this))
         return replace(column, default_kind=model.LITERAL_DEFAULT, default=value)
     try:
         text = _literal_text(node)
@@ -176,9 +191,10 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
     if not db:
         raise TargetConfigError(path, where, "no database: qualify the table (db.table) or add `USE db` before it")
     columns, primary, uniques = [], (), []
+    table_charset = _table_charset(create)
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
-            column, is_pk, is_unique = _column(item, path, where)
+            column, is_pk, is_unique = _column(item, path, where, table_charset)
             columns.append(column)
             if is_pk:
                 primary = (column.name,)

@@ -22,6 +22,10 @@ APPLY_ROWS = "rows"
 APPLY_STATEMENTS = "statements"
 ON_STATEMENT_ERROR = "error"
 ON_STATEMENT_QUARANTINE = "quarantine"
+ZERO_DATES_TO_NULL = "to_null"  # a zero or partial date ('0000-00-00', '2024-05-00') reads as NULL
+ZERO_DATES_FAIL = "fail"  # ... stops the batch with the column, value and binlog position
+ZERO_DATES = (ZERO_DATES_TO_NULL, ZERO_DATES_FAIL)
+TEMPORAL_FAMILIES = frozenset({"date", "datetime", "timestamp"})  # families that hold zero dates
 
 
 @dataclass(frozen=True)
@@ -35,8 +39,9 @@ class Column:
     spark_type: str
     """Spark SQL type string for the Delta column (see types.py for the mapping)."""
     family: str
-    """Value family driving conversions: int, bit, decimal, decimal_text, float, string, enum,
-    json, binary, date, timestamp, time."""
+    """How a value converts (libs/targets/types.py, the one mapping): int, year, bit, decimal,
+    decimal_text, float, double, string, enum, set, json, binary, geometry, uuid, inet4, inet6,
+    date, datetime, timestamp, time."""
     nullable: bool = True
     """False for NOT NULL columns and PRIMARY KEY members."""
     default_kind: str = NO_DEFAULT
@@ -47,6 +52,24 @@ class Column:
     """ENUM/SET member labels in order."""
     generated: bool = False
     """GENERATED ALWAYS AS (...) column: computed by the server, never in a default."""
+    unsigned: bool = False
+    """UNSIGNED integer: the binlog says so only with row metadata (decoding.py fills the gap)."""
+    charset: str | None = None
+    """Charset of a character column (CHAR, VARCHAR, TEXT, ENUM, SET); None for other types."""
+    fsp: int = 0
+    """Fractional-second digits of TIME/DATETIME/TIMESTAMP(fsp)."""
+    fixed_width: int = 0
+    """BINARY(n): n. The binlog logs such a value without its trailing 0x00 pad; the server shows
+    all n bytes (Field_string::pack / unpack)."""
+    zero_dates: str = ZERO_DATES_TO_NULL
+    """A zero or partial DATE/DATETIME/TIMESTAMP value ('0000-00-00', '2024-05-00'), which Delta
+    cannot hold: 'to_null' reads it as NULL (as Debezium and Flink CDC do), 'fail' stops the
+    batch naming column, value and position. Set per target (targets YAML `zero_dates`)."""
+
+    @property
+    def delta_nullable(self) -> bool:
+        """NULL-able in Delta: declared nullable, or a date-time column whose zero dates read as NULL."""
+        return self.nullable or (self.family in TEMPORAL_FAMILIES and self.zero_dates == ZERO_DATES_TO_NULL)
 
     @property
     def has_default(self) -> bool:
@@ -114,6 +137,24 @@ class Target:
 
     def has_column(self, name: str) -> bool:
         return name.lower() in self._columns_by_folded_name
+
+    def column_for_source(self, ordinal: int, name: str | None = None) -> Column | None:
+        """The target column a source column feeds, or None when the target has no such column.
+
+        By name when a name is known (Table_map column-name metadata, else
+        source_column_names[ordinal]), by ordinal otherwise, as a replica does (rpl_record.cc:
+        unpack_row_with_column_info vs positional unpack_row). Source columns the target lacks
+        are ignored (extra master columns, WL#5092)."""
+        if name is None and ordinal < len(self.source_column_names):
+            name = self.source_column_names[ordinal]
+        if name is not None:
+            return self._columns_by_folded_name.get(name.lower())
+        return self.columns[ordinal] if ordinal < len(self.columns) else None
+
+    @cached_property
+    def source_column_count(self) -> int:
+        """Columns of the source table as far as the declaration knows them (no Table_map)."""
+        return len(self.source_column_names) or len(self.columns)
 
     @cached_property
     def not_null_unique_keys(self) -> tuple[tuple[str, ...], ...]:

@@ -1,106 +1,129 @@
 """Typed Python values for target columns: from binlog ColumnValue text/binary, from DDL
 literals, and the implicit default of a NOT NULL column without DEFAULT.
 
-Python value per family (what the Spark apply stage gets and passes to createDataFrame):
-  int, bit -> int (bit when > 63 bits wide: Decimal)     decimal -> decimal.Decimal
-  decimal_text, string, enum, json, time -> str          float -> float
-  binary -> bytes    date -> datetime.date    timestamp -> naive datetime.datetime in UTC
+Python value per family (libs/targets/types.py is the mapping; Spark gets these through Arrow):
+  int, year, bit -> int (bit/int wider than the Spark type: Decimal)   decimal -> Decimal
+  float, double -> float (FLOAT rounded to single precision)            date -> datetime.date
+  datetime -> naive datetime.datetime, the wall-clock value (TIMESTAMP_NTZ)
+  timestamp -> naive datetime.datetime in UTC (the instant; Spark TIMESTAMP)
+  decimal_text, string, enum, set, json, time, uuid, inet4, inet6 -> str
+  binary, geometry -> bytes
 
 ColumnValue text is canonical (schemas/change_record.avsc): integers/DECIMAL in decimal,
-temporal ISO-8601, TIMESTAMP as epoch seconds with fraction, JSON as JSON text.
+temporal ISO-8601, TIMESTAMP as epoch seconds with fraction, JSON as JSON text, ENUM/SET labels
+and charset-decoded strings where the Table_map or the declaration knows them
+(libs/targets/decoding.py).
 
-Zero dates ('0000-00-00', the implicit default of a NOT NULL DATE/DATETIME) have no Python or
-Spark representation. Following Debezium's rule: None for a nullable column, the epoch
-(1970-01-01 00:00:00) for a NOT NULL column.
+Zero and partial dates ('0000-00-00', '2024-05-00', a TIMESTAMP of 0) have no Python or Spark
+representation: Column.zero_dates says whether they read as NULL (the default, as Debezium and
+Flink CDC do; such columns are nullable in Delta) or stop the batch.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import struct
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from libs.targets.model import Column
+from libs.binlog import charsets
+from libs.targets.model import ZERO_DATES_TO_NULL, Column
 
 EPOCH = dt.datetime(1970, 1, 1)
-_EPOCH_SECONDS = re.compile(r"^-?\d+(\.\d+)?$")
-_ZERO_DATE = re.compile(r"^0000-00-00")
 
 
 class ValueConversionError(ValueError):
     """A value cannot be converted to its column's type (message names the column)."""
 
 
-def _zero_date(column: Column) -> Any:
-    if column.nullable:
+def _zero_date(column: Column, text: str) -> None:
+    if column.zero_dates == ZERO_DATES_TO_NULL:
         return None
-    return EPOCH.date() if column.family == "date" else EPOCH
-
-
-def _parse_timestamp(column: Column, text: str) -> dt.datetime | None:
-    text = text.strip()
-    if _ZERO_DATE.match(text):
-        return _zero_date(column)
-    if _EPOCH_SECONDS.match(text):  # TIMESTAMP: epoch seconds with fraction
-        seconds = Decimal(text)
-        whole = int(seconds.to_integral_value(rounding="ROUND_FLOOR"))
-        micros = int(((seconds - whole) * 1_000_000).to_integral_value())
-        return EPOCH + dt.timedelta(seconds=whole, microseconds=micros)
-    parsed = dt.datetime.fromisoformat(text.replace("T", " ", 1))
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return parsed
+    raise ValueError(f"zero or partial date {text!r} (zero_dates: fail)")
 
 
 def _parse_date(column: Column, text: str) -> dt.date | None:
     text = text.strip()
-    if _ZERO_DATE.match(text):
-        return _zero_date(column)
-    return dt.date.fromisoformat(text[:10])
+    year, month, day = (int(part) for part in text[:10].split("-"))
+    if year == 0 or month == 0 or day == 0:
+        return _zero_date(column, text)
+    return dt.date(year, month, day)
+
+
+def _parse_datetime(column: Column, text: str) -> dt.datetime | None:
+    """DATETIME text 'YYYY-MM-DD[ T]HH:MM:SS[.ffffff]' (or a DDL literal) as its wall-clock value."""
+    text = text.strip()
+    day = _parse_date(column, text)
+    if day is None:
+        return None
+    parsed = dt.datetime.fromisoformat(day.isoformat() + text[10:].replace("T", " ", 1))
+    return parsed.astimezone(dt.timezone.utc).replace(tzinfo=None) if parsed.tzinfo is not None else parsed
+
+
+def _parse_timestamp(column: Column, text: str) -> dt.datetime | None:
+    """TIMESTAMP: epoch seconds with fraction (binlog), 0 being the zero timestamp; or a DDL
+    literal, read as UTC (SHOW CREATE TABLE prints it in the session zone: run it in UTC)."""
+    text = text.strip()
+    if not text[:1].isdigit() or "-" in text:
+        return _parse_datetime(column, text)
+    seconds = Decimal(text)
+    if seconds == 0:  # '0000-00-00 00:00:00': a TIMESTAMP cannot hold the epoch itself
+        return _zero_date(column, text)
+    whole = int(seconds.to_integral_value(rounding="ROUND_FLOOR"))
+    micros = int(((seconds - whole) * 1_000_000).to_integral_value())
+    return EPOCH + dt.timedelta(seconds=whole, microseconds=micros)
 
 
 def _single(value: float) -> float:
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
+def _wide_int(column: Column, value: int) -> Any:
+    return Decimal(value) if column.spark_type.startswith("decimal") else value
+
+
+_FROM_TEXT = {
+    "int": lambda c, t: _wide_int(c, int(Decimal(t))),  # tolerate '1.0' style literals in DDL defaults
+    "year": lambda c, t: int(t),
+    "bit": lambda c, t: _wide_int(c, int(t)),
+    "decimal": lambda c, t: Decimal(t),
+    # A FLOAT column stores single precision (so does its Delta FloatType): a DDL DEFAULT 0.1
+    # must equal the 0.1f a row image carries, in replay and in Delta.
+    "float": lambda c, t: _single(float(t)),
+    "double": lambda c, t: float(t),
+    "date": _parse_date,
+    "datetime": _parse_datetime,
+    "timestamp": _parse_timestamp,
+    "binary": lambda c, t: t.encode("utf-8"),
+    "geometry": lambda c, t: t.encode("utf-8"),
+}
+
+
 def from_text(column: Column, text: str) -> Any:
     """Convert canonical text (binlog text or a DDL literal) to the column's Python value."""
-    family = column.family
+    convert = _FROM_TEXT.get(column.family)
+    if convert is None:
+        return text  # string, enum, set, json, time, uuid, inet4, inet6, decimal_text
     try:
-        if family == "int":
-            return int(Decimal(text))  # tolerate '1.0' style literals in DDL defaults
-        if family == "bit":
-            value = int(text)
-            return Decimal(value) if column.spark_type.startswith("decimal") else value
-        if family == "decimal":
-            return Decimal(text)
-        if family == "float":
-            # A FLOAT column stores single precision (so does its Delta FloatType): a DDL
-            # DEFAULT 0.1 must equal the 0.1f a row image carries, in replay and in Delta.
-            return _single(float(text)) if column.spark_type == "float" else float(text)
-        if family == "date":
-            return _parse_date(column, text)
-        if family == "timestamp":
-            return _parse_timestamp(column, text)
-        if family == "binary":
-            return text.encode("utf-8")
-        return text  # string, enum, json, time, decimal_text
+        return convert(column, text)
     except (ValueError, InvalidOperation, ArithmeticError) as exc:
         raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): cannot read {text!r}: {exc}") from None
 
 
 def from_binary(column: Column, data: bytes) -> Any:
-    """Convert ColumnValue.binary (BLOB/BINARY/GEOMETRY bytes, strings of unknown charset, BIT)."""
+    """Convert ColumnValue.binary: BLOB/BINARY/GEOMETRY bytes, BIT, or a string whose charset the
+    change record did not know (decoded here in the declared charset; bytes that are not valid
+    there are an error, never replaced by made-up characters)."""
     family = column.family
-    if family == "binary":
-        return bytes(data)
+    if family in ("binary", "geometry"):
+        return bytes(data).ljust(column.fixed_width, b"\0")
     if family == "bit":
-        value = int.from_bytes(data, "big")
-        return Decimal(value) if column.spark_type.startswith("decimal") else value
-    # A string of unknown charset: UTF-8 with replacement (lossy, the bytes stay in the change log).
-    return from_text(column, bytes(data).decode("utf-8", errors="replace"))
+        return _wide_int(column, int.from_bytes(data, "big"))
+    try:
+        return from_text(column, charsets.decode_text(bytes(data), column.charset or "utf8mb4"))
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): bytes {bytes(data)[:32].hex()} "
+                                   f"are not {column.charset or 'utf8mb4'} text: {exc}") from None
 
 
 def from_column_value(column: Column, text: str | None, binary: bytes | None) -> Any:
@@ -122,22 +145,28 @@ def implicit_default(column: Column) -> Any:
     family = column.family
     if column.nullable:
         return None
-    if family == "int":
+    if family in ("int", "bit"):
+        return _wide_int(column, 0)
+    if family == "year":
         return 0
-    if family == "bit":
-        return Decimal(0) if column.spark_type.startswith("decimal") else 0
     if family == "decimal":
         return Decimal(0)
     if family == "decimal_text":
         return "0"
-    if family == "float":
+    if family in ("float", "double"):
         return 0.0
-    if family == "binary":
+    if family in ("binary", "geometry"):
         return b""
-    if family in ("date", "timestamp"):
-        return _zero_date(column)
+    if family in ("date", "datetime", "timestamp"):
+        return from_text(column, "0000-00-00 00:00:00")
     if family == "time":
-        return "00:00:00"
+        return "00:00:00" + ("." + "0" * column.fsp if column.fsp else "")
     if family == "enum":
         return column.enum_values[0] if column.enum_values else ""
-    return ""  # string, json
+    if family == "uuid":
+        return "00000000-0000-0000-0000-000000000000"
+    if family == "inet6":
+        return "::"
+    if family == "inet4":
+        return "0.0.0.0"
+    return ""  # string, set, json

@@ -66,6 +66,7 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
 from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.targets.decoding import DecodeHints
 from libs.targets import TargetCatalog
 from libs.targets.model import ON_STATEMENT_QUARANTINE, Target
 from pipelines.apply import tables as D
@@ -136,7 +137,10 @@ class DeltaApplier:
         if undeclared not in (UNDECLARED_FAIL, UNDECLARED_QUARANTINE):
             raise ValueError(f"undeclared must be {UNDECLARED_FAIL!r} or {UNDECLARED_QUARANTINE!r}")
         self.catalog, self.config, self.app_id, self.undeclared = catalog, config, app_id, undeclared
+        # What the declarations know that a binlog may not say: the rows stage decodes with it.
+        self.decode_hints = DecodeHints(catalog.targets)
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
+        self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
         # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
         self._written: dict[str, int] = {}
@@ -232,6 +236,9 @@ class DeltaApplier:
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
                       changes: Sequence[Mapping[str, Any]]):
+        if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
+            D.check_target_schema(spark, path, target)  # once per table and process
+            self._schema_checked.add(path)
         mirror = self._mirror(spark, path, target)
         if mirror is not None:
             read = mirror.select if mirror.version is not None else None

@@ -53,7 +53,8 @@ TABLE_PROPERTIES = {
 
 _SIMPLE_TYPES = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
                  "bigint": T.LongType(), "float": T.FloatType(), "double": T.DoubleType(),
-                 "date": T.DateType(), "timestamp": T.TimestampType(), "string": T.StringType(),
+                 "date": T.DateType(), "timestamp": T.TimestampType(), "timestamp_ntz": T.TimestampNTZType(),
+                 "string": T.StringType(),
                  "binary": T.BinaryType(), "boolean": T.BooleanType()}
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
@@ -88,7 +89,7 @@ def spark_type(type_string: str) -> T.DataType:
 
 def target_schema(target: Target) -> T.StructType:
     """Declared columns + `_row_id` + `_lineage`, in that order."""
-    fields = [T.StructField(c.name, spark_type(c.spark_type), c.nullable) for c in target.columns]
+    fields = [T.StructField(c.name, spark_type(c.spark_type), c.delta_nullable) for c in target.columns]
     return T.StructType(fields + [T.StructField(ROW_ID_COLUMN, T.StringType(), False),
                                   T.StructField(LINEAGE_COLUMN, lineage_type(), True)])
 
@@ -109,9 +110,11 @@ def default_sql(column: Column) -> str | None:
     """Spark SQL DEFAULT expression of a target column (None: no DEFAULT clause).
 
     Literals are rendered from typed values (never pasted from DDL text): strings escaped,
-    numbers through CAST of their text, bytes as X'..', temporals as typed literals (UTC)."""
+    numbers through CAST of their text, bytes as X'..', temporals as typed literals (TIMESTAMP
+    in UTC, DATETIME as its wall-clock TIMESTAMP_NTZ)."""
     if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
-        return "current_date()" if column.family == "date" else "current_timestamp()"
+        return {"date": "current_date()", "datetime": "CAST(current_timestamp() AS TIMESTAMP_NTZ)"}.get(
+            column.family, "current_timestamp()")
     if column.default_kind != LITERAL_DEFAULT:
         return None
     value, dtype = column.default, spark_type(column.spark_type)
@@ -120,7 +123,9 @@ def default_sql(column: Column) -> str | None:
     if isinstance(value, (bytes, bytearray)):
         return f"X'{bytes(value).hex()}'"
     if isinstance(value, dt.datetime):
-        return f"TIMESTAMP{_string_literal(value.isoformat(sep=' '))}"
+        if column.family == "datetime":
+            return f"TIMESTAMP_NTZ{_string_literal(value.isoformat(sep=' '))}"
+        return f"TIMESTAMP{_string_literal(value.isoformat(sep=' ') + '+00:00')}"  # an instant: UTC
     if isinstance(value, dt.date):
         return f"DATE{_string_literal(value.isoformat())}"
     if isinstance(value, (bool, int, float, Decimal)):
@@ -134,7 +139,7 @@ def create_target_sql(path: str, target: Target) -> str:
     columns = []
     for column in target.columns:
         parts = [quote_identifier(column.name), spark_type(column.spark_type).simpleString().upper()]
-        if not column.nullable:
+        if not column.delta_nullable:
             parts.append("NOT NULL")
         default = default_sql(column)
         if default is not None:
@@ -145,6 +150,41 @@ def create_target_sql(path: str, target: Target) -> str:
     props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in TABLE_PROPERTIES.items())
     return (f"CREATE TABLE IF NOT EXISTS {delta_path_ref(path)} (\n  " + ",\n  ".join(columns)
             + f"\n) USING delta TBLPROPERTIES ({props})")
+
+
+class TargetSchemaMismatch(RuntimeError):
+    """An existing target table's Delta schema differs from what its declaration maps to."""
+
+
+def schema_mismatches(actual: T.StructType, target: Target) -> list[str]:
+    """How the existing Delta schema `actual` differs from the declared columns' mapping."""
+    fields = {f.name.lower(): f for f in actual.fields}
+    problems = []
+    for column in target.columns:
+        field = fields.get(column.name.lower())
+        want = spark_type(column.spark_type)
+        if field is None:
+            problems.append(f"column {column.name!r} is missing")
+        elif field.dataType != want:
+            problems.append(f"column {column.name!r} is {field.dataType.simpleString().upper()}, "
+                            f"{column.mysql_type} maps to {want.simpleString().upper()}")
+        elif column.delta_nullable and not field.nullable:
+            problems.append(f"column {column.name!r} is NOT NULL, {column.mysql_type} maps to a nullable "
+                            f"column (zero dates read as NULL)")
+    return problems
+
+
+def check_target_schema(spark: SparkSession, path: str, target: Target) -> None:
+    """Refuse to read or write an existing target whose schema an older type mapping made
+    (libs/targets/types.py): reinterpreting its values silently would be wrong."""
+    problems = schema_mismatches(spark.read.format("delta").load(path).schema, target)
+    if problems:
+        raise TargetSchemaMismatch(
+            f"Delta table {path} ({target.qualified_name}, declared in {target.declared_in or '?'}) does not "
+            f"match its declaration: {'; '.join(problems)}. Nothing was read or written. Migrate by "
+            f"recreating it (drop the table and replay the topic from its start with a new checkpoint), or "
+            f"rewrite it in place: spark.read.format('delta').load(path) with each column cast to the "
+            f"mapped type, written back with mode('overwrite') and option('overwriteSchema', 'true').")
 
 
 def is_delta_table(spark: SparkSession, path: str) -> bool:

@@ -37,10 +37,23 @@ def test_not_null_without_default_takes_the_implicit_default_with_warning_1364()
         "CREATE TABLE test.t (id int NOT NULL, n int NOT NULL, s varchar(5) NOT NULL, d datetime NOT NULL,"
         " b blob NOT NULL, e enum('x','y') NOT NULL, PRIMARY KEY (id))")
     result = replay(target, [], [Source("test", "t", ["id"]).insert({"id": 1})])
-    # 0, '', zero date (-> epoch for NOT NULL, Debezium's rule), b'', ENUM's first member
-    assert table_of(result, [], target) == [(1, 0, "", dt.datetime(1970, 1, 1), b"", "x")]
+    # 0, '', zero date (-> NULL: zero_dates to_null, Debezium's rule), b'', ENUM's first member
+    assert table_of(result, [], target) == [(1, 0, "", None, b"", "x")]
     assert sorted(w.code for w in result.warnings) == [1364, 1364, 1364, 1364]  # not for the ENUM
     assert "Field 'n' doesn't have a default value" in [w.message for w in result.warnings]
+
+
+def test_implicit_zero_date_stops_the_batch_under_zero_dates_fail():
+    import dataclasses
+
+    import pytest
+
+    from libs.replay import ReplayStopped
+    target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, d date NOT NULL)")
+    target = dataclasses.replace(target, columns=tuple(dataclasses.replace(c, zero_dates="fail")
+                                                       for c in target.columns))
+    with pytest.raises(ReplayStopped, match="zero or partial date"):
+        replay(target, [], [Source("test", "t", ["id"]).insert({"id": 1})])
 
 
 def test_default_current_timestamp_is_the_change_commit_time():

@@ -82,7 +82,7 @@ def test_values_of_binlog_text():
     col = {c.name: c for c in t.columns}
     assert values.from_column_value(col["ts"], "1700000000.123456", None) == dt.datetime(2023, 11, 14, 22, 13, 20, 123456)
     assert values.from_column_value(col["dn"], "0000-00-00", None) is None  # zero date, nullable
-    assert values.from_column_value(col["dz"], "0000-00-00", None) == dt.date(1970, 1, 1)  # NOT NULL: epoch
+    assert values.from_column_value(col["dz"], "0000-00-00", None) is None  # NOT NULL too (zero_dates: to_null)
     assert values.from_column_value(col["b"], None, b"\x01\x01") == 257
     assert values.from_column_value(col["j"], '{"a": 1}', None) == '{"a": 1}'
     assert values.from_column_value(col["j"], None, None) is None

@@ -55,7 +55,7 @@ def test_unparseable_ddl_names_the_file():
 SPARK_TYPES = {
     "int(11)": "int", "bigint(20) unsigned": "decimal(20,0)", "decimal(10,2)": "decimal(10,2)",
     "decimal(65,30)": "string", "varchar(20)": "string", "text": "string", "blob": "binary",
-    "binary(8)": "binary", "datetime(3)": "timestamp", "timestamp": "timestamp", "date": "date",
+    "binary(8)": "binary", "datetime(3)": "timestamp_ntz", "timestamp": "timestamp", "date": "date",
     "json": "string", "enum('a','b')": "string", "set('x','y')": "string", "bit(5)": "bigint",
     "bit(64)": "decimal(20,0)", "tinyint(3) unsigned zerofill": "smallint", "int(10) unsigned": "bigint",
     "double": "double", "float unsigned": "float", "time(2)": "string", "year(4)": "int",
