@@ -19,7 +19,7 @@ from libs.assembler import (
     AssembledInput, Assembler, AssemblerConfig, AssemblerState, Frame, SpillStore, Transaction,
     iter_change_records,
 )
-from libs.binlog import BinlogError, DecodeContext, decode_event
+from libs.binlog import BinlogError, DecodeContext, DecodeLimits, decode_event
 from libs.binlog.constants import EventType
 from libs.binlog.records import RowsQuery
 from libs.boundary import ROWS_TYPES, query_text
@@ -44,16 +44,18 @@ class StageConfig:
     assembler: AssemblerConfig = field(default_factory=AssemblerConfig)
     segment_max_frames: int = 256  # frames per segment: the unit of parallel row decoding
     segment_max_bytes: int = 8 << 20
+    limits: DecodeLimits = field(default_factory=DecodeLimits)  # what one frame may cost to decode
 
 
-def context_for(state: AssemblerState) -> DecodeContext:
+def context_for(state: AssemblerState, limits: DecodeLimits = DecodeLimits()) -> DecodeContext:
     """Decode context of a source from its stored state (the current Format_description)."""
-    return _context(state.source, state.fde)
+    return _context(state.source, state.fde, limits)
 
 
-def _context(source: str, fde: bytes | None) -> DecodeContext:
+def _context(source: str, fde: bytes | None, limits: DecodeLimits) -> DecodeContext:
     """A fresh decode context (no table maps) under the Format_description frame `fde`."""
-    return DecodeContext(source=source, fde=_format_description(fde) if fde is not None else None)
+    return DecodeContext(source=source, fde=_format_description(fde) if fde is not None else None,
+                         limits=limits)
 
 
 @lru_cache(maxsize=64)
@@ -85,7 +87,7 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
     Spark retries it from the previous state (nothing is stored)."""
     state = AssemblerState.from_row(state_row) if state_row is not None else AssemblerState(source)
     assembler = Assembler(source, store, config.assembler, state)
-    ctx = context_for(state)
+    ctx = context_for(state, config.limits)
     ctx.defer_rows = True  # row images are decoded by decode_segment, in parallel
     out = assembler.feed(_decoded(frames, ctx, source), now=now)
     records: list[dict] = []
@@ -140,10 +142,10 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     yield {**base, "segment_no": segment_no, "frames": current}
 
 
-def decode_segment(segment: dict) -> list[dict]:
+def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[dict]:
     """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
     image that does not match its table map: the caller quarantines the whole transaction)."""
-    ctx = _context(segment["source"], segment["fde"])
+    ctx = _context(segment["source"], segment["fde"], limits)
     frames, index_of = [], {}
     for f in segment["frames"]:
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])

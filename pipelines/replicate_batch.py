@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
+from libs.binlog.limits import DecodeLimits
 from pipelines.marked_appends import MarkedAppends
 from pipelines.schemas import QUARANTINE_RECORD, spark_schema
 from pipelines.stages.rows import change_records, decode_rows
@@ -49,8 +50,9 @@ class ReplicateBatch:
     """Named foreachBatch callable (STYLE.md practice 10): session from batch_df.sparkSession."""
 
     def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
-                 partitions: int = 2, app_id: str = "cdc-replicate"):
+                 partitions: int = 2, app_id: str = "cdc-replicate", limits: DecodeLimits = DecodeLimits()):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
+        self.limits = limits
         self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
         self.release_log = ReleaseLog(paths.releases)
         self.appends = MarkedAppends()
@@ -61,7 +63,7 @@ class ReplicateBatch:
         batch = batch_df.persist()
         try:
             segments = batch.filter(F.col("kind") == "segment")
-            decoded = decode_rows(segments, self.partitions).persist()
+            decoded = decode_rows(segments, self.partitions, self.limits).persist()
             # Transactions with an undecodable segment: few or none. Asked once (decoded is
             # cached); the frame join and the anti-join of the change records run only when
             # there are some, so a clean batch shuffles neither its frames nor its changes.
