@@ -20,9 +20,9 @@ from libs.assembler import (
     iter_change_records,
 )
 from libs.binlog import BinlogError, DecodeContext, DecodeLimits, decode_event
-from libs.binlog.constants import EventType
 from libs.binlog.records import RowsQuery
-from libs.boundary import ROWS_TYPES, query_text
+from libs.binlog.shapes import is_rows, is_table_map
+from libs.boundary import query_text
 
 STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
 EVENT_INDEX_SHIFT = 20  # change_seq = event_index << 20 | row index (change_record.avsc)
@@ -129,13 +129,13 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
             size = 0
         current.append(_segment_frame(frame, index, False))
         size += len(frame.raw)
-        body, code = frame.event.body, frame.event.header.type_code
-        if code == EventType.TABLE_MAP:
+        body = frame.event.body
+        if is_table_map(frame.event):
             table_maps[body.table_id] = frame
         elif isinstance(body, RowsQuery):
             statement = frame
-        elif code in ROWS_TYPES:
-            if getattr(body, "flags", 0) & STMT_END_F:
+        elif is_rows(frame.event):
+            if body.flags & STMT_END_F:
                 statement = None
         elif query_text(frame.event) is not None:
             statement = None

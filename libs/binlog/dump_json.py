@@ -33,6 +33,8 @@ Schema (keys always present unless marked "when"):
                          the columns present in that image (WL#5092); JSON null = SQL NULL
     next_file     str    Rotate / Binlog_checkpoint file name
     dummy_replaced_type  int|null  for dummies: the type the placeholder replaced
+    undecoded     str    a known event whose body is kept as bytes (libs/binlog/shapes.py):
+                         why; it is never applied
 
 Values: integers as numbers (signedness from the Table_map when logged), FLOAT/DOUBLE as
 numbers, DECIMAL as strings ("-5.50"), DATE "YYYY-MM-DD", DATETIME ISO-8601
@@ -55,6 +57,7 @@ from .errors import UnsupportedError
 from .event_records import BinlogCheckpoint
 from .json_binary import JsonText
 from .records import JsonDiff, MariaGtid, MysqlGtid, Query, Rotate, Rows, RowsQuery, TableMap, Xid
+from .shapes import is_rows, undecoded
 from .values import render_text
 
 TEXT_TYPES = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
@@ -155,7 +158,9 @@ def event_fields(item: DumpItem) -> dict:
         return _text_or_hex(raw, "rows_query")
     if isinstance(body, TableMap):
         return {"table_map": _table_map_json(body)}
-    if isinstance(body, Rows) and item.table_map is not None:
+    if undecoded(item.event):
+        return {"undecoded": undecoded(item.event)}
+    if is_rows(item.event) and item.table_map is not None:
         return {"rows": rows_json(body, item.table_map)}
     if isinstance(body, Rotate):
         return {"next_file": body.next_file}
