@@ -71,6 +71,14 @@ def test_a_json_double_that_is_not_finite_is_a_decode_error_naming_its_position(
         assert b"inf" not in out
 
 
+def test_a_double_column_holding_inf_is_a_decode_error_in_json_not_invalid_json(tmp_path, capsysbinary):
+    path, pos = one_row_file(tmp_path, "t", T.DOUBLE, 8, float("-inf"))
+    code, out, err = run_dump(capsysbinary, "--json", path)
+    assert code == 1 and b"Infinity" not in out
+    assert err.decode().startswith(f"binlog-dump: malformed error in {path} at pos {pos} (type 30): FLOAT/DOUBLE")
+    assert all(json.loads(line) for line in out.splitlines())  # what was printed is JSON
+
+
 def test_events_kept_as_bytes_are_named_not_printed_as_rows(capsysbinary):
     code, out, _ = run_dump(capsysbinary, str(PRE_GA_FILE))
     text = out.decode("latin-1")
