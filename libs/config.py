@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits, limit_docs
+
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
 
@@ -42,8 +44,12 @@ class JobConfig:
                                           "replacing the whole table (one write) instead of a MERGE "
                                           "(0: always MERGE)", 10_000)
     idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600)
+    decode_limits: DecodeLimits = _doc("What one frame may cost to decode (a mapping, each key a field "
+                                       "of libs/binlog/limits.py DecodeLimits); beyond it the frame is "
+                                       "quarantined", DEFAULT_LIMITS)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "decode_limits", decode_limits(self.decode_limits))
         if self.unknown_event_policy not in POLICIES:
             raise ConfigError(f"unknown_event_policy must be one of {POLICIES}, got {self.unknown_event_policy!r}")
         if self.statement_format_policy not in POLICIES:
@@ -62,6 +68,24 @@ class JobConfig:
             raise ConfigError(f"target_overwrite_max_rows must be >= 0, got {self.target_overwrite_max_rows}")
         if self.max_offsets_per_trigger <= 0:
             raise ConfigError(f"max_offsets_per_trigger must be > 0, got {self.max_offsets_per_trigger}")
+
+
+def decode_limits(value: Any) -> DecodeLimits:
+    """The `decode_limits` section: a DecodeLimits, or a mapping of some of its fields (the
+    others keep their defaults), each a positive integer."""
+    if isinstance(value, DecodeLimits):
+        return value
+    if value is None:
+        return DEFAULT_LIMITS
+    if not isinstance(value, dict):
+        raise ConfigError(f"decode_limits must be a mapping of {sorted(limit_docs())}, got {value!r}")
+    unknown = sorted(set(value) - set(limit_docs()))
+    if unknown:
+        raise ConfigError(f"decode_limits: unknown setting(s) {unknown}; known: {sorted(limit_docs())}")
+    try:
+        return DecodeLimits(**value)
+    except ValueError as e:
+        raise ConfigError(f"decode_limits.{e}") from None
 
 
 def field_docs() -> dict[str, str]:

@@ -19,10 +19,10 @@ from libs.assembler import (
     AssembledInput, Assembler, AssemblerConfig, AssemblerState, Frame, SpillStore, Transaction,
     iter_change_records,
 )
-from libs.binlog import BinlogError, DecodeContext, decode_event
-from libs.binlog.constants import EventType
+from libs.binlog import BinlogError, DecodeContext, DecodeLimits, decode_event
 from libs.binlog.records import RowsQuery
-from libs.boundary import ROWS_TYPES, query_text
+from libs.binlog.shapes import is_rows, is_table_map
+from libs.boundary import query_text
 from libs.targets.decoding import DecodeHints
 
 STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
@@ -45,16 +45,18 @@ class StageConfig:
     assembler: AssemblerConfig = field(default_factory=AssemblerConfig)
     segment_max_frames: int = 256  # frames per segment: the unit of parallel row decoding
     segment_max_bytes: int = 8 << 20
+    limits: DecodeLimits = field(default_factory=DecodeLimits)  # what one frame may cost to decode
 
 
-def context_for(state: AssemblerState) -> DecodeContext:
+def context_for(state: AssemblerState, limits: DecodeLimits = DecodeLimits()) -> DecodeContext:
     """Decode context of a source from its stored state (the current Format_description)."""
-    return _context(state.source, state.fde)
+    return _context(state.source, state.fde, limits)
 
 
-def _context(source: str, fde: bytes | None) -> DecodeContext:
+def _context(source: str, fde: bytes | None, limits: DecodeLimits) -> DecodeContext:
     """A fresh decode context (no table maps) under the Format_description frame `fde`."""
-    return DecodeContext(source=source, fde=_format_description(fde) if fde is not None else None)
+    return DecodeContext(source=source, fde=_format_description(fde) if fde is not None else None,
+                         limits=limits)
 
 
 @lru_cache(maxsize=64)
@@ -86,7 +88,7 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
     Spark retries it from the previous state (nothing is stored)."""
     state = AssemblerState.from_row(state_row) if state_row is not None else AssemblerState(source)
     assembler = Assembler(source, store, config.assembler, state)
-    ctx = context_for(state)
+    ctx = context_for(state, config.limits)
     ctx.defer_rows = True  # row images are decoded by decode_segment, in parallel
     out = assembler.feed(_decoded(frames, ctx, source), now=now)
     records: list[dict] = []
@@ -128,25 +130,26 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
             size = 0
         current.append(_segment_frame(frame, index, False))
         size += len(frame.raw)
-        body, code = frame.event.body, frame.event.header.type_code
-        if code == EventType.TABLE_MAP:
+        body = frame.event.body
+        if is_table_map(frame.event):
             table_maps[body.table_id] = frame
         elif isinstance(body, RowsQuery):
             statement = frame
-        elif code in ROWS_TYPES:
-            if getattr(body, "flags", 0) & STMT_END_F:
+        elif is_rows(frame.event):
+            if body.flags & STMT_END_F:
                 statement = None
         elif query_text(frame.event) is not None:
             statement = None
     yield {**base, "segment_no": segment_no, "frames": current}
 
 
-def decode_segment(segment: dict, hints: DecodeHints | None = None) -> list[dict]:
+def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: DecodeHints | None = None
+                   ) -> list[dict]:
     """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
     image that does not match its table map: the caller quarantines the whole transaction).
     `hints`: what the target declarations know that the Table_maps may not say (UNSIGNED,
     fsp of old temporal types, charsets, ENUM/SET labels: libs/targets/decoding.py)."""
-    ctx = _context(segment["source"], segment["fde"])
+    ctx = _context(segment["source"], segment["fde"], limits)
     if hints is not None:
         ctx.unsigned_overrides = hints.unsigned_overrides
         ctx.old_temporal_fsp = hints.old_temporal_fsp

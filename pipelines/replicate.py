@@ -75,11 +75,13 @@ def build_query(spark, cfg: JobConfig, apply=None):
              .option("maxOffsetsPerTrigger", cfg.max_offsets_per_trigger)
              .load())
     decoded = frames(kafka)                                          # source, file, pos, offsets, raw, header
-    stage = StageConfig(AssemblerConfig(unknown_event_policy=UnknownEventPolicy(cfg.unknown_event_policy)))
+    stage = StageConfig(AssemblerConfig(unknown_event_policy=UnknownEventPolicy(cfg.unknown_event_policy)),
+                        limits=cfg.decode_limits)
     assembled = assemble(decoded, paths.spill_root, stage,           # segments | quarantine | release
                          idle_timeout_ms=cfg.idle_source_timeout_s * 1000)
     writer = (assembled.writeStream
-              .foreachBatch(ReplicateBatch(paths, apply, hints=getattr(apply, "decode_hints", None)))
+              .foreachBatch(ReplicateBatch(paths, apply, limits=cfg.decode_limits,
+                                           hints=getattr(apply, "decode_hints", None)))
                                                                              # rows -> apply -> Delta
               .option("checkpointLocation", f"{cfg.checkpoint.rstrip('/')}/query")
               .queryName("cdc-replicate"))

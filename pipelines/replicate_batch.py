@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
+from libs.binlog.limits import DecodeLimits
 from libs.targets.decoding import DecodeHints
 from pipelines.marked_appends import MarkedAppends
 from pipelines.schemas import QUARANTINE_RECORD, spark_schema
@@ -50,9 +51,10 @@ class ReplicateBatch:
     """Named foreachBatch callable (STYLE.md practice 10): session from batch_df.sparkSession."""
 
     def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
-                 partitions: int = 2, app_id: str = "cdc-replicate", hints: DecodeHints | None = None):
+                 partitions: int = 2, app_id: str = "cdc-replicate", limits: DecodeLimits = DecodeLimits(),
+                 hints: DecodeHints | None = None):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
-        self.hints = hints
+        self.limits, self.hints = limits, hints
         self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
         self.release_log = ReleaseLog(paths.releases)
         self.appends = MarkedAppends()
@@ -63,7 +65,7 @@ class ReplicateBatch:
         batch = batch_df.persist()
         try:
             segments = batch.filter(F.col("kind") == "segment")
-            decoded = decode_rows(segments, self.partitions, self.hints).persist()
+            decoded = decode_rows(segments, self.partitions, self.limits, self.hints).persist()
             # Transactions with an undecodable segment: few or none. Asked once (decoded is
             # cached); the frame join and the anti-join of the change records run only when
             # there are some, so a clean batch shuffles neither its frames nor its changes.

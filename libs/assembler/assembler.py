@@ -18,6 +18,7 @@ from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType, EventType
 from libs.binlog.errors import UnknownEventError
 from libs.binlog.event_records import TransactionPayload
 from libs.binlog.records import Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid, Xid, XaPrepare
+from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import (
     INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, is_known_type, query_kind, query_text,
 )
@@ -113,7 +114,11 @@ class Assembler:
             # binlog v3 (MySQL 4.x) has no Format_description: Start_v3 defines the format
             # (binlog_event.h), so it is what segments need to decode the file's events.
             self.state = evolve(self.state, fde=frame.raw)
-        self._boundary(frame, now)
+        # The codec's rule (shapes.py): a body kept as bytes is never applied nor skipped. The
+        # parser still steps over it, so the events after it keep their boundaries.
+        unapplied = undecoded_error(event, file=frame.file, pos=frame.pos, source=self.source) \
+            if undecoded(event) else None
+        self._boundary(frame, now, unapplied)
 
     def _track_position(self, frame: Frame) -> str:
         """Dedup producer redeliveries and detect gaps inside one file (positions from the bytes)."""
@@ -181,7 +186,7 @@ class Assembler:
         flavour = body.flavour if isinstance(body, FormatDescription) else self.state.flavour
         self.state = evolve(self.state, fde=frame.raw, flavour=flavour)
 
-    def _boundary(self, frame: Frame, now: int | None) -> None:
+    def _boundary(self, frame: Frame, now: int | None, unapplied=None) -> None:
         step = advance(self.state.parser, frame.event, self.state.flavour)
         if step.context is not self.state.parser:
             self.state = evolve(self.state, parser=step.context)
@@ -194,6 +199,9 @@ class Assembler:
             if step.boundary is None:
                 self._quarantine([frame], "boundary", f"{step.warning} ({where})")
                 return
+        if unapplied is not None:
+            self._bad_frame(frame, unapplied)  # quarantined; an open group is poisoned
+            return
         if step.boundary is B.SELF_CONTAINED:
             self._self_contained(frame)
         elif step.boundary is B.START:

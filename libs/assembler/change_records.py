@@ -9,7 +9,8 @@ from libs.binlog.charsets import decode_text
 from libs.binlog.constants import ColumnType, EventType
 from libs.binlog.event_records import TransactionPayload
 from libs.binlog.records import RowsQuery
-from libs.boundary import ROWS_TYPES, QueryKind, query_kind, query_text
+from libs.binlog.shapes import is_rows, is_table_map, undecoded, undecoded_error
+from libs.boundary import QueryKind, query_kind, query_text
 
 from libs.targets.decoding import DecodeHints
 
@@ -67,13 +68,15 @@ def inner_events(event) -> tuple:
 def _event_records(base: dict, frame: Frame, event, seq: int, table_maps: dict,
                    statement: str | None, hints: DecodeHints | None) -> tuple[list[dict], str | None]:
     """Records of one event (change_seq from `seq` on) and the statement in force after it."""
-    body, code = event.body, event.header.type_code
-    if code == EventType.TABLE_MAP:
+    body = event.body
+    if is_table_map(event):
         table_maps[body.table_id] = body
         return [], statement
     if isinstance(body, RowsQuery):
         return [], body.text
-    if code in ROWS_TYPES:
+    if undecoded(event):  # never a row change to guess at: the transaction is quarantined
+        raise undecoded_error(event, file=frame.file, pos=frame.pos, source=base["source"])
+    if is_rows(event):
         table_map = table_maps.get(body.table_id)
         if table_map is None:
             raise ValueError(f"rows event for table id {body.table_id} without its Table_map "

@@ -9,12 +9,13 @@ Pure Python, no Spark. Errors are typed `BinlogError`s carrying file/pos/type_co
 from .constants import EventType
 from .context import DecodeContext
 from .dummy import make_begin, make_dummy, substitute_for_replica
-from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
-                     TruncatedError, UnknownEventError, UnsupportedError)
+from .errors import (BinlogError, ChecksumError, LimitError, MalformedError,
+                     NoFormatDescriptionError, TruncatedError, UnknownEventError, UnsupportedError)
 from .event_records import (BinlogCheckpoint, CompressedQuery, DummyEvent, ExecuteLoadQuery,
                             GtidInterval, GtidList, GtidListEntry, Heartbeat, Incident, Intvar,
                             LoadBlock, LoadFileRef, Opaque, PreviousGtids, Rand, StartV3,
                             TransactionContext, TransactionPayload, UserVar, ViewChange)
+from .limits import DecodeLimits
 from .framing import check_magic, decode_event, encode_event, iter_events, iter_frames
 from .records import (Dummy, Event, FormatDescription, Header, Ignorable, MariaGtid, MysqlGtid,
                       Query, Rotate, RowChange, RowsQuery, Stop, XaPrepare, Xid)
@@ -30,8 +31,8 @@ def decode_headers(frames):
 
 __all__ = [
     "iter_events", "iter_frames", "decode_event", "encode_event", "decode_headers", "check_magic",
-    "make_dummy", "make_begin", "substitute_for_replica", "CODECS", "DecodeContext", "EventType",
-    "BinlogError", "ChecksumError", "MalformedError", "NoFormatDescriptionError",
+    "make_dummy", "make_begin", "substitute_for_replica", "CODECS", "DecodeContext", "DecodeLimits", "EventType",
+    "BinlogError", "ChecksumError", "LimitError", "MalformedError", "NoFormatDescriptionError",
     "TruncatedError", "UnknownEventError", "UnsupportedError",
     "Event", "Header", "FormatDescription", "Rotate", "Stop", "Xid", "MysqlGtid", "MariaGtid",
     "XaPrepare", "Query", "RowsQuery", "Dummy", "Ignorable", "RowChange",

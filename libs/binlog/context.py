@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .constants import CHECKSUM_CRC32
+from .limits import DEFAULT_LIMITS, DecodeLimits
 
 
 @dataclass
@@ -27,6 +28,10 @@ class DecodeContext:
     # Rows events decode to their post-header only (rows=()), no Table_map needed: the streaming
     # assemble stage places events in transactions; row images are decoded later in parallel.
     defer_rows: bool = False
+    # What one frame may cost (limits.py); configuration, like the overrides above.
+    limits: DecodeLimits = DEFAULT_LIMITS
+    # Transaction_payload events being decoded around the current one (events_mysql_group.py).
+    payload_depth: int = 0
 
     @property
     def has_checksum(self) -> bool:

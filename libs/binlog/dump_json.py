@@ -33,9 +33,11 @@ Schema (keys always present unless marked "when"):
                          the columns present in that image (WL#5092); JSON null = SQL NULL
     next_file     str    Rotate / Binlog_checkpoint file name
     dummy_replaced_type  int|null  for dummies: the type the placeholder replaced
+    undecoded     str    a known event whose body is kept as bytes (libs/binlog/shapes.py):
+                         why; it is never applied
 
 Values: integers as numbers (signedness from the Table_map when logged), FLOAT/DOUBLE as
-numbers, DECIMAL as strings ("-5.50"), DATE "YYYY-MM-DD", DATETIME ISO-8601
+numbers (inf/NaN, which no server stores and JSON cannot spell, is a malformed error), DECIMAL as strings ("-5.50"), DATE "YYYY-MM-DD", DATETIME ISO-8601
 "YYYY-MM-DDTHH:MM:SS[.ffffff]" and TIME "[-]HH:MM:SS[.ffffff]" (zero/partial dates such as
 "0000-00-00" are kept as the server's text), TIMESTAMP as epoch seconds with fraction (a number;
 exact to the microsecond up to 2038), YEAR as a number, CHAR/VARCHAR/TEXT as text when the
@@ -47,14 +49,16 @@ path, value}.
 from __future__ import annotations
 
 import json
+import math
 from typing import Iterable, Iterator
 
 from .constants import ColumnType as T
 from .dump_walk import DumpItem
-from .errors import UnsupportedError
+from .errors import BinlogError, MalformedError, UnsupportedError
 from .event_records import BinlogCheckpoint
 from .json_binary import JsonText
 from .records import JsonDiff, MariaGtid, MysqlGtid, Query, Rotate, Rows, RowsQuery, TableMap, Xid
+from .shapes import is_rows, undecoded
 from .values import render_text
 
 TEXT_TYPES = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
@@ -96,6 +100,9 @@ def json_value(value, column_type: int, collation: int | None):
         return _timestamp(value), False
     if column_type in DATETIME_TYPES:
         return value.replace(" ", "T", 1), False
+    if isinstance(value, float) and not math.isfinite(value):
+        # No server stores inf/NaN in FLOAT/DOUBLE, and JSON has no spelling for them
+        raise MalformedError(f"FLOAT/DOUBLE value {value!r}: not a value MySQL can store")
     if isinstance(value, (int, float, str)):
         return value, False
     if isinstance(value, tuple):  # VECTOR
@@ -155,7 +162,9 @@ def event_fields(item: DumpItem) -> dict:
         return _text_or_hex(raw, "rows_query")
     if isinstance(body, TableMap):
         return {"table_map": _table_map_json(body)}
-    if isinstance(body, Rows) and item.table_map is not None:
+    if undecoded(item.event):
+        return {"undecoded": undecoded(item.event)}
+    if is_rows(item.event) and item.table_map is not None:
         return {"rows": rows_json(body, item.table_map)}
     if isinstance(body, Rotate):
         return {"next_file": body.next_file}
@@ -173,7 +182,12 @@ def event_json(item: DumpItem) -> dict:
         "boundary_source": item.boundary_source, "boundary_warning": item.warning,
         "ignorable": item.ignorable, "dummy": item.dummy, "checksum_ok": e.checksum_ok,
     }
-    out.update(event_fields(item))
+    try:
+        out.update(event_fields(item))
+    except BinlogError as err:
+        if err.type_code is None:
+            err.type_code = h.type_code
+        raise err.located(file=e.file, pos=e.pos) from None
     return out
 
 

@@ -19,7 +19,10 @@ on purpose (normalisation the tests apply: compare those three line families as 
   * header times are UTC (the corpus server's time zone) where the client uses local time;
   * the per-event SQL mariadb-binlog emits for replay (SET @@session..., BINLOG '...') is not
     printed: this is a reading aid, not a replay script. Query text is printed as is.
-  * `# boundary: ...`, `# ignorable event ...` and `# dummy event ...` lines are ours.
+  * `# boundary: ...`, `# ignorable event ...`, `# dummy event ...` and `# ...: body not
+    decoded ...` lines are ours;
+  * identifiers (database, table, file and variable names) are printed with a backtick doubled
+    and control bytes as \\xNN, so a crafted name cannot forge a `###` line.
 
 Every line is a str of latin-1 code points, so `line.encode("latin-1")` gives the exact bytes
 (row values and statement texts are printed byte for byte, whatever their charset).
@@ -34,9 +37,10 @@ from .constants import EventType
 from .dump_walk import DumpItem
 from .event_records import BinlogCheckpoint, GtidList, UserVar
 from .records import (MARIA_FL_DDL, MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL,
-                      FormatDescription, MariaGtid, MysqlGtid, Query, Rotate, Rows, RowsQuery,
-                      TableMap, Xid)
-from .vv_format import format_column_vv
+                      FormatDescription, MariaGtid, MysqlGtid, Query, Rotate, RowsQuery, TableMap,
+                      Xid)
+from .shapes import is_rows, undecoded
+from .vv_format import format_column_vv, quoted
 
 STMT_END_F = 0x01
 ROWS_NAMES = {"insert": "Write_rows", "update": "Update_rows", "delete": "Delete_rows"}
@@ -48,8 +52,10 @@ def _latin(raw: bytes) -> str:
 
 
 def _name(text: str) -> str:
-    """An identifier as the bytes the server logged (names are decoded as UTF-8)."""
-    return _latin(text.encode("utf-8", "surrogateescape"))
+    """An identifier as the bytes the server logged (names are decoded as UTF-8), made safe to
+    print inside backticks: a backtick doubled (my_strmov_quoted_identifier), control bytes as
+    \\xNN, so a crafted name can neither close its quotes nor start a line of its own."""
+    return quoted(text.encode("utf-8", "surrogateescape"))[1:-1].replace("`", "``")
 
 
 def _stamp(ts: int) -> str:
@@ -90,7 +96,7 @@ def describe(item: DumpItem) -> str:
         return ("Anonymous_GTID" if body.anonymous else "GTID") + f"\tSET @@SESSION.GTID_NEXT= '{body.gtid}'"
     if isinstance(body, TableMap):
         return f"Table_map: `{_name(body.database)}`.`{_name(body.table)}` mapped to number {body.table_id}"
-    if isinstance(body, Rows):
+    if is_rows(event):
         flags = " STMT_END_F" if body.flags & STMT_END_F else ""
         return f"{ROWS_NAMES[body.kind]}: table id {body.table_id} flags:{flags}"
     if isinstance(body, Xid):
@@ -104,7 +110,7 @@ def describe(item: DumpItem) -> str:
     if isinstance(body, GtidList):
         return "Gtid list [" + ",\n# ".join(e.gtid for e in body.entries) + "]"
     if isinstance(body, UserVar):
-        return f"User_var\tname={_latin(body.name)}"
+        return f"User_var\tname={_name(body.name.decode('utf-8', 'surrogateescape'))}"
     return event.type_name.title()
 
 
@@ -123,7 +129,8 @@ def _image_lines(image: dict, tm: TableMap) -> Iterator[str]:
         try:
             yield format_column_vv(ordinal, value, t, meta, tm.nullable[ordinal])
         except KeyError:  # a type the -vv printer has no rule for (JSON diffs, VECTOR)
-            yield (f"###   @{ordinal + 1}={value!r} /* type {t} meta={meta} "
+            text = repr(value).encode("latin-1", "backslashreplace").decode("latin-1")
+            yield (f"###   @{ordinal + 1}={text} /* type {t} meta={meta} "
                    f"nullable={int(tm.nullable[ordinal])} is_null={int(value is None)} */")
 
 
@@ -172,7 +179,9 @@ def event_lines(item: DumpItem) -> list[str]:
         out.append(f"# ignorable event type {body.type_code} (LOG_EVENT_IGNORABLE_F): skipped")
     elif isinstance(body, RowsQuery):
         out += rows_query_lines(item)
-    elif isinstance(body, Rows) and item.table_map is not None:
+    elif undecoded(item.event):
+        out.append(f"# {undecoded(item.event)}; not applied")
+    elif is_rows(item.event) and item.table_map is not None:
         out += rows_lines(item)
     else:
         out += _statement_lines(item)

@@ -20,7 +20,8 @@ from libs import boundary as bp
 from .constants import BoundaryType, boundary_marker
 from .context import DecodeContext
 from .framing import check_magic, decode_event, iter_frames
-from .records import Dummy, Event, Ignorable, Rows, TableMap
+from .records import Dummy, Event, Ignorable, TableMap
+from .shapes import is_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,6 @@ def walk(data, file: str, *, start: int | None = None, stop: int | None = None,
             continue
         marked = boundary_marker(event.header.flags) is not BoundaryType.NOT_DEFINED
         body = event.body
-        table_map = ctx.table_maps.get(body.table_id) if isinstance(body, Rows) else None
+        table_map = ctx.table_maps.get(body.table_id) if is_rows(event) else None
         yield DumpItem(event, bytes(frame), event.checksum_ok is not None, step.boundary,
                        "marker" if marked else "parser", step.warning, table_map)

@@ -62,6 +62,13 @@ class MalformedError(BinlogError):
     kind = "malformed"
 
 
+class LimitError(MalformedError):
+    """Beyond a decode limit (limits.py DecodeLimits): refused before the work is done. A
+    MalformedError, since no real server writes it; the message names the limit to raise."""
+
+    kind = "limit"
+
+
 class ChecksumError(BinlogError):
     """CRC32 of the event does not match its trailing checksum."""
 

@@ -5,7 +5,8 @@ View_change_event, Transaction_payload_event (TLV header fields + compressed inn
 from __future__ import annotations
 
 from .constants import EventType
-from .errors import BinlogError, MalformedError, UnsupportedError
+from .compression import zstd_uncompress
+from .errors import BinlogError, LimitError, MalformedError, UnsupportedError
 from .event_records import TransactionContext, TransactionPayload, ViewChange
 from .wire import U32, U64, Cursor, Layout, pack_int
 
@@ -65,10 +66,14 @@ def encode_view_change(rec: ViewChange, header, ctx) -> bytes:
 
 PAYLOAD_END_MARK, PAYLOAD_SIZE, PAYLOAD_COMPRESSION_TYPE, PAYLOAD_UNCOMPRESSED_SIZE = 0, 1, 2, 3
 COMPRESSION_ZSTD, COMPRESSION_NONE = 0, 255
-MAX_UNCOMPRESSED = 1 << 30  # refuse absurd sizes before allocating
 
 
 def decode_transaction_payload(header, body: bytes, ctx) -> TransactionPayload:
+    # control_events.h: a payload holds the events of ONE transaction (GTID excluded), never
+    # another payload; refused before anything is inflated, so nesting cannot recurse.
+    if ctx.payload_depth >= ctx.limits.max_payload_depth:
+        raise LimitError(f"Transaction_payload nested {ctx.payload_depth + 1} deep (max_payload_depth "
+                         f"{ctx.limits.max_payload_depth}; MySQL never nests payloads)")
     cur = Cursor(body)
     fields, vals = [], {}
     while True:
@@ -84,28 +89,23 @@ def decode_transaction_payload(header, body: bytes, ctx) -> TransactionPayload:
     if size != cur.remaining:
         raise MalformedError(f"Transaction_payload: payload size {size} != {cur.remaining} left")
     compressed = cur.rest()
-    plain = _decompress(ctype, compressed, usize)
-    events = tuple(_inner_events(plain, header, ctx))
+    plain = _decompress(ctype, compressed, usize, ctx.limits)
+    ctx.payload_depth += 1
+    try:
+        events = tuple(_inner_events(plain, header, ctx))
+    finally:
+        ctx.payload_depth -= 1
     return TransactionPayload(ctype, usize, size, events, compressed, tuple(fields))
 
 
-def _decompress(ctype: int, data: bytes, usize: int) -> bytes:
+def _decompress(ctype: int, data: bytes, usize: int, limits) -> bytes:
     if ctype == COMPRESSION_NONE:
-        plain = data
-    elif ctype == COMPRESSION_ZSTD:
-        if usize > MAX_UNCOMPRESSED:
-            raise MalformedError(f"Transaction_payload: uncompressed size {usize} too large")
-        import zstandard  # only needed for MySQL 8 binlog_transaction_compression
-
-        try:
-            plain = zstandard.ZstdDecompressor().decompress(data, max_output_size=usize)
-        except zstandard.ZstdError as exc:
-            raise MalformedError(f"Transaction_payload: zstd: {exc}") from None
-    else:
-        raise UnsupportedError(f"Transaction_payload compression type {ctype}")
-    if len(plain) != usize:
-        raise MalformedError(f"Transaction_payload: {len(plain)} bytes != declared {usize}")
-    return plain
+        if usize != len(data):
+            raise MalformedError(f"Transaction_payload: {len(data)} bytes != declared {usize}")
+        return data
+    if ctype == COMPRESSION_ZSTD:
+        return zstd_uncompress(data, usize, "Transaction_payload", limits)
+    raise UnsupportedError(f"Transaction_payload compression type {ctype}")
 
 
 def _inner_events(plain: bytes, header, ctx):
@@ -115,6 +115,9 @@ def _inner_events(plain: bytes, header, ctx):
 
     try:
         yield from decode_frames_no_checksum(plain, ctx)
+    except LimitError as err:
+        raise LimitError(f"Transaction_payload inner event at payload offset {err.pos}: "
+                         f"{err.message}") from None
     except BinlogError as err:
         raise MalformedError(f"Transaction_payload inner event at payload offset {err.pos}: "
                              f"{err.message}") from None

@@ -7,8 +7,8 @@ codes from `statement_events.h` (0-20) and MariaDB `log_event.h` (128-131, 255).
 from __future__ import annotations
 
 import struct
-import zlib
 
+from .compression import binlog_buf_compress, binlog_buf_uncompress
 from .constants import EventType
 from .dummy import query_dummy, user_var_dummy
 from .errors import MalformedError
@@ -165,28 +165,10 @@ def encode_query(rec, header, ctx) -> bytes:
 
 # ---- Query_compressed (165): MariaDB log_event.cc binlog_buf_compress ----------------------
 
-def binlog_buf_uncompress(data: bytes, what: str = "compressed query") -> bytes:
-    """Byte 0 = 0x80 | n, then n bytes of big-endian uncompressed length, then a zlib stream."""
-    if not data or not data[0] & 0x80 or not 1 <= data[0] & 0x07 <= 4:
-        raise MalformedError(f"{what}: bad compression header")
-    n = data[0] & 0x07
-    if len(data) < 1 + n:
-        raise MalformedError(f"{what}: truncated length")
-    size = int.from_bytes(data[1:1 + n], "big")
-    try:
-        d = zlib.decompressobj()
-        plain = d.decompress(data[1 + n:], size + 1)
-    except zlib.error as exc:
-        raise MalformedError(f"{what}: zlib: {exc}") from None
-    if len(plain) != size or not d.eof:
-        raise MalformedError(f"{what}: {len(plain)} bytes, header says {size}")
-    return plain
-
-
 def decode_query_compressed(header, body: bytes, ctx) -> CompressedQuery:
     (tid, etime, err, db, status, packed), _ = _decode_query_parts(
         header, body, ctx, EventType.QUERY_COMPRESSED, None)
-    text = binlog_buf_uncompress(packed)
+    text = binlog_buf_uncompress(packed, "compressed query", ctx.limits)
     return CompressedQuery(tid, etime, err, _text(db), text, status, parse_status_vars(status),
                            compressed=packed)
 
@@ -194,8 +176,7 @@ def decode_query_compressed(header, body: bytes, ctx) -> CompressedQuery:
 def encode_query_compressed(rec: CompressedQuery, header, ctx) -> bytes:
     packed = rec.compressed
     if not packed:
-        n = max(1, (len(rec.query).bit_length() + 7) // 8)
-        packed = bytes((0x80 | n,)) + len(rec.query).to_bytes(n, "big") + zlib.compress(rec.query)
+        packed = binlog_buf_compress(rec.query)
     return _encode_query_parts(rec, EventType.QUERY_COMPRESSED, ctx, query=packed)
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import struct
 
 from .decimal_codec import make_decimal_decoder
-from .errors import MalformedError
+from .errors import LimitError, MalformedError
+from .limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
 
 _INT = {0x05: "<h", 0x06: "<H", 0x07: "<i", 0x08: "<I", 0x09: "<q", 0x0A: "<Q", 0x0B: "<d"}
 _SIZES = {"<h": 2, "<H": 2, "<i": 4, "<I": 4, "<q": 8, "<Q": 8, "<d": 8}
@@ -55,6 +57,10 @@ def write_varlen(value: int) -> bytes:
 
 
 def _double_text(v: float) -> str:
+    if not math.isfinite(v):
+        # JSON has no inf/NaN and the server never stores one (its JSON parser and DOUBLE
+        # columns refuse them): such bytes are malformed, and would print as invalid JSON.
+        raise MalformedError(f"JSON double {v!r}: not a value MySQL can store")
     text = repr(v)
     if "e" in text:
         mant, exp = text.split("e")
@@ -95,20 +101,28 @@ def _opaque_text(field_type: int, data: bytes) -> str:
 
 
 # Hostile documents (fuzz finds): a container whose value offset points back at itself recurses
-# forever, and sibling values sharing one offset double the work per level. MySQL refuses
-# documents deeper than 100 (JSON_DOCUMENT_MAX_DEPTH); a valid document has at most one value
-# per byte, so more visits than bytes means overlapping values.
-MAX_DEPTH = 100
+# forever, and sibling values sharing one offset double the work per level. A valid document
+# has at most one value per byte, so more visits than bytes means overlapping values. Depth and
+# the count of values are bounded by DecodeLimits (max_json_depth: the server's own
+# JSON_DOCUMENT_MAX_DEPTH, 100; max_json_fields).
+MAX_DEPTH = SERVER_JSON_MAX_DEPTH
 
 
-def _value(buf, type_code: int, pos: int, end: int, budget: list | None = None,
-           depth: int = 0) -> str:
+class _Budget:
+    """What is left to spend on one document: value visits (bytes), values (fields), depth."""
+
+    __slots__ = ("visits", "fields", "max_depth", "max_fields")
+
+    def __init__(self, size: int, max_depth: int, max_fields: int):
+        self.visits, self.fields = size, max_fields
+        self.max_depth, self.max_fields = max_depth, max_fields
+
+
+def _value(buf, type_code: int, pos: int, end: int, budget: _Budget, depth: int = 0) -> str:
     """Text of the value of type `type_code` stored at buf[pos:end]."""
     if type_code in (0x00, 0x01, 0x02, 0x03):
-        if budget is None:
-            budget = [len(buf)]
-        if depth >= MAX_DEPTH:
-            raise MalformedError(f"JSON document nested deeper than {MAX_DEPTH}")
+        if depth >= budget.max_depth:
+            raise LimitError(f"JSON document nested deeper than max_json_depth {budget.max_depth}")
         return _container(buf, type_code, pos, end, budget, depth + 1)
     if type_code == 0x04:
         if pos >= end:
@@ -144,7 +158,7 @@ def _literal(code: int) -> str:
         raise MalformedError(f"unknown JSON literal 0x{code:02x}") from None
 
 
-def _container(buf, type_code: int, start: int, end: int, budget: list, depth: int) -> str:
+def _container(buf, type_code: int, start: int, end: int, budget: _Budget, depth: int) -> str:
     large = type_code in (0x01, 0x03)
     is_object = type_code in (0x00, 0x01)
     w = 4 if large else 2
@@ -152,9 +166,12 @@ def _container(buf, type_code: int, start: int, end: int, budget: list, depth: i
     if start + 2 * w > end:
         raise MalformedError("JSON container header runs past the end of the body")
     count, size = struct.unpack_from(fmt + fmt[1], buf, start)
-    budget[0] -= count + 1
-    if budget[0] < 0:
+    budget.visits -= count + 1
+    if budget.visits < 0:
         raise MalformedError("JSON values overlap (more values than the document has bytes)")
+    budget.fields -= count
+    if budget.fields < 0:
+        raise LimitError(f"JSON document holds more than max_json_fields {budget.max_fields} values")
     if start + size > end:
         raise MalformedError("JSON container larger than its value")
     cend = start + size
@@ -192,17 +209,19 @@ def _container(buf, type_code: int, start: int, end: int, budget: list, depth: i
     return "[" + ", ".join(values) + "]"
 
 
-def json_binary_to_text(data) -> str:
+def json_binary_to_text(data, max_depth: int = MAX_DEPTH,
+                        max_fields: int = DEFAULT_LIMITS.max_json_fields) -> str:
     """MySQL binary JSON document -> JSON text. Empty input is JSON null (Field_json)."""
     if len(data) == 0:
         return "null"
     try:
-        return _value(data, data[0], 1, len(data))
+        return _value(data, data[0], 1, len(data), _Budget(len(data), max_depth, max_fields))
     except (struct.error, IndexError, UnicodeDecodeError) as exc:
         raise MalformedError(f"bad binary JSON: {exc}") from None
 
 
-def decode_json_value(data: bytes) -> JsonText:
-    text = JsonText(json_binary_to_text(data))
+def decode_json_value(data: bytes, max_depth: int = MAX_DEPTH,
+                      max_fields: int = DEFAULT_LIMITS.max_json_fields) -> JsonText:
+    text = JsonText(json_binary_to_text(data, max_depth, max_fields))
     text.binary = bytes(data)
     return text

@@ -6,7 +6,11 @@ valid inside these events). Bitmaps are LSB first: bit i of the bitmap is (byte[
 """
 from __future__ import annotations
 
+from itertools import chain
+
 from .errors import MalformedError
+
+_BYTE_BITS = tuple(tuple(bool(b >> i & 1) for i in range(8)) for b in range(256))  # LSB first
 
 
 def read_packed(buf, pos: int, end: int | None = None) -> tuple[int, int]:
@@ -44,8 +48,9 @@ def read_bitmap(buf, pos: int, nbits: int, end: int | None = None) -> tuple[tupl
         end = len(buf)
     if pos + nbytes > end:
         raise MalformedError("bitmap runs past the end of the body")
-    value = int.from_bytes(buf[pos:pos + nbytes], "little")
-    return tuple(bool((value >> i) & 1) for i in range(nbits)), pos + nbytes
+    # per byte, from a table: one shift of an n-bit integer per bit made wide tables quadratic
+    bits = tuple(chain.from_iterable(map(_BYTE_BITS.__getitem__, buf[pos:pos + nbytes])))
+    return bits[:nbits], pos + nbytes
 
 
 def write_bitmap(bits, pad_with_ones: bool = False) -> bytes:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import struct
 import zlib
 
+from .compression import binlog_buf_compress, binlog_buf_uncompress
 from .constants import ColumnType as T
 from .context import DecodeContext
-from .errors import BinlogError, MalformedError, TruncatedError
+from .errors import BinlogError, LimitError, MalformedError, TruncatedError
+from .limits import DEFAULT_LIMITS, DecodeLimits
 from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
 from .fastrec import fast_constructor
@@ -58,7 +60,11 @@ def _layout_key(tm: TableMap, ctx: DecodeContext) -> tuple:
     overrides = ctx.unsigned_overrides.get((tm.database, tm.table), frozenset())
     fsp = _old_temporal_fsp(ctx, tm)
     return (tm.column_types, tm.column_metas, tm.signedness, overrides,
-            tuple(sorted(fsp.items())), ctx.flavour)
+            tuple(sorted(fsp.items())), ctx.flavour, _json_limits(ctx))
+
+
+def _json_limits(ctx: DecodeContext) -> tuple[int, int]:
+    return ctx.limits.max_json_depth, ctx.limits.max_json_fields
 
 
 def _is_unsigned(signedness, overrides, ordinal: int) -> bool:
@@ -73,12 +79,12 @@ def table_codecs(tm: TableMap, ctx: DecodeContext, key: tuple | None = None) -> 
     hit = _codec_cache.get(key)
     if hit is not None:
         return hit
-    types, metas, signedness, overrides, fsp_items, flavour = key
+    types, metas, signedness, overrides, fsp_items, flavour, json_limits = key
     fsp = dict(fsp_items)
     decoders, encoders = [], []
     for i, (t, meta) in enumerate(zip(types, metas)):
         unsigned = _is_unsigned(signedness, overrides, i)
-        dec, enc = column_codec(ColumnSpec(t, meta, unsigned, fsp.get(i, 0), flavour))
+        dec, enc = column_codec(ColumnSpec(t, meta, unsigned, fsp.get(i, 0), flavour, json_limits))
         decoders.append(dec)
         encoders.append(enc)
     if len(_codec_cache) > 4096:
@@ -88,12 +94,20 @@ def table_codecs(tm: TableMap, ctx: DecodeContext, key: tuple | None = None) -> 
     return decoders, encoders
 
 
+# Images of more present columns use the per-column loop: generated code costs ~60 us per
+# column to compile and stays cached, so thousands of distinct wide layouts (a hostile stream)
+# would cost seconds and hundreds of MB; real tables are far narrower.
+COMPILE_MAX_COLUMNS = 512
+
+
 def image_decoder(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
     key = _layout_key(tm, ctx)
     hit = _image_cache.get((key, present))
     if hit is None:
-        hit = _image_cache[(key, present)] = _compile_image(
-            present, table_codecs(tm, ctx, key)[0], key)
+        decoders = table_codecs(tm, ctx, key)[0]
+        hit = _image_cache[(key, present)] = (
+            _compile_image(present, decoders, key) if sum(present) <= COMPILE_MAX_COLUMNS
+            else _image_decoder(present, decoders))
     return hit
 
 
@@ -101,19 +115,16 @@ def _image_decoder(present: tuple[bool, ...], decoders: list):
     """Decoder of one row image for a columns-present bitmap (WL#5092: only those columns)."""
     cols = [(i, decoders[i]) for i, p in enumerate(present) if p]
     nbytes = (len(cols) + 7) >> 3
-    from_bytes = int.from_bytes
 
     def decode(buf, pos):
-        nulls = from_bytes(buf[pos:pos + nbytes], "little")
+        nulls = buf[pos:pos + nbytes]  # bit k of byte k // 8: no big-int work per column
         pos += nbytes
         row = {}
-        bit = 1
-        for ordinal, dec in cols:
-            if nulls & bit:
+        for k, (ordinal, dec) in enumerate(cols):
+            if nulls[k >> 3] >> (k & 7) & 1:
                 row[ordinal] = None
             else:
                 row[ordinal], pos = dec(buf, pos)
-            bit <<= 1
         return row, pos
 
     return decode
@@ -148,7 +159,7 @@ def _inline_kind(t: int, meta: int, unsigned: bool):
 
 
 def _compile_image(present: tuple[bool, ...], decoders: list, key: tuple):
-    types, metas, signedness, overrides, _fsp, _flavour = key
+    types, metas, signedness, overrides, _fsp, _flavour, _json = key
     cols = [i for i, p in enumerate(present) if p]
     kinds = []
     for i in cols:
@@ -180,14 +191,18 @@ def _compile_image(present: tuple[bool, ...], decoders: list, key: tuple):
         return [f"{ind}n = pos + {width} + from_bytes(buf[pos:pos + {width}], 'little')",
                 f"{ind}{target} = buf[pos + {width}:n]", f"{ind}pos = n"]
 
+    # The NULL-bitmap mask lives in `env`, never as a decimal literal (a table of more than
+    # ~14,000 columns would hit Python's int-string limit), and the slow path tests each bit in
+    # its byte: one big-int operation per column made wide tables quadratic.
+    env["MASK"] = (1 << len(cols)) - 1
     lines = ["def decode(buf, pos):"]
     if nbytes == 0:
         lines.append("    nulls = 0")
     elif nbytes == 1:
-        lines.append(f"    nulls = buf[pos] & {(1 << len(cols)) - 1}")
+        lines.append("    nulls = buf[pos] & MASK")
     else:
-        lines.append(f"    nulls = from_bytes(buf[pos:pos + {nbytes}], 'little') & "
-                     f"{(1 << len(cols)) - 1}")
+        lines.append(f"    nulls = from_bytes(buf[pos:pos + {nbytes}], 'little') & MASK")
+    lines.append("    nb = pos")
     lines.append(f"    pos += {nbytes}")
     # no NULL among the present columns: fixed-width runs merged, one dict display
     lines.append("    if not nulls:")
@@ -208,7 +223,7 @@ def _compile_image(present: tuple[bool, ...], decoders: list, key: tuple):
     lines.append("        return {" + ", ".join(f"{o}: v{k}" for k, o in enumerate(cols)) + "}, pos")
     lines.append("    row = {}")
     for k, ordinal in enumerate(cols):
-        lines.append(f"    if nulls & {1 << k}:")
+        lines.append(f"    if buf[nb + {k >> 3}] & {1 << (k & 7)}:")
         lines.append(f"        row[{ordinal}] = None")
         lines.append("    else:")
         lines += value_code(k, ordinal, f"row[{ordinal}]", "        ")
@@ -265,22 +280,10 @@ def _split_header(type_code: int, body, ctx: DecodeContext):
     return table_id, flags, extra, pos
 
 
-def uncompress_payload(payload) -> bytes:
+def uncompress_payload(payload, limits: DecodeLimits = DEFAULT_LIMITS) -> bytes:
     if not payload:
         raise MalformedError("compressed rows payload empty")
-    head = payload[0]
-    if not head & 0x80:
-        raise MalformedError("compressed rows payload without the compressed flag")
-    if (head >> 4) & 0x07:
-        raise MalformedError(f"unknown binlog compression algorithm {(head >> 4) & 7}")
-    nlen = head & 0x07
-    if not 1 <= nlen <= 4 or len(payload) < 1 + nlen:
-        raise MalformedError(f"compressed rows length-of-length {nlen} impossible")
-    size = int.from_bytes(payload[1:1 + nlen], "big")
-    data = zlib.decompress(bytes(payload[1 + nlen:]))
-    if len(data) != size:
-        raise MalformedError(f"compressed rows: {len(data)} bytes, header says {size}")
-    return data
+    return binlog_buf_uncompress(payload, "compressed rows", limits)
 
 
 def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
@@ -308,7 +311,7 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
     compressed = None
     if type_code in COMPRESSED_TYPES:
         compressed = bytes(body[pos:])
-        body, pos = uncompress_payload(compressed), 0
+        body, pos = uncompress_payload(compressed, ctx.limits), 0
         end = len(body)
     first = _image_for(tm, ctx, present1)
     null_pad = True
@@ -316,17 +319,17 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         null_pad = bool(body[pos + (n_present >> 3)] >> (n_present % 8))
     second = None
     if kind == "update":
-        second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm)
+        second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm, _json_limits(ctx))
                   if type_code == PARTIAL_UPDATE else _image_for(tm, ctx, present2))
-    if pos < end and not n_present and (
-            kind != "update" or (type_code != PARTIAL_UPDATE and not n_present2)):
-        # zero-byte row images: the rows would never reach the end of the event (fuzz find)
-        raise MalformedError("rows event with no columns present but row data")
+    if pos < end:
+        _check_images(kind, n_present, n_present2)
+    row_bytes = ((n_present + 7) >> 3) + (((n_present2 + 7) >> 3) or 1 if kind == "update" else 0)
     try:
-        rows = _read_changes(kind, first, second, body, pos, end)
+        rows = _read_changes(kind, first, second, body, pos, end,
+                             ctx.limits.max_rows_per_event, row_bytes)
     except (BinlogError, struct.error, IndexError, OverflowError, ValueError) as exc:
         hint = old_temporal_hint(tm, ctx)
-        if not hint:
+        if not hint or isinstance(exc, LimitError):
             raise
         message = exc.message if isinstance(exc, BinlogError) else f"{type(exc).__name__}: {exc}"
         raise MalformedError(message + hint) from None
@@ -362,7 +365,8 @@ def _present_bits(body: bytes, pos: int, width: int, end: int):
 
 def _image_for(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
     names = (tm.database, tm.table)
-    cfg = (ctx.unsigned_overrides.get(names), _old_temporal_fsp(ctx, tm), ctx.flavour)
+    cfg = (ctx.unsigned_overrides.get(names), _old_temporal_fsp(ctx, tm), ctx.flavour,
+           _json_limits(ctx))
     key = (id(tm), present)
     hit = _tm_images.get(key)
     if hit is not None and hit[0] is tm and hit[1] == cfg:
@@ -374,34 +378,62 @@ def _image_for(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
     return decoder
 
 
-def _read_changes(kind: str, first, second, body, pos: int, end: int) -> list[RowChange]:
-    """Row images until the end of the body: [before][after] per change (WL#5092)."""
+def _check_images(kind: str, n_present: int, n_present2: int) -> None:
+    """rows_event.h: each row is its image(s) under the columns-present bitmaps. An image of no
+    column identifies no row (WL#5092: the before image finds the row, the after image holds at
+    least the columns the statement set), so row data under an empty bitmap is malformed; it
+    would otherwise fabricate one change per NULL-bitmap byte (or never advance)."""
+    if not n_present:
+        side = "after" if kind == "insert" else "before"
+        raise MalformedError(f"{kind} rows event with no columns present in its {side} image "
+                             f"but row data")
+    if kind == "update" and not n_present2:
+        raise MalformedError("update rows event with no columns present in its after image "
+                             "but row data")
+
+
+def _read_changes(kind: str, first, second, body, pos: int, end: int, max_rows: int,
+                  row_bytes: int) -> list[RowChange]:
+    """Row images until the end of the body: [before][after] per change (WL#5092). A change
+    takes at least `row_bytes` (its NULL bitmaps): when the body cannot hold more than
+    `max_rows` changes, no count is kept; else the count stops at the limit."""
     rows = []
     append = rows.append
     make = _make_change
+    unbounded = (end - pos) // max(row_bytes, 1) > max_rows
     if kind == "update":
         while pos < end:
             before, pos = first(body, pos)
             after, pos = second(body, pos)
             append(make(before, after))
+            if unbounded and len(rows) > max_rows:
+                _too_many(max_rows)
     elif kind == "insert":
         while pos < end:
             after, pos = first(body, pos)
             append(make(None, after))
+            if unbounded and len(rows) > max_rows:
+                _too_many(max_rows)
     else:
         while pos < end:
             before, pos = first(body, pos)
             append(make(before, None))
+            if unbounded and len(rows) > max_rows:
+                _too_many(max_rows)
     if pos != end:
         raise MalformedError(f"last row image runs {pos - end} bytes past the end of the event")
     return rows
+
+
+def _too_many(max_rows: int):
+    raise LimitError(f"rows event holds more than max_rows_per_event {max_rows} row changes")
 
 
 def _json_columns(tm: TableMap) -> list[int]:
     return [i for i, t in enumerate(tm.column_types) if t == T.JSON]
 
 
-def _partial_after_decoder(present, decoders, tm: TableMap):
+def _partial_after_decoder(present, decoders, tm: TableMap, json_limits: tuple[int, int]):
     """Partial_update_rows after image: value_options, partial-JSON bitmap, then the image with
     Json_diff vectors in place of the JSON columns whose bit is set (json_diff.h)."""
     json_cols = _json_columns(tm)
@@ -424,7 +456,7 @@ def _partial_after_decoder(present, decoders, tm: TableMap):
             if nulls >> k & 1:
                 row[ordinal] = None
             elif ordinal in partial:
-                row[ordinal], pos = _decode_json_diffs(buf, pos)
+                row[ordinal], pos = _decode_json_diffs(buf, pos, json_limits)
             else:
                 row[ordinal], pos = decoders[ordinal](buf, pos)
         return row, pos
@@ -432,7 +464,7 @@ def _partial_after_decoder(present, decoders, tm: TableMap):
     return decode
 
 
-def _decode_json_diffs(buf, pos):
+def _decode_json_diffs(buf, pos, json_limits: tuple[int, int]):
     length = int.from_bytes(buf[pos:pos + 4], "little")
     pos += 4
     end = pos + length
@@ -451,7 +483,7 @@ def _decode_json_diffs(buf, pos):
             n, pos = read_packed(buf, pos, end)
             if pos + n > end:
                 raise MalformedError("JSON diff value longer than its vector")
-            value = decode_json_value(bytes(buf[pos:pos + n]))
+            value = decode_json_value(bytes(buf[pos:pos + n]), *json_limits)
             pos += n
         diffs.append(JsonDiff(JSON_DIFF_OPS[op], path, value))
     if pos != end:
@@ -561,5 +593,4 @@ def _same(compressed: bytes, payload: bytes) -> bool:
 
 
 def compress_payload(payload: bytes) -> bytes:
-    nlen = max(1, (len(payload).bit_length() + 7) // 8)
-    return bytes((0x80 | nlen,)) + len(payload).to_bytes(nlen, "big") + zlib.compress(payload)
+    return binlog_buf_compress(payload)

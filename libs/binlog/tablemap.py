@@ -17,7 +17,7 @@ from __future__ import annotations
 from .column_meta import ENUM_OR_SET, read_metas, real_type, write_metas
 from .constants import ColumnType as T
 from .context import DecodeContext
-from .errors import BinlogError, MalformedError
+from .errors import BinlogError, LimitError, MalformedError
 from .packed import read_bitmap, read_msb_bitmap, read_packed, write_bitmap, write_packed
 from .records import TableMap
 
@@ -61,7 +61,7 @@ def decode_table_map(body: bytes, ctx: DecodeContext) -> TableMap:
     if type(body) is not bytes:
         body = bytes(body)
     # Everything _decode reads besides the body must be in the key.
-    key = (body, post_header_length(ctx), ctx.flavour)
+    key = (body, post_header_length(ctx), ctx.flavour, ctx.limits.max_columns)
     hit = _TM_CACHE.get(key)
     if hit is not None:
         return hit
@@ -102,6 +102,9 @@ def _decode(buf, ctx: DecodeContext) -> TableMap:
     database, pos = _name(buf, post_len, end)
     table, pos = _name(buf, pos, end)
     ncols, pos = read_packed(buf, pos, end)
+    if ncols > ctx.limits.max_columns:
+        raise LimitError(f"Table_map {database}.{table} has {ncols} columns, more than max_columns "
+                         f"{ctx.limits.max_columns} (MAX_FIELDS)")
     if pos + ncols > end:
         raise MalformedError("Table_map column types runs past the end of the body")
     wire_types = tuple(buf[pos:pos + ncols])

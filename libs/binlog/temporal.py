@@ -31,6 +31,14 @@ def _frac_text(usec: int, fsp: int) -> str:
     return "" if not fsp else "." + str(usec // 10 ** (6 - fsp)).zfill(fsp)
 
 
+def _check_usec(usec: int) -> None:
+    """my_time.cc: the fraction is microseconds, 0..999999. Bytes holding more (a 1-byte
+    fraction is hundredths, at most 99) are no value the server writes, and the text would not
+    re-encode into the same width."""
+    if not 0 <= usec < 1_000_000:
+        raise MalformedError(f"fractional seconds {usec} out of range 0-999999 microseconds")
+
+
 def _check_fsp(fsp: int) -> None:
     if not 0 <= fsp <= 6:
         raise MalformedError(f"fractional seconds precision {fsp} out of range 0-6")
@@ -84,6 +92,7 @@ def make_time2(fsp: int):
         if neg:
             packed = -packed
         hms, usec = packed >> 24, packed & 0xFFFFFF
+        _check_usec(usec)
         text = (f"{'-' if neg else ''}{(hms >> 12) & 0x3FF:02d}:{(hms >> 6) & 63:02d}:"
                 f"{hms & 63:02d}{_frac_text(usec, fsp)}")
         return text, end
@@ -126,6 +135,7 @@ def make_datetime2(fsp: int):
                 f"{(hms >> 6) & 63:02d}:{hms & 63:02d}")
         if fsp:
             usec = _from(buf[pos + 5:end], "big", signed=True) * unit
+            _check_usec(usec)
             text += _frac_text(usec, fsp)
         return text, end
 
@@ -157,6 +167,7 @@ def _seconds_and_fraction(fsp: int, unit: int):
         if not fsp:
             return str(seconds), end
         usec = _from(buf[pos + 4:end], "big") * unit
+        _check_usec(usec)
         return f"{seconds}{_frac_text(usec, fsp)}", end
 
     def encode(value: str) -> bytes:

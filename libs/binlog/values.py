@@ -33,6 +33,7 @@ from .constants import ColumnType as T
 from .decimal_codec import make_decimal_decoder, make_decimal_encoder
 from .errors import MalformedError, UnsupportedError
 from .json_binary import JsonText, decode_json_value
+from .limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
 
 
 class ColumnSpec(NamedTuple):
@@ -41,6 +42,7 @@ class ColumnSpec(NamedTuple):
     unsigned: bool = False
     old_temporal_fsp: int = 0  # MariaDB 5.3 hires TIME/DATETIME/TIMESTAMP: fsp not in the Table_map
     flavour: str = "mysql"
+    json_limits: tuple[int, int] = (SERVER_JSON_MAX_DEPTH, DEFAULT_LIMITS.max_json_fields)  # depth, fields
 
 
 Decoder = Callable[[bytes, int], tuple]
@@ -159,10 +161,11 @@ def _old_decimal(spec: ColumnSpec):
 
 def _json(spec: ColumnSpec):
     decode_raw, encode_raw = _blob(spec)
+    max_depth, max_fields = spec.json_limits
 
     def decode(buf, pos):
         raw, end = decode_raw(buf, pos)
-        return decode_json_value(raw), end
+        return decode_json_value(raw, max_depth, max_fields), end
 
     def encode(value) -> bytes:
         binary = getattr(value, "binary", None)

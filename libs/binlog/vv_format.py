@@ -81,6 +81,12 @@ def _geometry(value: bytes, meta: int) -> str:
     return quoted(value)
 
 
+def _json(value, meta: int) -> str:
+    # MySQL's print_verbose prints the document's text quoted; its bytes are UTF-8 (the
+    # document's strings keep undecodable bytes as surrogate escapes)
+    return quoted(str(value).encode("utf-8", "surrogateescape"))
+
+
 VALUE_FORMATS: dict[int, Callable] = {
     T.TINY: _signed_unsigned(8), T.SHORT: _signed_unsigned(16), T.INT24: _signed_unsigned(24),
     T.LONG: _signed_unsigned(32), T.LONGLONG: _signed_unsigned(64),
@@ -91,6 +97,7 @@ VALUE_FORMATS: dict[int, Callable] = {
     T.VARCHAR: _string, T.VAR_STRING: _string, T.STRING: _string, T.BLOB: _string,
     T.TINY_BLOB: _string, T.MEDIUM_BLOB: _string, T.LONG_BLOB: _string,
     T.ENUM: lambda v, m: str(v), T.SET: _set, T.BIT: _bit, T.GEOMETRY: _geometry,
+    T.JSON: _json,
 }
 
 _BLOB_NAMES = {1: "TINYBLOB/TINYTEXT", 2: "BLOB/TEXT", 3: "MEDIUMBLOB/MEDIUMTEXT", 4: "LONGBLOB/LONGTEXT"}
@@ -110,7 +117,7 @@ TYPE_NAMES: dict[int, Callable[[int], str]] = {
     T.BLOB: lambda m: _BLOB_NAMES.get(m, ""),
     T.VARCHAR: lambda m: f"VARSTRING({m})", T.VAR_STRING: lambda m: f"VARSTRING({m})",
     T.STRING: lambda m: f"STRING({string_max_length(m)})",
-    T.GEOMETRY: lambda m: "GEOMETRY",
+    T.GEOMETRY: lambda m: "GEOMETRY", T.JSON: lambda m: "JSON",
 }
 
 

@@ -23,6 +23,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from libs.arrow_rows import rows as arrow_rows
 from libs.binlog.errors import BinlogError
+from libs.binlog.limits import DecodeLimits
 from libs.gc_pause import gc_paused
 from libs.stream_assembly import decode_segment
 from libs.targets.decoding import DecodeHints
@@ -50,16 +51,16 @@ def _as_micros(batch: pa.RecordBatch) -> pa.Table:
 class DecodeSegments:
     """The mapInArrow function: picklable, no globals."""
 
-    def __init__(self, hints: DecodeHints | None = None):
+    def __init__(self, limits: DecodeLimits = DecodeLimits(), hints: DecodeHints | None = None):
         self.out_schema = to_arrow_schema(decoded_schema())
-        self.hints = hints
+        self.limits, self.hints = limits, hints
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pending: list[dict] = []
         for batch in batches:
             with gc_paused():  # libs/gc_pause.py: one input batch's segments and records
                 for seg in arrow_rows(_as_micros(batch)):
-                    pending.extend(_decoded_or_error(seg, self.hints))
+                    pending.extend(_decoded_or_error(seg, self.limits, self.hints))
                     # Full batches only: RecordBatch.from_pylist costs ~0.4 ms a call whatever the
                     # row count, so one call per (small) segment was most of this stage's time.
                     while len(pending) >= OUT_BATCH_ROWS:
@@ -69,9 +70,9 @@ class DecodeSegments:
             yield pa.RecordBatch.from_pylist(pending, schema=self.out_schema)
 
 
-def _decoded_or_error(seg: dict, hints: DecodeHints | None) -> list[dict]:
+def _decoded_or_error(seg: dict, limits: DecodeLimits, hints: DecodeHints | None) -> list[dict]:
     try:
-        return decode_segment(seg, hints)
+        return decode_segment(seg, limits, hints)
     except (BinlogError, ValueError, KeyError) as err:
         kind = getattr(err, "kind", type(err).__name__)
         return [{"source": seg["source"], "trx_id": seg["trx_id"], "trx_file": seg["trx_file"],
@@ -97,14 +98,15 @@ def slot_keys(spark: SparkSession, partitions: int) -> list[int]:
     return _SLOT_KEYS[partitions]
 
 
-def decode_rows(segments: DataFrame, partitions: int, hints: DecodeHints | None = None) -> DataFrame:
+def decode_rows(segments: DataFrame, partitions: int, limits: DecodeLimits = DecodeLimits(),
+                hints: DecodeHints | None = None) -> DataFrame:
     """segments (kind == 'segment') -> decoded change records (+ error rows); `hints`: what the
     target declarations know that the binlog may not say (libs/targets/decoding.py)."""
     keys = slot_keys(segments.sparkSession, partitions)
     slot = F.pmod(F.hash("source", "trx_id") + F.col("segment_no"), F.lit(partitions))
     key = F.element_at(F.array(*[F.lit(k) for k in keys]), slot + 1)
     spread = segments.repartition(partitions, key)
-    return spread.mapInArrow(DecodeSegments(hints), decoded_schema())
+    return spread.mapInArrow(DecodeSegments(limits, hints), decoded_schema())
 
 
 def change_records(decoded: DataFrame, failed: DataFrame | None = None) -> DataFrame:

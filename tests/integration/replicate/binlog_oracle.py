@@ -150,6 +150,13 @@ def statement_of(ev: OracleEvent) -> str | None:
     return normalise_statement(text)
 
 
+def _is_create_file(ev: OracleEvent) -> bool:
+    """mariadb-binlog prints a binlog v3 Create_file as a commented-out LOAD DATA Query
+    (`# LOAD DATA ...`, `# file_id: N  block_len: M`)."""
+    return any(line.startswith("# LOAD DATA") for line in ev.body) and \
+        any(line.startswith("# file_id: ") for line in ev.body)
+
+
 def normalise_statement(sql: str) -> str:
     """mariadb-binlog rebuilds a LOAD DATA head when printing Execute_load_query: its temporary
     file name, LOCAL, and the duplicate handling from the event's fields (log_event.cc
@@ -281,6 +288,8 @@ def interpret(events: list[OracleEvent], bad_crc: set[int]) -> tuple[list[Oracle
         # a Query
         sql = statement_of(ev)
         if sql is None:
+            if _is_create_file(ev):  # LOAD DATA content kept as bytes: never applied, never dropped
+                quarantined.add(ev.at)
             continue
         control = _control(sql)
         if control == "begin":

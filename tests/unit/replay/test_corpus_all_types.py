@@ -79,7 +79,7 @@ def test_replayed_corpus_equals_the_server_tables(scenario, allowed):
     frames = [InputFrame(raw, binlog.name, pos) for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
     records, _ = assemble_group(scenario, None, frames, InMemorySpillStore())
     hints = DecodeHints(catalog.targets)
-    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r, hints)]
+    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r, hints=hints)]
     differing, cells = set(), 0
     for target in catalog.targets:
         group = sorted((c for c in changes if (c["database"], c["table"]) == (target.database, target.table)),
