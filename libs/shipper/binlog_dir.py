@@ -91,6 +91,8 @@ class Inputs:
     files: list[Path]
     index: Path | None = None
     explicit: tuple[Path, ...] = ()  # given by the user: read as named, not from the index
+    directory: Path | None = None  # a binlog directory given without an index file
+    continues: bool = True  # the index goes on after the files (False: it does not list them)
 
     @classmethod
     def from_paths(cls, paths: list[Path], *, follow: bool = False) -> "Inputs":
@@ -105,7 +107,7 @@ class Inputs:
                            key=lambda p: binlog_sort_key(p.name))
             if not files:
                 raise ShipError(f"{dirs[0]}: no .index file and no binlog files")
-            return cls(files)
+            return cls(files, directory=dirs[0])
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise ShipError(f"binlog file(s) not found: {', '.join(missing)}")
@@ -116,11 +118,18 @@ class Inputs:
 
     @property
     def root(self) -> Path | None:
-        """The directory every file after the explicit ones must lie in (None: no index)."""
-        return self.index.parent if self.index is not None else None
+        """The directory every file not named by the user must lie in."""
+        return self.index.parent if self.index is not None else self.directory
 
     def from_index(self, path: Path) -> bool:
-        return self.index is not None and path not in self.explicit
+        """Named by an index or a directory listing, not by the user: must stay in root."""
+        return self.root is not None and path not in self.explicit
+
+    @property
+    def can_follow_rotation(self) -> bool:
+        """Whether a file after the current last one can ever be learnt: only from an index
+        that lists the files (a Rotate's name alone is not trusted)."""
+        return self.index is not None and self.continues
 
     def refresh(self) -> None:
         if self.index is None:
@@ -131,7 +140,8 @@ class Inputs:
             return
         names = [p.name for p in listed]
         last = self.explicit[-1].name
-        later = listed[names.index(last) + 1:] if last in names else []
+        self.continues = last in names
+        later = listed[names.index(last) + 1:] if self.continues else []
         self.files = list(self.explicit) + later
 
     def remaining_bytes(self, name: str | None, pos: int) -> int | None:

@@ -184,10 +184,10 @@ def _events_of(reader: FileReader, inputs: Inputs, index: int, follow: bool, pol
                 if reader.pending:
                     raise reader.incomplete(f"the index lists {inputs.files[index + 1].name} after it")
                 return
-            if inputs.index is None and reader.last_type in FILE_ENDERS:
+            if not inputs.can_follow_rotation and reader.last_type in FILE_ENDERS:
                 # the Rotate names the next file, but only an index may say what to open
                 raise ShipError("the file ends with a Rotate/Stop and no index file lists the "
-                                "next one: cannot follow it", source=reader.source,
+                                "files after it: cannot follow it", source=reader.source,
                                 file=reader.name, pos=reader.pos)
         time.sleep(poll_s)
 

@@ -109,7 +109,7 @@ def test_follow_of_explicit_files_continues_only_with_files_the_index_lists(tmp_
     got, err = shipped_until_error(Inputs.from_paths([live], follow=True), follow=True,
                                    poll_s=0.01, should_stop=stop_after(5))
     assert {name for name, _ in got} == {ROW_FULL.name}
-    assert "no index file lists the next one" in str(err) and f"file {ROW_FULL.name}" in str(err)
+    assert "no index file lists the files after it" in str(err) and f"file {ROW_FULL.name}" in str(err)
     (tmp_path / "mdb-bin.index").write_text(f"./{ROW_FULL.name}\n./{MISC.name}\n")
     names = [n for n, _, _ in iter_file_events(Inputs.from_paths([live], follow=True), "s",
                                                follow=True, poll_s=0.01,
@@ -168,3 +168,21 @@ def test_follow_refuses_a_finished_file_that_ends_inside_an_event(tmp_path):
     assert [p for _, p in got] == [p for p, _ in frames[:10]]
     assert isinstance(err, IncompleteFileError) and "mdb-bin.000013 after it" in str(err)
     assert f"file {MISC.name}, pos {frames[10][0]}" in str(err)
+
+
+def test_follow_of_a_file_its_directory_index_does_not_list_stops_at_the_rotate(tmp_path):
+    live = tmp_path / ROW_FULL.name
+    live.write_bytes(ROW_FULL.read_bytes())
+    (tmp_path / "mdb-bin.index").write_text("./mdb-bin.000005\n")
+    got, err = shipped_until_error(Inputs.from_paths([live], follow=True), follow=True,
+                                   poll_s=0.01, should_stop=stop_after(5))
+    assert len(got) == len(frames_of(ROW_FULL)) and "cannot follow it" in str(err)
+
+
+def test_a_directory_without_index_does_not_follow_symlinks_out_of_it(tmp_path):
+    (tmp_path / "bin").mkdir()
+    secret = tmp_path / "secret-bin.000007"
+    secret.write_bytes(MISC.read_bytes())
+    os.symlink(secret, tmp_path / "bin" / "mdb-bin.000007")
+    with pytest.raises(UnsafePathError, match="outside the binlog directory"):
+        list(iter_file_events(Inputs.from_paths([tmp_path / "bin"]), "s"))
