@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--topic", required=True)
     ap.add_argument("--source", required=True, help="source id: record key and `source` header")
     ap.add_argument("--follow", action="store_true",
-                    help="files: keep following the newest file as it grows")
+                    help="files: keep following the newest file as it grows, and the files the "
+                         "directory's index file lists after it (a partial last event is waited "
+                         "for; without --follow every file must end on an event boundary)")
     ap.add_argument("--user", help="replication user (--server; or `user=` of the option file)")
     ap.add_argument("--password-file", type=Path, metavar="FILE",
                     help="file holding the replication password (one trailing newline ignored)")
