@@ -4,7 +4,10 @@ nothing here reads the environment.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+import math
+import re
+import typing
+from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +20,27 @@ EXEC_MODES = ("strict", "idempotent")
 
 
 class ConfigError(ValueError):
-    pass
+    """Any configuration or declaration problem (job settings, target declarations, DDL):
+    one type, so an entry point reports every one of them the same way, as one line."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
-def _doc(text: str, default: Any = None, **kw) -> Any:
-    return field(default=default, metadata={"doc": text}, **kw)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def one_line(text: str) -> str:
+    """A message for a terminal line: no newlines (YAML and SQL parser errors quote the input
+    over several lines, with ANSI underlining)."""
+    return " ".join(_ANSI.sub("", str(text)).split())
+
+
+def _doc(text: str, default: Any = None, *, minimum: float | None = None,
+         choices: tuple[str, ...] = (), **kw) -> Any:
+    """A field declared once: doc line, default and the bounds its type does not say."""
+    return field(default=default, metadata={"doc": text, "minimum": minimum, "choices": choices},
+                 **kw)
 
 
 @dataclass(frozen=True)
@@ -33,41 +52,78 @@ class JobConfig:
     target_ddl: str | None = _doc("File of CREATE TABLE statements declaring the replica's tables")
     targets: str | None = _doc("YAML file of target declarations (names, keys, defaults, capabilities)")
     available_now: bool = _doc("Process everything currently in the topic, then exit", False)
-    trigger_seconds: float = _doc("Micro-batch trigger interval when running continuously", 1.0)
-    max_offsets_per_trigger: int = _doc("Upper bound of Kafka records per micro-batch", 200_000)
-    unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail")
-    statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine", "fail")
-    exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)", "strict")
+    trigger_seconds: float = _doc("Micro-batch trigger interval when running continuously", 1.0,
+                                  minimum=0.001)
+    max_offsets_per_trigger: int = _doc("Upper bound of Kafka records per micro-batch", 200_000, minimum=1)
+    unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail",
+                                     choices=POLICIES)
+    statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine",
+                                        "fail", choices=POLICIES)
+    exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
+                          "strict", choices=EXEC_MODES)
     target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "
-                                       "batches, sparing a Delta read per batch (0: never)", 100_000)
+                                       "batches, sparing a Delta read per batch (0: never)", 100_000,
+                                       minimum=0)
     target_overwrite_max_rows: int = _doc("Mirrored target tables of at most this many rows are written by "
                                           "replacing the whole table (one write) instead of a MERGE "
-                                          "(0: always MERGE)", 10_000)
-    idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600)
+                                          "(0: always MERGE)", 10_000, minimum=0)
+    idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600,
+                                      minimum=1)
     decode_limits: DecodeLimits = _doc("What one frame may cost to decode (a mapping, each key a field "
                                        "of libs/binlog/limits.py DecodeLimits); beyond it the frame is "
                                        "quarantined", DEFAULT_LIMITS)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "decode_limits", decode_limits(self.decode_limits))
-        if self.unknown_event_policy not in POLICIES:
-            raise ConfigError(f"unknown_event_policy must be one of {POLICIES}, got {self.unknown_event_policy!r}")
-        if self.statement_format_policy not in POLICIES:
-            raise ConfigError(f"statement_format_policy must be one of {POLICIES}, got {self.statement_format_policy!r}")
-        if self.exec_mode not in EXEC_MODES:
-            raise ConfigError(f"exec_mode must be one of {EXEC_MODES}, got {self.exec_mode!r}")
-        if not self.bootstrap or ":" not in self.bootstrap:
-            raise ConfigError(f"bootstrap must be host:port, got {self.bootstrap!r}")
-        if not self.topic:
-            raise ConfigError("topic must not be empty")
-        if self.trigger_seconds <= 0:
-            raise ConfigError(f"trigger_seconds must be > 0, got {self.trigger_seconds}")
-        if self.target_mirror_max_rows < 0:
-            raise ConfigError(f"target_mirror_max_rows must be >= 0, got {self.target_mirror_max_rows}")
-        if self.target_overwrite_max_rows < 0:
-            raise ConfigError(f"target_overwrite_max_rows must be >= 0, got {self.target_overwrite_max_rows}")
-        if self.max_offsets_per_trigger <= 0:
-            raise ConfigError(f"max_offsets_per_trigger must be > 0, got {self.max_offsets_per_trigger}")
+        object.__setattr__(self, "decode_limits", decode_limits(self.decode_limits))  # checks its own fields
+        hints = typing.get_type_hints(JobConfig)
+        for f in fields(self):
+            if f.name != "decode_limits":
+                _check_field(f, hints[f.name], getattr(self, f.name))
+        if ":" not in self.bootstrap:
+            raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
+
+
+# Java's long: Spark options and timeouts (idle_source_timeout_s * 1000 ms) are longs.
+_LONG_MAX = 2 ** 63 // 1000
+
+
+def _type_problem(kind: type, value: Any) -> str | None:
+    """Why `value` is not a `kind` (str, bool, int, float), or None. bool is checked apart
+    from int (True is an int in Python, and YAML reads `yes`/`true` as one); a float field
+    takes an integer but no NaN or infinity."""
+    if kind is bool:
+        return None if isinstance(value, bool) else "must be true or false"
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "must be an integer"
+        return None if abs(value) <= _LONG_MAX else f"must be at most {_LONG_MAX}"
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return "must be a number"
+        return None if math.isfinite(value) else "must be a finite number"
+    if kind is str:
+        if not isinstance(value, str):
+            return "must be a string"
+        return None if value.strip() else "must not be empty"
+    raise TypeError(f"JobConfig field type {kind!r} has no check")  # a programmer error
+
+
+def _check_field(f: Field, hint: Any, value: Any) -> None:
+    """The checks a field's declared type and metadata imply (STYLE.md practice 11)."""
+    kinds = [k for k in typing.get_args(hint) if k is not type(None)] or [hint]
+    optional = type(None) in typing.get_args(hint)
+    if value is None:
+        if not optional:
+            raise ConfigError(f"{f.name}: required, got null")
+        return
+    problem = _type_problem(kinds[0], value)
+    if problem is None and f.metadata.get("choices") and value not in f.metadata["choices"]:
+        problem = f"must be one of {f.metadata['choices']}"
+    minimum = f.metadata.get("minimum")
+    if problem is None and minimum is not None and value < minimum:
+        problem = f"must be >= {minimum}"
+    if problem is not None:
+        raise ConfigError(f"{f.name}: {problem}, got {value!r}")
 
 
 def decode_limits(value: Any) -> DecodeLimits:
@@ -92,23 +148,36 @@ def field_docs() -> dict[str, str]:
     return {f.name: f.metadata["doc"] for f in fields(JobConfig)}
 
 
+def _read_yaml(path: str | Path) -> dict[str, Any]:
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read configuration: {e.strerror}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not a YAML document: {e}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    return raw
+
+
+def _apply(base: JobConfig, values: dict[str, Any], origin: str) -> JobConfig:
+    """`base` with `values` set; every error names `origin` (the file, or the command line)."""
+    known = {f.name for f in fields(JobConfig)}
+    unknown = sorted(map(str, set(values) - known))
+    if unknown:
+        raise ConfigError(f"{origin}: unknown setting(s) {unknown}; known: {sorted(known)}")
+    try:
+        return replace(base, **values)
+    except ConfigError as e:
+        raise ConfigError(f"{origin}: {e}") from None
+
+
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> JobConfig:
     """Defaults <- YAML file <- overrides (command-line flags; None values are ignored)."""
-    values: dict[str, Any] = {}
+    cfg = JobConfig()
     if path is not None:
-        try:
-            raw = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"{path}: cannot read configuration: {e}") from e
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: top level must be a mapping")
-        values.update(raw)
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    known = {f.name for f in fields(JobConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ConfigError(f"{path or 'overrides'}: unknown setting(s) {unknown}; known: {sorted(known)}")
-    try:
-        return replace(JobConfig(), **values)
-    except TypeError as e:
-        raise ConfigError(f"{path or 'overrides'}: {e}") from e
+        cfg = _apply(cfg, _read_yaml(path), str(path))
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    return _apply(cfg, flags, "command line") if flags else cfg

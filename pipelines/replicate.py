@@ -90,25 +90,33 @@ def build_query(spark, cfg: JobConfig, apply=None):
     return writer.start()
 
 
-def make_applier(cfg: JobConfig):
-    """The Delta apply stage (issue #5) when targets are declared; None writes change records."""
+def load_catalog(cfg: JobConfig):
+    """The declared targets (plain Python, no Spark), or None when none are declared. Loaded
+    before the Spark session so a bad declaration is one line and no JVM was started for it."""
     if not (cfg.target_ddl or cfg.targets):
+        return None
+    from libs.targets import load_targets
+
+    return load_targets(cfg.targets, [cfg.target_ddl] if cfg.target_ddl else [])
+
+
+def make_applier(cfg: JobConfig, catalog=None):
+    """The Delta apply stage (issue #5) when targets are declared; None writes change records."""
+    catalog = catalog if catalog is not None else load_catalog(cfg)
+    if catalog is None:
         return None
     try:
         from pipelines.apply import DeltaApplier
     except ImportError as e:  # the apply stage lands with issue #5
         raise ConfigError(f"target declarations given but the apply stage is unavailable: {e}") from e
-    from libs.targets import load_targets
-
-    catalog = load_targets(cfg.targets, [cfg.target_ddl] if cfg.target_ddl else [])
     return DeltaApplier(catalog, cfg)
 
 
-def run(cfg: JobConfig, on_cluster: bool = False) -> int:
+def run(cfg: JobConfig, on_cluster: bool = False, catalog=None) -> int:
     from pipelines.spark_session import SessionOptions, build_session
 
     spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
-    query = build_query(spark, cfg, make_applier(cfg))
+    query = build_query(spark, cfg, make_applier(cfg, catalog))
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
     query.awaitTermination()
     return 0
@@ -120,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         # `kill -USR1 <pid>` prints every Python thread's stack to stderr: where a stuck
         # micro-batch (foreachBatch runs in this driver process) waits, without stopping the job.
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    try:
+    try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
+        catalog = None if args.embedded else load_catalog(cfg)
     except ConfigError as e:
         print(f"cdc-replicate: {e}", file=sys.stderr)
         return 2
@@ -136,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cdc-replicate --embedded: {e}", file=sys.stderr)
             return 1
     try:
-        return run(cfg, on_cluster=args.on_cluster)
+        return run(cfg, on_cluster=args.on_cluster, catalog=catalog)
     except ConfigError as e:
         print(f"cdc-replicate: {e}", file=sys.stderr)
         return 2

@@ -2,20 +2,28 @@
 
   cdc-ship --from-file FILE... | --from-file BINLOG_DIR  [--follow]
            --bootstrap HOST:PORT --topic T --source S
-  cdc-ship --server HOST:PORT --user U [--password P] [--server-id N] [--capability 4]
-           [--start-file F --start-pos P | --gtid STATE] --bootstrap HOST:PORT --topic T --source S
+  cdc-ship --server HOST:PORT [--user U] [--password-file F | --defaults-extra-file F]
+           [--server-id N] [--capability 4] [--start-file F --start-pos P | --gtid STATE]
+           --bootstrap HOST:PORT --topic T --source S
+
+The replication password comes from --password-file, the [client] group of a MySQL option
+file (--defaults-extra-file, which may also give the user), or the environment variable
+CDC_SOURCE_PASSWORD; never from the command line, where every user of the machine can read it
+(libs/shipper/credentials.py).
 
 Resumes after the source's last record in the topic. SIGTERM/SIGINT: flush and exit 0.
-Exit codes: 0 done/stopped, 1 shipping error (message on stderr), 2 bad arguments.
+Exit codes: 0 done/stopped, 1 shipping error (one line on stderr), 2 bad arguments.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
 
-from libs.shipper.errors import ShipError
+from libs.shipper import credentials
+from libs.shipper.errors import CredentialError, ShipError
 from libs.shipper.replica_source import ServerOptions
 from libs.shipper.shipper import ShipConfig, ship_files, ship_server
 
@@ -39,9 +47,17 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--topic", required=True)
     ap.add_argument("--source", required=True, help="source id: record key and `source` header")
     ap.add_argument("--follow", action="store_true",
-                    help="files: keep following the newest file as it grows")
-    ap.add_argument("--user", help="replication user (--server)")
-    ap.add_argument("--password", default="")
+                    help="files: keep following the newest file as it grows, and the files the "
+                         "directory's index file lists after it (a partial last event is waited "
+                         "for; without --follow every file must end on an event boundary)")
+    ap.add_argument("--user", help="replication user (--server; or `user=` of the option file)")
+    ap.add_argument("--password-file", type=Path, metavar="FILE",
+                    help="file holding the replication password (one trailing newline ignored)")
+    ap.add_argument("--defaults-extra-file", type=Path, metavar="FILE",
+                    help="MySQL option file: `user=` and `password=` of its [client] group")
+    # Refused, not taken: a password argument is visible in the process list and shell
+    # history. Declared so that argparse does not echo the value back as "unrecognized".
+    ap.add_argument("--password", nargs="?", const="", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--server-id", type=int, default=4242,
                     help="this replica's server_id, unique among the master's replicas")
     ap.add_argument("--capability", type=int, default=4, choices=range(0, 5),
@@ -57,11 +73,30 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _server_options(args: argparse.Namespace) -> ServerOptions:
+    """Connection options; the environment is read here, in the entry point, only."""
+    creds = credentials.resolve(user=args.user, password_file=args.password_file,
+                                option_file=args.defaults_extra_file,
+                                env_password=os.environ.get(credentials.ENV_PASSWORD))
+    if not creds.user:
+        raise CredentialError("--server needs a user: --user or `user=` in the [client] group "
+                              "of --defaults-extra-file")
+    for path in (args.password_file, args.defaults_extra_file):
+        if path is not None and credentials.readable_by_others(path):
+            print(f"cdc-ship: warning: {path} is readable by other users (chmod 600 it)",
+                  file=sys.stderr)
+    return ServerOptions(args.server[0], args.server[1], creds.user, creds.password,
+                         server_id=args.server_id, capability=args.capability,
+                         heartbeat_s=args.heartbeat, non_block=args.non_block)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    if args.server and not args.user:
-        ap.error("--server needs --user")
+    if args.password is not None:
+        ap.error("--password is not accepted (the process list and shell history would show "
+                 "it): use --password-file FILE, --defaults-extra-file FILE or the environment "
+                 f"variable {credentials.ENV_PASSWORD}")
     if args.gtid and args.start_file:
         ap.error("--gtid and --start-file exclude each other")
     if args.start_pos < 4:
@@ -78,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
             stats = ship_files(cfg, args.from_file, follow=args.follow,
                                should_stop=lambda: stop["asked"])
         else:
-            opts = ServerOptions(args.server[0], args.server[1], args.user, args.password,
-                                 server_id=args.server_id, capability=args.capability,
-                                 heartbeat_s=args.heartbeat, non_block=args.non_block)
+            opts = _server_options(args)
             stats = ship_server(cfg, opts, start_file=args.start_file, start_pos=args.start_pos,
                                 gtid=args.gtid, should_stop=lambda: stop["asked"])
+    except CredentialError as exc:
+        print(f"cdc-ship: {exc}", file=sys.stderr)
+        return 2
     except ShipError as exc:
         print(f"cdc-ship: {exc}", file=sys.stderr)
         return 1

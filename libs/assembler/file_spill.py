@@ -8,11 +8,29 @@ root sits next to the Spark checkpoint, so the open transactions the checkpointe
 to survive a restart together with it."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import uuid
 from pathlib import Path
 from urllib.parse import quote
+
+
+MAX_SEGMENT = 200  # characters (ASCII after quoting); filesystems allow 255 bytes per name
+
+
+def path_segment(value: str) -> str:
+    """One directory name for any string, distinct strings giving distinct names. quote() alone
+    leaves `.` and `..` (and turns "" into the parent itself), which name the directory or its
+    parent: those are spelled with %2E / "%", spellings quote() never produces (it writes a `%`
+    as %25). An over-long name (a filesystem's 255-byte limit) keeps a prefix plus a hash."""
+    segment = quote(value, safe="", errors="surrogatepass")
+    if segment in ("", ".", ".."):
+        segment = segment.replace(".", "%2E") or "%"
+    if len(segment) > MAX_SEGMENT:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+        segment = f"{segment[:MAX_SEGMENT - 66]}%~{digest}"
+    return segment
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -28,8 +46,8 @@ class FileSpillStore:
         self.root = Path(root)
 
     def _dir(self, source: str, trx_key: str) -> Path:
-        # source ids and transaction keys are data: quote them so no value can escape the root
-        return self.root / quote(source, safe="") / quote(trx_key, safe="")
+        # source ids and transaction keys are data (Kafka keys, header file names)
+        return self.root / path_segment(source) / path_segment(trx_key)
 
     def put(self, source: str, trx_key: str, chunk_no: int, data: bytes) -> None:
         directory = self._dir(source, trx_key)

@@ -2,7 +2,10 @@
 
     record.py          header names + KafkaRecord (the contract the Spark job reads)
     stream.py          pure position tracking of a replica packet stream (fake Rotate, artificial FDE)
+    binlog_dir.py      which files to read: explicit files or a directory's index, never outside it
+    frame_check.py     per-file frame verification: CRC32 per the Format_description, Rotate names
     file_source.py     events of binlog files / a binlog directory, optionally following growth
+    credentials.py     replication user/password from a file, a MySQL option file or the environment
     replica_protocol.py  COM_REGISTER_SLAVE / COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID payloads (pure)
     replica_source.py  connect as a replica with PyMySQL, yield (file, pos, frame)
     kafka_sink.py      idempotent producer, partition per source, last record for resume

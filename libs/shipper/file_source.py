@@ -1,114 +1,91 @@
 """Events of binlog files read from disk: a list of files, or a binlog directory with its
-.index file, shipped in order; optionally following the newest file as the server writes it.
+index file (binlog_dir.py), shipped in order; optionally following the newest file as the
+server writes it.
 
-A file is read incrementally from its current position: complete events are yielded, a
-partially written last event stays unread until the rest arrives (follow) or is reported
-(no follow). Each file is shipped from position 4 (its Format_description included, DESIGN.md
-"Kafka record"), or from the resume position for the file the topic already holds.
+Nothing lost, nothing made up (DESIGN.md "Kafka record"): every byte of a file is either
+published inside a verified frame (frame_check.py: CRC32 when the file's Format_description
+says so) or the shipper stops with an error naming source, file and position. A file must end
+on an event boundary once nothing more will be written to it:
+  * without --follow, every file is read to its end and must be complete;
+  * with --follow, a partial last event is normal while the server writes it: the rest is
+    waited for. A file is finished when the index lists a later file and this one has stopped
+    growing; the server writes the Rotate, closes the file and only then adds the next file to
+    the index (MariaDB MYSQL_BIN_LOG::new_file_impl), so a partial event left at that point
+    will never be completed: an error, as on the master itself ("binlog truncated in the
+    middle of event", ER_MASTER_FATAL_ERROR_READING_BINLOG).
+A Rotate in the middle of a file (a relay log holds its master's) does not end the read.
+
+Each file is shipped from position 4 (its Format_description included), or from the resume
+position for the file the topic already holds (the FDE is then read, not shipped, to know the
+checksum setting).
 """
 from __future__ import annotations
 
 import os
-import re
 import struct
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from libs.binlog import check_magic
 from libs.binlog.constants import COMMON_HEADER_LEN, EventType
-from libs.binlog.errors import BinlogError
+from libs.binlog.errors import BinlogError, TruncatedError
 
-from .errors import ShipError
-from .stream import parse_rotate
+from .binlog_dir import Inputs, binlog_sort_key, contained
+from .errors import IncompleteFileError, ShipError
+from .frame_check import FrameCheck, check_event_size
+
+__all__ = ["FileReader", "Inputs", "binlog_sort_key", "iter_file_events"]
 
 _U32 = struct.Struct("<I")
 FILE_ENDERS = frozenset({int(EventType.ROTATE), int(EventType.STOP)})
 READ_CHUNK = 4 * 1024 * 1024
-_SUFFIX = re.compile(r"^(.*)\.(\d+)$")
-
-
-def binlog_sort_key(name: str) -> tuple[str, int, str]:
-    """mdb-bin.000010 after mdb-bin.000009 (and after .999999 comes .1000000)."""
-    m = _SUFFIX.match(name)
-    return (m[1], int(m[2]), name) if m else (name, -1, name)
-
-
-def read_index(index: Path) -> list[Path]:
-    """Files named by a server's .index file (one path per line, relative or absolute)."""
-    out = []
-    for line in index.read_text().splitlines():
-        line = line.strip()
-        if line:
-            out.append(index.parent / Path(line).name)
-    return out
-
-
-@dataclass
-class Inputs:
-    """What to ship: explicit files (in the given order) or a directory's index."""
-
-    files: list[Path]
-    index: Path | None = None
-
-    @classmethod
-    def from_paths(cls, paths: list[Path]) -> "Inputs":
-        dirs = [p for p in paths if p.is_dir()]
-        if dirs:
-            if len(paths) != 1:
-                raise ShipError("give either one binlog directory or a list of files, not both")
-            indexes = sorted(dirs[0].glob("*.index"))
-            if len(indexes) > 1:
-                raise ShipError(f"{dirs[0]} holds several .index files: "
-                                f"{', '.join(i.name for i in indexes)}; name the files instead")
-            if indexes:
-                return cls(read_index(indexes[0]), indexes[0])
-            files = sorted((p for p in dirs[0].iterdir() if _SUFFIX.match(p.name)),
-                           key=lambda p: binlog_sort_key(p.name))
-            if not files:
-                raise ShipError(f"{dirs[0]}: no .index file and no binlog files")
-            return cls(files)
-        missing = [str(p) for p in paths if not p.exists()]
-        if missing:
-            raise ShipError(f"binlog file(s) not found: {', '.join(missing)}")
-        return cls(list(paths))
-
-    def refresh(self) -> None:
-        if self.index is not None:
-            self.files = read_index(self.index)
-
-    def remaining_bytes(self, name: str | None, pos: int) -> int | None:
-        """Lag in bytes: what is left of file `name` after `pos` plus the later files."""
-        names = [p.name for p in self.files]
-        if name not in names:
-            return None
-        total = 0
-        for i, p in enumerate(self.files[names.index(name):]):
-            try:
-                size = p.stat().st_size
-            except OSError:
-                continue
-            total += size - pos if i == 0 else size
-        return max(total, 0)
 
 
 class FileReader:
-    """Complete events of one growing file from `pos`; keeps a partial tail for later."""
+    """Verified complete events of one (possibly growing) file from `pos`; keeps a partial
+    tail for later. `root`: the directory the file must resolve into (files from an index)."""
 
-    def __init__(self, path: Path, pos: int, source: str):
+    def __init__(self, path: Path, pos: int, source: str, *, root: Path | None = None):
         self.path, self.name, self.pos, self.source = path, path.name, pos, source
-        self._fh = open(path, "rb")
-        head = self._fh.read(4)
+        if root is not None:
+            contained(path, root)
         try:
-            check_magic(head, file=self.name, source=source)
-        except BinlogError as exc:
+            self._fh = open(path, "rb")
+        except OSError as exc:
+            raise ShipError(f"cannot open {path}: {exc.strerror}", source=source,
+                            file=self.name) from None
+        try:
+            self.check = FrameCheck(self.name, source)
+            self._start()
+        except BaseException:
             self._fh.close()
-            raise ShipError(str(exc)) from exc
-        self._fh.seek(pos)
+            raise
         self._buf = b""
-        self.ended = False  # a Rotate/Stop was read: nothing more will be written here
-        self.rotate_to: str | None = None  # the next file a Rotate named
+        self.last_type: int | None = None  # type code of the last complete event read
+
+    def _start(self) -> None:
+        try:
+            check_magic(self._fh.read(4), file=self.name, source=self.source)
+        except TruncatedError as exc:
+            raise IncompleteFileError(exc.message, source=self.source, file=self.name,
+                                      pos=0) from None
+        except BinlogError as exc:
+            raise ShipError(exc.message, source=self.source, file=self.name, pos=0) from None
+        size = os.fstat(self._fh.fileno()).st_size
+        if self.pos > size:
+            raise ShipError(f"the topic already holds this file up to position {self.pos}, "
+                            f"but it has only {size} bytes", source=self.source,
+                            file=self.name, pos=self.pos)
+        if self.pos > 4:
+            head = self._fh.read(COMMON_HEADER_LEN)
+            if len(head) < COMMON_HEADER_LEN:
+                raise IncompleteFileError("no Format_description at position 4",
+                                          source=self.source, file=self.name, pos=4)
+            fde_size = _U32.unpack_from(head, 9)[0]
+            check_event_size(fde_size, source=self.source, file=self.name, pos=4)
+            self.check.skip_to(head + self._fh.read(fde_size - COMMON_HEADER_LEN))
+        self._fh.seek(self.pos)
 
     def close(self) -> None:
         self._fh.close()
@@ -117,8 +94,19 @@ class FileReader:
     def pending(self) -> int:
         return len(self._buf)
 
+    def at_end(self) -> bool:
+        """Nothing was appended since the last read reached the end of the file."""
+        return os.path.getsize(self.path) <= self.pos + self.pending
+
+    def incomplete(self, why: str) -> IncompleteFileError:
+        what = (f"a partial event ({self.pending} of "
+                f"{_U32.unpack_from(self._buf, 9)[0]} bytes)" if self.pending >= COMMON_HEADER_LEN
+                else f"{self.pending} bytes, less than an event header")
+        return IncompleteFileError(f"file ends inside an event: {what}; {why}",
+                                   source=self.source, file=self.name, pos=self.pos)
+
     def read(self) -> Iterator[tuple[int, bytes]]:
-        """(start pos, frame) of each complete event available now."""
+        """(start pos, frame) of each complete, verified event available now."""
         while True:
             chunk = self._fh.read(READ_CHUNK)
             if chunk:
@@ -127,19 +115,15 @@ class FileReader:
             buf, n = self._buf, len(self._buf)
             while n - consumed >= COMMON_HEADER_LEN:
                 size = _U32.unpack_from(buf, consumed + 9)[0]
-                if size < COMMON_HEADER_LEN:
-                    raise ShipError(f"event_size {size} < {COMMON_HEADER_LEN}: not a binlog event",
-                                    source=self.source, file=self.name, pos=self.pos)
+                check_event_size(size, source=self.source, file=self.name, pos=self.pos)
                 if n - consumed < size:
                     break
                 frame = buf[consumed:consumed + size]
+                self.check.check(self.pos, frame)
                 yield self.pos, frame
                 self.pos += size
                 consumed += size
-                if frame[4] in FILE_ENDERS:
-                    self.ended = True
-                    if frame[4] == EventType.ROTATE:
-                        self.rotate_to = parse_rotate(frame, None)[1]
+                self.last_type = frame[4]
             self._buf = buf[consumed:]
             if not chunk:
                 return
@@ -147,47 +131,65 @@ class FileReader:
 
 def iter_file_events(inputs: Inputs, source: str, *, resume: tuple[str, int] | None = None,
                      follow: bool = False, poll_s: float = 0.2,
-                     should_stop: Callable[[], bool] = lambda: False,
-                     warn: Callable[[str], None] = print) -> Iterator[tuple[str, int, bytes]]:
+                     should_stop: Callable[[], bool] = lambda: False
+                     ) -> Iterator[tuple[str, int, bytes]]:
     """(file name, start pos, frame) for every event to ship, in order."""
     index, pos = _start(inputs, resume)
     while index < len(inputs.files) and not should_stop():
-        path = inputs.files[index]
-        reader = FileReader(path, pos, source)
+        reader = _open(inputs, index, pos, source, follow, poll_s, should_stop)
+        if reader is None:
+            return
         try:
-            while not should_stop():
-                for start, frame in reader.read():
-                    yield path.name, start, frame
-                    if should_stop():
-                        return
-                if reader.ended:
-                    break
-                inputs.refresh()
-                is_last = index == len(inputs.files) - 1
-                if not follow:
-                    if reader.pending:
-                        msg = (f"{reader.pending} bytes of a partially written event at the end "
-                               f"(source {source}, file {path.name}, pos {reader.pos})")
-                        if not is_last:
-                            raise ShipError("truncated event: " + msg)
-                        warn(f"cdc-ship: stopping before {msg}")
-                    break
-                if not is_last and not reader.pending and _no_growth(path, reader):
-                    break  # the server moved on without a Rotate (crash/restart): next file
-                time.sleep(poll_s)
+            yield from _events_of(reader, inputs, index, follow, poll_s, should_stop)
         finally:
             reader.close()
         index, pos = index + 1, 4
-        if follow and inputs.index is None and index == len(inputs.files) and reader.rotate_to:
-            inputs.files.append(path.parent / reader.rotate_to)  # explicit files: follow Rotate
-        if follow:
-            while index >= len(inputs.files) and not should_stop():
-                time.sleep(poll_s)
-                inputs.refresh()
+        while follow and index >= len(inputs.files) and not should_stop():
+            time.sleep(poll_s)
+            inputs.refresh()
 
 
-def _no_growth(path: Path, reader: FileReader) -> bool:
-    return os.path.getsize(path) <= reader.pos
+def _open(inputs: Inputs, index: int, pos: int, source: str, follow: bool, poll_s: float,
+          should_stop: Callable[[], bool]) -> FileReader | None:
+    """The reader of inputs.files[index]; with --follow, a newest file the server has only
+    just created (shorter than its 4-byte magic) is waited for."""
+    while True:
+        path = inputs.files[index]
+        try:
+            return FileReader(path, pos, source, root=inputs.root if inputs.from_index(path)
+                              else None)
+        except IncompleteFileError:
+            if not follow or index < len(inputs.files) - 1:
+                raise
+        if should_stop():
+            return None
+        time.sleep(poll_s)
+        inputs.refresh()
+
+
+def _events_of(reader: FileReader, inputs: Inputs, index: int, follow: bool, poll_s: float,
+               should_stop: Callable[[], bool]) -> Iterator[tuple[str, int, bytes]]:
+    while not should_stop():
+        for start, frame in reader.read():
+            yield reader.name, start, frame
+            if should_stop():
+                return
+        if not follow:
+            if reader.pending:
+                raise reader.incomplete("nothing more is read from it (no --follow)")
+            return
+        inputs.refresh()
+        if reader.at_end():
+            if index < len(inputs.files) - 1:
+                if reader.pending:
+                    raise reader.incomplete(f"the index lists {inputs.files[index + 1].name} after it")
+                return
+            if not inputs.can_follow_rotation and reader.last_type in FILE_ENDERS:
+                # the Rotate names the next file, but only an index may say what to open
+                raise ShipError("the file ends with a Rotate/Stop and no index file lists the "
+                                "files after it: cannot follow it", source=reader.source,
+                                file=reader.name, pos=reader.pos)
+        time.sleep(poll_s)
 
 
 def _start(inputs: Inputs, resume: tuple[str, int] | None) -> tuple[int, int]:

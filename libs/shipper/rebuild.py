@@ -20,6 +20,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from libs.binlog.constants import BINLOG_MAGIC
 
+from .binlog_dir import check_plain_name
 from .errors import ShipError
 from .kafka_sink import ensure_topic, partition_for
 from .record import KafkaRecord
@@ -105,7 +106,8 @@ def write_files(files: dict[str, RebuiltFile], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for f in files.values():
-        path = out_dir / f.name
+        # the name comes from a record header (data): one plain file name inside out_dir
+        path = out_dir / check_plain_name(f.name, what="binlog_file header")
         path.write_bytes(f.content())
         written.append(path)
     return written

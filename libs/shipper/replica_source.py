@@ -15,7 +15,7 @@ come as ERR packets, which PyMySQL raises.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import pymysql
@@ -32,7 +32,7 @@ class ServerOptions:
     host: str
     port: int
     user: str
-    password: str = ""
+    password: str = field(default="", repr=False)  # never in a repr, a log line or an error
     server_id: int = 4242  # this replica's id: must differ from the master's and other replicas'
     capability: int = 4    # @mariadb_slave_capability
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
@@ -49,7 +49,11 @@ def connect(opts: ServerOptions, *, read_timeout: float | None = None) -> pymysq
                                password=opts.password, autocommit=True, connect_timeout=10,
                                read_timeout=read_timeout, charset="utf8mb4")
     except MySQLError as exc:
-        raise ConnectError(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {exc}") from exc
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        # CR_* client errors (>= 2000: unreachable, lost) are worth retrying; a server's
+        # refusal (1045 access denied, 1130 host not allowed, ...) will not change by itself
+        cls = ConnectError if code == 0 or code >= 2000 else ShipError
+        raise cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {exc}") from None
 
 
 def is_mariadb(conn: pymysql.Connection) -> bool:
@@ -95,6 +99,9 @@ def open_stream(opts: ServerOptions, *, file: str | None = None, pos: int = 4,
         conn.close()
         raise ShipError(f"replication start refused by {opts.host}:{opts.port}: {exc}",
                         file=file, pos=pos) from exc
+    except ValueError as exc:  # a start point the protocol cannot carry (bad GTID set, position)
+        conn.close()
+        raise ShipError(f"cannot start replication: {exc}", file=file, pos=pos) from None
     except BaseException:
         conn.close()
         raise

@@ -47,7 +47,7 @@ def _log(msg: str) -> None:
 
 def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
                should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.2) -> ShipStats:
-    inputs = Inputs.from_paths(paths)
+    inputs = Inputs.from_paths(paths, follow=follow)
     sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source)
     last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
     stats = ShipStats(resumed_from=(last.binlog_file, last.end_pos) if last else None)
@@ -59,11 +59,14 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
     try:
         for name, pos, frame in iter_file_events(inputs, cfg.source, resume=stats.resumed_from,
                                                  follow=follow, poll_s=poll_s,
-                                                 should_stop=should_stop, warn=_log):
+                                                 should_stop=should_stop):
             sink.send(KafkaRecord(cfg.source, name, pos, frame))
             progress.event(name, pos, frame)
             stats.events += 1
             progress.report()
+    except OSError as exc:  # a binlog file vanished or became unreadable while shipping
+        raise ShipError(f"reading {exc.filename or 'a binlog file'}: {exc.strerror or exc}",
+                        source=cfg.source) from None
     finally:
         sink.flush()
     progress.report(force=True)
@@ -148,6 +151,9 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
                     break
             except Exception as exc:  # noqa: BLE001 - classified right below
                 if not _retryable(exc):
+                    if isinstance(exc, MySQLError):  # a refusal (e.g. 1236): fatal, one line
+                        raise ShipError(f"server {opts.host}:{opts.port} refused: {exc}",
+                                        source=cfg.source, file=file, pos=pos) from None
                     raise
                 now = time.monotonic()
                 failing_since = failing_since or now

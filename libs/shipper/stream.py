@@ -28,17 +28,16 @@ rebuilt file can then no longer be byte-identical.
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass
 
 from libs.binlog import DecodeContext, decode_event
 from libs.binlog.constants import COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from libs.binlog.errors import BinlogError
 
-from .errors import ShipError
+from .errors import FrameError, ShipError
+from .frame_check import crc_matches, rotate_body
 
 _HEADER = struct.Struct("<IBIIIH")
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
 ROTATE = int(EventType.ROTATE)
 FDE = int(EventType.FORMAT_DESCRIPTION)
 STOP = int(EventType.STOP)
@@ -61,21 +60,11 @@ class Step:
     pos: int | None = None
 
 
-def _crc_ok(frame: bytes) -> bool:
-    return len(frame) >= COMMON_HEADER_LEN + 4 and \
-        _U32.unpack_from(frame, len(frame) - 4)[0] == zlib.crc32(memoryview(frame)[:-4])
-
-
 def parse_rotate(frame: bytes, checksum: bool | None) -> tuple[int, str]:
     """(position, next file name) of a Rotate frame. checksum None = unknown (before the FDE,
-    as for the fake Rotate): a matching CRC32 over the frame decides."""
-    if checksum is None:
-        checksum = _crc_ok(frame)
-    end = len(frame) - (4 if checksum else 0)
-    if end < COMMON_HEADER_LEN + 8:
-        raise ValueError(f"Rotate event of {len(frame)} bytes is too short")
-    position = _U64.unpack_from(frame, COMMON_HEADER_LEN)[0]
-    return position, bytes(frame[COMMON_HEADER_LEN + 8:end]).decode("utf-8")
+    as for the fake Rotate): a matching CRC32 over the frame decides. ValueError when the
+    frame is too short or its name is not a plain UTF-8 file name (frame_check.rotate_body)."""
+    return rotate_body(frame, crc_matches(frame) if checksum is None else checksum)
 
 
 def fde_has_crc32(frame: bytes) -> bool:
@@ -99,8 +88,8 @@ class StreamTracker:
         self.holes = 0
         self.last_timestamp = 0
 
-    def _error(self, message: str, pos=None) -> ShipError:
-        return ShipError(message, source=self.source, file=self.file,
+    def _error(self, message: str, pos=None, cls: type[ShipError] = ShipError) -> ShipError:
+        return cls(message, source=self.source, file=self.file,
                          pos=self.pos if pos is None else pos)
 
     def feed(self, frame: bytes) -> Step:
@@ -115,14 +104,18 @@ class StreamTracker:
         if etype == ROTATE and (flags & LOG_EVENT_ARTIFICIAL_F or (ts == 0 and log_pos == 0)):
             try:
                 position, name = parse_rotate(frame, None)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise self._error(f"bad fake Rotate: {exc}") from exc
+            except ValueError as exc:
+                raise self._error(f"bad fake Rotate: {exc}", cls=FrameError) from None
             self.file, self.pos, self.checksum = name, position, None
             return Step(FAKE_ROTATE, name, position)
         if self.file is None:
             raise self._error(f"stream did not start with a fake Rotate (first event type {etype})")
         if etype == FDE:
-            self.checksum = fde_has_crc32(frame)
+            try:
+                self.checksum = fde_has_crc32(frame)
+            except BinlogError as exc:
+                raise self._error(f"bad Format_description: {exc.kind}: {exc.message}",
+                                  cls=FrameError) from None
             if log_pos == 0:
                 return Step(ARTIFICIAL_FDE, self.file, self.pos)
         elif flags & LOG_EVENT_ARTIFICIAL_F:
@@ -139,7 +132,7 @@ class StreamTracker:
             # the real Rotate ends this file; the master follows with a fake Rotate anyway
             try:
                 position, name = parse_rotate(frame, self.checksum)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise self._error(f"bad Rotate: {exc}", pos) from exc
+            except ValueError as exc:
+                raise self._error(f"bad Rotate: {exc}", pos, cls=FrameError) from None
             self.file, self.pos = name, position
         return step

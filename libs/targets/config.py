@@ -36,9 +36,14 @@ from sqlglot.errors import ParseError
 
 from libs.binlog.charsets import charset_name
 from libs.targets import model, types, values
-from libs.targets.ddl import MariaDB, TableDDL, load_ddl_file
+from libs.targets.ddl import MariaDB, TableDDL, check_unique_names, load_ddl_file
 from libs.targets.errors import TargetConfigError
 
+# The job's own Delta tables live under delta_root next to the targets: _cdc_change_log,
+# _cdc_progress, _cdc_quarantine, _cdc_changes (pipelines/apply/tables.py,
+# pipelines/replicate_batch.py). A target named like one would be mixed into it, so the whole
+# prefix is reserved (case-insensitively: a case-insensitive file system or catalog folds it).
+SYSTEM_TABLE_PREFIX = "_cdc_"
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
 _SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
 _TARGET_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "source_columns", "columns", "defaults"}
@@ -144,6 +149,18 @@ def _check_known(path: str, where: str, names: Iterable[str], columns: Sequence[
             raise _fail(path, where, f"{name!r} is not a column of the target (columns: {[c.name for c in columns]})")
 
 
+def _check_delta_table(path: str, where: str, name: Any) -> None:
+    """A Delta table name is one directory under delta_root, and not one of the job's own."""
+    if not isinstance(name, str) or not name.strip():
+        raise _fail(path, where, "must be a non-empty string")
+    if name in (".", "..") or any(c in name for c in "/\\\0"):
+        raise _fail(path, where, f"{name!r} must be a single path segment (no '/', not '.' or '..')")
+    if name.lower().startswith(SYSTEM_TABLE_PREFIX):
+        raise _fail(path, where, f"{name!r}: names starting with {SYSTEM_TABLE_PREFIX!r} are reserved "
+                                 f"for the job's own tables (_cdc_progress, _cdc_change_log, ...); "
+                                 f"set another delta_table")
+
+
 def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mapping[str, Any],
                   ddl: TableDDL | None) -> model.Target:
     where = f"targets.{name}"
@@ -159,6 +176,7 @@ def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mappi
         if not isinstance(raw, list) or not raw:
             raise _fail(path, f"{where}.columns", "must be a non-empty list")
         columns = [_yaml_column(path, f"{where}.columns[{i}]", c) for i, c in enumerate(raw)]
+        check_unique_names(columns, path, f"{where}.columns")
         primary, uniques = (), ()
     if "key" in data:
         key = _names(path, f"{where}.key", data["key"])
@@ -173,8 +191,7 @@ def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mappi
     columns = [replace(c, zero_dates=settings["zero_dates"]) for c in columns]
     source_columns = _names(path, f"{where}.source_columns", data["source_columns"]) if "source_columns" in data else ()
     delta_table = data.get("delta_table", model.default_delta_table_name(database, table))
-    if not isinstance(delta_table, str) or not delta_table:
-        raise _fail(path, f"{where}.delta_table", "must be a non-empty string")
+    _check_delta_table(path, f"{where}.delta_table", delta_table)
     return model.Target(
         database=database, table=table, delta_table=delta_table, columns=tuple(columns),
         primary_key=tuple(primary), unique_keys=tuple(uniques), source_column_names=source_columns,
@@ -226,7 +243,7 @@ def load_targets(config_path: str | None = None, ddl_paths: Sequence[str] = ()) 
                 data = yaml.safe_load(handle)
         except OSError as exc:
             raise _fail(config_path, "", f"cannot read: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise _fail(config_path, "", f"invalid YAML: {exc}") from None
         listed = (data or {}).get("ddl", []) if isinstance(data, Mapping) else []
         if isinstance(listed, str):

@@ -12,12 +12,14 @@ options are kept only as far as they matter here (ENGINE).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
-from sqlglot.errors import ParseError
+from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from libs.binlog import charsets
@@ -193,6 +195,10 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
     columns, primary, uniques = [], (), []
     table_charset = _table_charset(create)
     for item in schema.expressions:
+        if isinstance(item, (exp.Identifier, exp.Column)):  # `(id INT, name)`: no type
+            raise TargetConfigError(path, f"{where}.{item.name}", "column has no type")
+        if isinstance(item, exp.LikeProperty):  # `CREATE TABLE t (LIKE s)`
+            raise TargetConfigError(path, where, _NOT_DECLARED.format("LIKE"))
         if isinstance(item, exp.ColumnDef):
             column, is_pk, is_unique = _column(item, path, where, table_charset)
             columns.append(column)
@@ -210,6 +216,7 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
                     primary = _key_columns(sub)
                 elif isinstance(sub, exp.UniqueColumnConstraint):
                     uniques.append(_key_columns(sub))
+    check_unique_names(columns, path, where)
     if primary:  # PRIMARY KEY columns are NOT NULL even when not declared so (WL#5092 PK)
         columns = [replace(c, nullable=False) if c.name in primary else c for c in columns]
     engine = None
@@ -225,11 +232,54 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
     return TableDDL(db, table.name, tuple(columns), tuple(primary), tuple(uniques), engine, path)
 
 
+_NOT_DECLARED = ("CREATE TABLE ... {} takes its columns from another table or a query, which a "
+                 "declaration cannot see: write the table's columns out")
+
+
+def check_unique_names(columns, path: str, where: str) -> None:
+    """Column names are case-insensitive in MySQL (and in Delta): one column per name."""
+    seen: dict[str, str] = {}
+    for column in columns:
+        key = column.name.lower()
+        if key in seen:
+            raise TargetConfigError(path, f"{where}.{column.name}",
+                                    f"duplicate column name (also declared as {seen[key]!r})")
+        seen[key] = column.name
+
+
+def _create_table(stmt: exp.Create, database: str | None, path: str, index: int) -> TableDDL:
+    """A CREATE TABLE that declares its columns; LIKE and AS SELECT are refused, not skipped."""
+    name = stmt.this.this.name if isinstance(stmt.this, exp.Schema) else stmt.this.name
+    where = f"statement[{index}] CREATE TABLE {name}"
+    props = stmt.args.get("properties")
+    if props is not None and any(isinstance(p, exp.LikeProperty) for p in props.expressions):
+        raise TargetConfigError(path, where, _NOT_DECLARED.format("LIKE"))
+    if stmt.args.get("expression") is not None:
+        raise TargetConfigError(path, where, _NOT_DECLARED.format("AS SELECT"))
+    if not isinstance(stmt.this, exp.Schema):
+        raise TargetConfigError(path, where, "no column list")
+    return _table(stmt, database, path, index)
+
+
+@contextlib.contextmanager
+def _quiet_sqlglot():
+    """sqlglot logs a warning before parsing a statement it does not know as a Command; such a
+    CREATE is refused below with one clear error, anything else is not a declaration."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def parse_ddl(text: str, path: str = "<ddl>") -> list[TableDDL]:
     """Every CREATE TABLE of a DDL text, with its database resolved (see module docstring)."""
     try:
-        statements = sqlglot.parse(text, dialect=MariaDB, error_level=sqlglot.ErrorLevel.RAISE)
-    except ParseError as exc:
+        with _quiet_sqlglot():
+            statements = sqlglot.parse(text, dialect=MariaDB, error_level=sqlglot.ErrorLevel.RAISE)
+    except SqlglotError as exc:  # ParseError, and TokenError (e.g. an unterminated string)
         raise TargetConfigError(path, "", f"cannot parse DDL: {exc}") from None
     database, tables = None, []
     for index, stmt in enumerate(statements):
@@ -237,8 +287,8 @@ def parse_ddl(text: str, path: str = "<ddl>") -> list[TableDDL]:
             database = stmt.this.name
         elif isinstance(stmt, exp.Create) and stmt.kind in ("DATABASE", "SCHEMA"):
             database = stmt.this.name
-        elif isinstance(stmt, exp.Create) and stmt.kind == "TABLE" and isinstance(stmt.this, exp.Schema):
-            tables.append(_table(stmt, database, path, index))
+        elif isinstance(stmt, exp.Create) and stmt.kind == "TABLE":
+            tables.append(_create_table(stmt, database, path, index))
         elif isinstance(stmt, exp.Command) and stmt.name.upper() == "CREATE":
             raise TargetConfigError(path, f"statement[{index}]", f"cannot parse: {stmt.sql()[:200]!r}")
     return tables
@@ -251,4 +301,6 @@ def load_ddl_file(path: str) -> list[TableDDL]:
             text = handle.read()
     except OSError as exc:
         raise TargetConfigError(path, "", f"cannot read DDL file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise TargetConfigError(path, "", f"not UTF-8 text (byte {exc.start})") from None
     return parse_ddl(text, path)

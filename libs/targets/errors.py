@@ -3,9 +3,13 @@ a bad declaration is an operator mistake that must stop the job before it reads 
 
 from __future__ import annotations
 
+from libs.config import ConfigError
 
-class TargetConfigError(ValueError):
-    """A target declaration is invalid. The message names the file and the field.
+
+class TargetConfigError(ConfigError):
+    """A target declaration is invalid. The message names the file and the field. A
+    ConfigError like every configuration problem, so entry points report it the same way (one
+    line, before a Spark session starts).
 
     >>> str(TargetConfigError("conf/targets.yaml", "targets[0].apply", "must be rows, statements or both"))
     'conf/targets.yaml: targets[0].apply: must be rows, statements or both'

@@ -35,7 +35,8 @@ import time
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from tests.integration.shipper.helpers import shipper_output, start_shipper, stop_shipper, wait_shipped
+from tests.integration.shipper.helpers import (password_file, shipper_output, start_shipper, stop_shipper,
+                                              wait_shipped)
 
 from .oracle import binlog_row_changes, delta_rows, server_rows
 from .replicator import IN_FLIGHT, STAGES, Replicator
@@ -151,7 +152,7 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
                                 "--checkpoint", str(tmp_path / "ckpt")],
                      checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
     shipper = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
-                            "--password", mariadb.password, "--bootstrap", kafka_broker.bootstrap,
+                            "--password-file", password_file(mariadb), "--bootstrap", kafka_broker.bootstrap,
                             "--topic", topic, "--source", SOURCE, "--start-file", start_file)
     workload = Workload(mariadb, workload_rng, first_round=0)
     job.context = lambda: _context(kafka_broker.bootstrap, topic, shipper, workload, tmp_path)

@@ -20,6 +20,20 @@ EXCLUDED = {
 NOT_SHIPPABLE = {
     "mysql/mysql-8.0.43/std_data/rpl_nogtid_encryption_master-bin.000002": "encrypted binlog (magic fd 62 69 6e)",
 }
+# The shipper refuses these part-way (tests/unit/shipper/test_corpus_shipping.py checks exactly
+# where and why): a corrupt or truncated file is an error, not a warning. The replicate test
+# still feeds their complete frames to the topic, as a producer that does not verify would
+# (a frame corrupted after the shipper), so the job's quarantine path is exercised on them.
+REFUSED_BY_SHIPPER = {
+    **{f"mysql/mysql-{v}/std_data/{name}": why for v in ("5.7.22", "8.0.43") for name, why in (
+        ("binlog_no_fd_event.000001", "FrameError: event type 48 before any Format_description"),
+        ("binlog_truncated_event.000001", "IncompleteFileError: 10 bytes after the magic"),
+        ("binlog_truncated_prev_gtid_event.000001", "IncompleteFileError: 9-byte tail"),
+    )},
+    **{f"mysql/mysql-8.0.43/std_data/binlog_recovery/{name}.000001": "FrameError: CRC32 mismatch"
+       for name in ("duplicate_xid", "duplicate_xid_ddl", "duplicate_xid_xa_prepare",
+                    "malformed_xid_xa_commit", "malformed_xid_xa_rollback")},
+}
 _DATA = re.compile(r"\.(vv\.txt|txt|gz|json|tsv|sql)$")
 
 

@@ -14,7 +14,15 @@ from libs.shipper.kafka_sink import last_record
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def start_shipper(*args: str) -> subprocess.Popen:
+def password_file(db) -> str:
+    """The server's replication password in a file only its owner reads (--password-file)."""
+    path = Path(db.base_dir) / "replica-password"
+    path.write_text(db.password + "\n")
+    path.chmod(0o600)
+    return str(path)
+
+
+def start_shipper(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     """cdc-ship in a subprocess (so it can be SIGTERMed / SIGKILLed like in production).
 
     Its output (a progress line a second) goes to a file, read with shipper_output(): a pipe
@@ -23,7 +31,7 @@ def start_shipper(*args: str) -> subprocess.Popen:
     with tempfile.NamedTemporaryFile(prefix="cdc-ship-", suffix=".log", delete=False) as log:
         proc = subprocess.Popen([sys.executable, "-m", "pipelines.ship", *args, "--progress", "1"],
                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     proc.log_path = Path(log.name)
     return proc
 

@@ -23,6 +23,7 @@ from pipelines.replicate_batch import QUARANTINE_TABLE
 from pipelines.ship import main as ship
 from tests.integration.exactly_once.oracle import binlog_row_changes, delta_rows, server_rows
 
+from .helpers import password_file
 from .workload import row_image_round, schema
 
 pytestmark = pytest.mark.integration
@@ -37,7 +38,7 @@ def test_capability_0_stream_with_dummies_replays_to_the_servers_tables(mariadb,
     mariadb.sql(schema(DB) + row_image_round(DB, "MINIMAL", 1) + row_image_round(DB, "FULL", 10))
     current = mariadb.flush_binlogs()
     assert ship(["--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
-                 "--password", mariadb.password, "--bootstrap", kafka_broker.bootstrap,
+                 "--password-file", password_file(mariadb), "--bootstrap", kafka_broker.bootstrap,
                  "--topic", topic, "--source", "cap0", "--start-file", start,
                  "--capability", "0", "--non-block"]) == 0
 

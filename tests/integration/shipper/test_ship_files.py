@@ -86,3 +86,26 @@ def test_follow_ships_a_growing_file_with_partial_events_then_sigterm(kafka_brok
 def test_missing_file_is_a_clear_error(kafka_broker, topic, capsys):
     assert ship(kafka_broker, topic, "/nonexistent/mdb-bin.000001") == 1
     assert "binlog file(s) not found: /nonexistent/mdb-bin.000001" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage, error", [
+    (lambda data, pos: data[:pos + 7], "file ends inside an event"),        # truncated
+    (lambda data, pos: data[:pos] + bytes([data[pos] ^ 1]) + data[pos + 1:], "CRC32 mismatch"),
+])
+def test_a_damaged_file_exits_1_with_one_line_and_the_topic_stops_before_it(
+        kafka_broker, topic, tmp_path, capsys, damage, error):
+    data = open(ROW_FULL, "rb").read()
+    frames = list(iter_frames(data))
+    bad_pos = frames[50][0]
+    path = tmp_path / "mdb-bin.000001"
+    path.write_bytes(damage(data, bad_pos))
+    assert ship(kafka_broker, topic, path, source="damaged") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert error in err and f"file mdb-bin.000001, pos {bad_pos}" in err
+    last = last_record(kafka_broker.bootstrap, topic, "damaged")
+    assert (last.binlog_file, last.end_pos) == ("mdb-bin.000001", bad_pos)
+    # fixing the file and running again resumes exactly there
+    path.write_bytes(data)
+    assert ship(kafka_broker, topic, path, source="damaged") == 0
+    assert rebuild_topic(kafka_broker.bootstrap, topic, "damaged")["mdb-bin.000001"].content() == data

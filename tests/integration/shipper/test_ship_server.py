@@ -10,14 +10,14 @@ from libs.shipper.kafka_sink import last_record
 from libs.shipper.rebuild import read_records, rebuild_topic
 from pipelines.ship import main
 
-from .helpers import start_shipper, stop_shipper, wait_shipped
+from .helpers import password_file, start_shipper, stop_shipper, wait_shipped
 from .workload import row_image_round, schema
 
 pytestmark = pytest.mark.integration
 
 
 def server_args(db, kafka_broker, topic, source, *extra):
-    return ["--server", f"{db.host}:{db.port}", "--user", db.user, "--password", db.password,
+    return ["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
             "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", source, *extra]
 
 

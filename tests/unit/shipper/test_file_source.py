@@ -17,7 +17,7 @@ def make_dir(tmp_path, *sources):
 
 
 def events(inputs, **kw):
-    return list(iter_file_events(inputs, "s", warn=lambda m: None, **kw))
+    return list(iter_file_events(inputs, "s", **kw))
 
 
 def test_directory_with_index_ships_files_in_index_order(tmp_path):
@@ -37,23 +37,10 @@ def test_resume_skips_shipped_files_and_continues_after_last_event(tmp_path):
     assert len(events(inputs, resume=("mdb-bin.000000", 99))) == len(frames_of(ROW_FULL)) + len(misc)
 
 
-def test_partial_last_event_is_not_shipped_and_reported(tmp_path):
-    data = ROW_FULL.read_bytes()
-    frames = frames_of(ROW_FULL)
-    cut = frames[20][0] + 7  # 7 bytes into event 20
-    path = tmp_path / "mdb-bin.000001"
-    path.write_bytes(data[:cut])
-    warnings = []
-    got = list(iter_file_events(Inputs([path]), "s", warn=warnings.append))
-    assert [p for _, p, _ in got] == [p for p, _ in frames[:20]]
-    assert "7 bytes of a partially written event" in warnings[0]
-    assert f"pos {frames[20][0]}" in warnings[0]
-
-
 def test_truncated_file_before_the_last_is_an_error(tmp_path):
     cut = tmp_path / "mdb-bin.000001"
     cut.write_bytes(ROW_FULL.read_bytes()[:1000])
-    with pytest.raises(ShipError, match="truncated event.*file mdb-bin.000001"):
+    with pytest.raises(ShipError, match="file ends inside an event.*file mdb-bin.000001"):
         events(Inputs([cut, MISC]))
 
 

@@ -2,7 +2,8 @@
 import pytest
 
 from libs.binlog import iter_frames
-from libs.shipper.errors import ShipError
+from libs.shipper.errors import FrameError, ShipError, UnsafePathError
+from libs.shipper.rebuild import RebuiltFile, write_files
 from libs.shipper.stream import (ARTIFICIAL_FDE, FAKE_ROTATE, HEARTBEAT, PUBLISH, StreamTracker,
                                  parse_rotate)
 
@@ -88,3 +89,15 @@ def test_size_mismatch_is_an_error_with_position():
     fde = frames_of(ROW_FULL)[0][1]
     with pytest.raises(ShipError, match=r"event_size .*file mdb-bin.000001, pos 4"):
         tracker.feed(fde[:-1])
+
+
+@pytest.mark.parametrize("name", ["../../etc/cron.d/x", "..", ""])
+def test_a_server_rotate_naming_a_path_is_refused(name):
+    with pytest.raises(FrameError, match="bad fake Rotate"):
+        StreamTracker("s").feed(fake_rotate(name, 4))
+
+
+def test_rebuild_never_writes_outside_its_directory(tmp_path):
+    with pytest.raises(UnsafePathError):
+        write_files({"x": RebuiltFile("../escaped.000001", 4)}, tmp_path / "out")
+    assert not (tmp_path / "escaped.000001").exists()

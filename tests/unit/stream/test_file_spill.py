@@ -27,3 +27,32 @@ def test_same_protocol_as_the_in_memory_store(tmp_path):
     for store in (FileSpillStore(tmp_path), InMemorySpillStore()):
         store.put("s", "k", 0, b"1")
         assert store.get("s", "k", 0) == b"1"
+
+
+@pytest.mark.parametrize("source, trx_key", [("..", ".."), (".", "."), ("", ""), ("..", "x"),
+                                             ("s", "..")])
+def test_dot_names_stay_inside_the_root_and_delete_removes_nothing_outside(tmp_path, source, trx_key):
+    root = tmp_path / "a" / "b" / "root"
+    sibling = tmp_path / "a" / "b" / "keep.txt"
+    sibling.parent.mkdir(parents=True)
+    sibling.write_text("outside the spill root")
+    store = FileSpillStore(root)
+    store.put("other", "k", 0, b"other source")
+    store.put(source, trx_key, 0, b"z")
+    assert store.get(source, trx_key, 0) == b"z"
+    assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*.chunk")
+            if not p.is_relative_to(root)] == []
+    store.delete(source, trx_key, 1)
+    assert sibling.read_text() == "outside the spill root"
+    assert store.get("other", "k", 0) == b"other source"
+    with pytest.raises(KeyError):
+        store.get(source, trx_key, 0)
+
+
+def test_distinct_names_get_distinct_directories(tmp_path):
+    store = FileSpillStore(tmp_path)
+    names = ["", ".", "..", "%2E", "%2E%2E", "%", "...", "a/b", "a%2Fb", "x" * 300, "x" * 301]
+    for i, name in enumerate(names):
+        store.put(name, name, 0, bytes([i]))
+    assert [store.get(n, n, 0) for n in names] == [bytes([i]) for i in range(len(names))]
+    assert all(len(p.name) <= 255 for p in tmp_path.rglob("*"))

@@ -1,0 +1,19 @@
+"""The job's own Delta tables all carry the prefix target declarations may not use
+(libs/targets/config.py SYSTEM_TABLE_PREFIX): a new system table outside it would be unguarded."""
+import pytest
+
+from libs.lineage_sql import CHANGE_LOG_TABLE
+from libs.targets import TargetConfigError, build_catalog, parse_ddl
+from libs.targets.config import SYSTEM_TABLE_PREFIX
+from pipelines.apply.tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE
+
+SYSTEM_TABLES = {CHANGE_LOG_TABLE, CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES_TABLE, QUARANTINE_TABLE}
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEM_TABLES))
+def test_every_system_table_is_reserved(name):
+    assert name.startswith(SYSTEM_TABLE_PREFIX)
+    ddl = parse_ddl("CREATE TABLE d.t (id INT PRIMARY KEY)", "t.sql")
+    with pytest.raises(TargetConfigError, match="reserved"):
+        build_catalog({"targets": {"d.t": {"delta_table": name}}}, "t.yaml", ddl)
