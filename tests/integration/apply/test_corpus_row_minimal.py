@@ -70,11 +70,11 @@ def _hex_cells(target, row) -> tuple:
             cells.append(bytes(value).hex().upper())
         elif column.family in ("string", "enum"):
             cells.append(value.encode("latin1").hex().upper())  # corpus tables are latin1
-        elif column.family == "timestamp":
+        elif column.family in ("timestamp", "datetime"):
             digits = int(column.mysql_type.partition("(")[2].rstrip(")") or 0)
             text = value.strftime("%Y-%m-%d %H:%M:%S")
             cells.append(text + ("." + f"{value.microsecond:06d}"[:digits] if digits else ""))
-        elif column.family == "float":
+        elif column.family in ("float", "double"):
             cells.append(f"{value:g}")
         elif isinstance(value, Decimal):
             cells.append(str(value))
