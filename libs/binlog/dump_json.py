@@ -37,7 +37,8 @@ Schema (keys always present unless marked "when"):
                          why; it is never applied
 
 Values: integers as numbers (signedness from the Table_map when logged), FLOAT/DOUBLE as
-numbers (inf/NaN, which no server stores and JSON cannot spell, is a malformed error), DECIMAL as strings ("-5.50"), DATE "YYYY-MM-DD", DATETIME ISO-8601
+numbers (inf/NaN, which no server stores and JSON cannot spell, is a malformed error, in
+VECTOR elements too), DECIMAL as strings ("-5.50"), DATE "YYYY-MM-DD", DATETIME ISO-8601
 "YYYY-MM-DDTHH:MM:SS[.ffffff]" and TIME "[-]HH:MM:SS[.ffffff]" (zero/partial dates such as
 "0000-00-00" are kept as the server's text), TIMESTAMP as epoch seconds with fraction (a number;
 exact to the microsecond up to 2038), YEAR as a number, CHAR/VARCHAR/TEXT as text when the
@@ -100,14 +101,20 @@ def json_value(value, column_type: int, collation: int | None):
         return _timestamp(value), False
     if column_type in DATETIME_TYPES:
         return value.replace(" ", "T", 1), False
-    if isinstance(value, float) and not math.isfinite(value):
-        # No server stores inf/NaN in FLOAT/DOUBLE, and JSON has no spelling for them
-        raise MalformedError(f"FLOAT/DOUBLE value {value!r}: not a value MySQL can store")
-    if isinstance(value, (int, float, str)):
+    if isinstance(value, float):
+        return _finite(value, "FLOAT/DOUBLE"), False
+    if isinstance(value, (int, str)):
         return value, False
     if isinstance(value, tuple):  # VECTOR
-        return list(value), False
+        return [_finite(v, "VECTOR element") for v in value], False
     return format(value, "f"), False  # decimal.Decimal: plain notation, never "0E-9"
+
+
+def _finite(value: float, what: str) -> float:
+    # No server stores inf/NaN in FLOAT/DOUBLE or VECTOR, and JSON has no spelling for them
+    if not math.isfinite(value):
+        raise MalformedError(f"{what} value {value!r}: not a value MySQL can store")
+    return value
 
 
 def _collation(tm: TableMap, ordinal: int) -> int | None:

@@ -1,5 +1,5 @@
 """A poisoned frame in the topic (a Transaction_payload nested 1,000 deep, built with the codec's
-encoders: it used to raise RecursionError in the assemble stage at every restart) -> the real
+encoders: decoded without a depth limit it raises RecursionError at every restart) -> the real
 job (Kafka broker, decode pandas_udf, applyInPandasWithState assembler, rows stage, Delta): the
 frame and its transaction land in the quarantine table with their positions, the transactions
 after it are applied, and a restart from the same checkpoint neither loops on it nor repeats."""

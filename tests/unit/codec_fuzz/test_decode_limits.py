@@ -48,8 +48,8 @@ def test_a_nested_payload_is_a_limit_error_naming_its_position(ctx):
 
 
 def test_deep_payload_nesting_never_recurses(ctx):
-    # ~25 bytes a level: 1,000 levels used to exhaust the interpreter's stack (RecursionError
-    # escaped decode_event and killed the assemble stage at every restart)
+    # ~25 bytes a level: decoded recursively without a limit, 1,000 levels exhaust the
+    # interpreter's stack (a RecursionError, not a BinlogError: a poison pill for the job)
     with pytest.raises(LimitError):
         decode_event(nested_payload(ctx, 1000), 4, ctx)
     assert ctx.payload_depth == 0
@@ -114,7 +114,7 @@ def test_compressed_query_declaring_more_than_the_limit(ctx):
 # ---- rows per event ----------------------------------------------------------------------------
 
 def test_update_with_an_empty_after_image_is_malformed(ctx):
-    # one small compressed event used to fabricate a row change per byte of its inflated rows
+    # accepted, one small compressed event fabricates a row change per byte of its inflated rows
     _int_table(ctx)
     changes = [RowChange({0: None}, {})] * 200_000
     body = _rows_body(ctx, "update", EventType.UPDATE_ROWS_COMPRESSED, changes, after=(False,))
@@ -151,7 +151,7 @@ def test_table_map_above_4096_columns_is_a_limit_error(ctx):
 
 
 def test_a_raised_column_limit_decodes_wide_tables(ctx):
-    # 20,000 columns: the generated decoder's NULL mask used to exceed Python's int-string limit
+    # 20,000 columns: a NULL mask written as a decimal literal exceeds Python's int-string limit
     ctx.limits = DecodeLimits(max_columns=20_000)
     _int_table(ctx, 20_000)
     row = {i: (None if i % 3 else i) for i in range(20_000)}
@@ -172,7 +172,7 @@ def _json_array(values: list[bytes]) -> bytes:
 
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
 def test_json_double_that_is_not_finite_is_malformed(value):
-    # MySQL stores no inf/NaN in JSON; printed, it is not JSON (`binlog-dump --json` crashed)
+    # MySQL stores no inf/NaN in JSON; printed, it is not JSON
     assert json_binary_to_text(_json_array([struct.pack("<d", 1.5)])) == "[1.5]"
     with pytest.raises(MalformedError, match="double"):
         json_binary_to_text(_json_array([struct.pack("<d", value)]))

@@ -71,11 +71,16 @@ def test_a_json_double_that_is_not_finite_is_a_decode_error_naming_its_position(
         assert b"inf" not in out
 
 
-def test_a_double_column_holding_inf_is_a_decode_error_in_json_not_invalid_json(tmp_path, capsysbinary):
-    path, pos = one_row_file(tmp_path, "t", T.DOUBLE, 8, float("-inf"))
+@pytest.mark.parametrize("column_type, meta, value, what", [
+    (T.DOUBLE, 8, float("-inf"), "FLOAT/DOUBLE"),
+    (T.VECTOR, 4, (1.0, float("nan")), "VECTOR element"),  # found by bench/fuzz_chain.py
+])
+def test_a_non_finite_float_is_a_decode_error_in_json_not_invalid_json(tmp_path, capsysbinary,
+                                                                       column_type, meta, value, what):
+    path, pos = one_row_file(tmp_path, "t", column_type, meta, value)
     code, out, err = run_dump(capsysbinary, "--json", path)
-    assert code == 1 and b"Infinity" not in out
-    assert err.decode().startswith(f"binlog-dump: malformed error in {path} at pos {pos} (type 30): FLOAT/DOUBLE")
+    assert code == 1 and b"Infinity" not in out and b"NaN" not in out
+    assert err.decode().startswith(f"binlog-dump: malformed error in {path} at pos {pos} (type 30): {what}")
     assert all(json.loads(line) for line in out.splitlines())  # what was printed is JSON
 
 

@@ -83,7 +83,7 @@ def poisoned_stream() -> tuple[list[InputFrame], int]:
     raws = [raw for _, raw in corpus_frames(MYSQL8_FILE)]
     first_end = 7  # FDE, Previous_gtids, GTID, BEGIN, Table_map, Write_rows, Xid
     assert raws[first_end - 1][4] == EventType.XID and raws[first_end][4] == EventType.GTID
-    poison = [raws[first_end], nested_payload(ctx, 1000)]  # once a RecursionError in decode_event
+    poison = [raws[first_end], nested_payload(ctx, 1000)]  # unbounded: a RecursionError
     frames = inputs(raws[:first_end] + poison + raws[first_end:-1], MYSQL8_FILE.name)
     return frames, frames[first_end + 1].pos
 
