@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits, limit_docs
 
 POLICIES = ("fail", "quarantine")
@@ -57,6 +58,14 @@ class JobConfig:
     max_offsets_per_trigger: int = _doc("Upper bound of Kafka records per micro-batch", 200_000, minimum=1)
     unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail",
                                      choices=POLICIES)
+    bad_input_policy: str = _doc("A frame the job cannot decode or place (truncated, bad checksum, over a "
+                                 "decode limit, a row image not matching its table map, a cut "
+                                 "transaction): quarantine (go on with the transactions after it) | fail "
+                                 "(stop before applying the batch; libs/bad_input.py)", "quarantine",
+                                 choices=POLICIES)
+    accept_bad_input_through: tuple[tuple[str, BinlogPosition], ...] = _doc(
+        "Per source, the binlog position (FILE:POS) through which bad input already looked at is "
+        "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}", ())
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine",
                                         "fail", choices=POLICIES)
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
@@ -75,12 +84,29 @@ class JobConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", decode_limits(self.decode_limits))  # checks its own fields
+        object.__setattr__(self, "accept_bad_input_through", _accepted(self.accept_bad_input_through))
         hints = typing.get_type_hints(JobConfig)
         for f in fields(self):
-            if f.name != "decode_limits":
+            if f.name not in _SECTIONS:
                 _check_field(f, hints[f.name], getattr(self, f.name))
         if ":" not in self.bootstrap:
             raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
+
+    @property
+    def bad_input(self) -> BadInputPolicy:
+        return BadInputPolicy(self.unknown_event_policy, self.bad_input_policy, self.accept_bad_input_through)
+
+
+_SECTIONS = ("decode_limits", "accept_bad_input_through")  # fields converted and checked by their own function
+
+
+def _accepted(value: Any) -> tuple[tuple[str, BinlogPosition], ...]:
+    if isinstance(value, tuple) and all(isinstance(p, BinlogPosition) for _, p in value):
+        return value
+    try:
+        return accepted_positions(value)
+    except ValueError as e:
+        raise ConfigError(f"accept_bad_input_through: {e}") from None
 
 
 # Java's long: Spark options and timeouts (idle_source_timeout_s * 1000 ms) are longs.

@@ -15,8 +15,13 @@ import signal
 import sys
 from pathlib import Path
 
-from libs.config import ConfigError, JobConfig, load_config
+from pyspark.errors import StreamingQueryException
+
+from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.paths import REPO_ROOT
+
+
+STREAM_LOGGER = "org.apache.spark.sql.execution.streaming.MicroBatchExecution"  # logs a query's end
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -52,17 +57,26 @@ def _absolute(path: str) -> str:
     return path if "://" in path else str(Path(path).resolve())
 
 
-def build_query(spark, cfg: JobConfig, apply=None):
-    """The dataflow, top to bottom (DESIGN.md "Dataflow"); returns the started StreamingQuery.
-    The apply stage's target declarations (its `decode_hints`) also tell the rows stage what the
-    binlog may not say: UNSIGNED, charsets, ENUM/SET labels (libs/targets/decoding.py)."""
+def make_sink(cfg: JobConfig, apply=None):
+    """The foreachBatch sink (rows -> apply -> Delta). The apply stage's target declarations
+    (its `decode_hints`) also tell the rows stage what the binlog may not say: UNSIGNED,
+    charsets, ENUM/SET labels (libs/targets/decoding.py)."""
+    from pipelines.replicate_batch import BatchPaths, ReplicateBatch
+
+    return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint), apply, limits=cfg.decode_limits,
+                          hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input)
+
+
+def build_query(spark, cfg: JobConfig, apply=None, sink=None):
+    """The dataflow, top to bottom (DESIGN.md "Dataflow"); returns the started StreamingQuery."""
     from libs.assembler import AssemblerConfig, UnknownEventPolicy
     from libs.stream_assembly import StageConfig
-    from pipelines.replicate_batch import BatchPaths, ReplicateBatch
+    from pipelines.replicate_batch import BatchPaths
     from pipelines.stages.assemble import assemble
     from pipelines.stages.decode import frames
 
     paths = BatchPaths(cfg.delta_root, cfg.checkpoint)
+    sink = sink if sink is not None else make_sink(cfg, apply)
     # The assembler's processing-time timeout would otherwise make Spark run no-data batches
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
@@ -75,14 +89,14 @@ def build_query(spark, cfg: JobConfig, apply=None):
              .option("maxOffsetsPerTrigger", cfg.max_offsets_per_trigger)
              .load())
     decoded = frames(kafka)                                          # source, file, pos, offsets, raw, header
-    stage = StageConfig(AssemblerConfig(unknown_event_policy=UnknownEventPolicy(cfg.unknown_event_policy)),
+    # Unknown events are quarantined like other bad input; the sink stops the stream when
+    # unknown_event_policy says fail (libs/bad_input.py), after the frame is kept.
+    stage = StageConfig(AssemblerConfig(unknown_event_policy=UnknownEventPolicy.QUARANTINE),
                         limits=cfg.decode_limits)
     assembled = assemble(decoded, paths.spill_root, stage,           # segments | quarantine | release
                          idle_timeout_ms=cfg.idle_source_timeout_s * 1000)
     writer = (assembled.writeStream
-              .foreachBatch(ReplicateBatch(paths, apply, limits=cfg.decode_limits,
-                                           hints=getattr(apply, "decode_hints", None)))
-                                                                             # rows -> apply -> Delta
+              .foreachBatch(sink)                                    # rows -> apply -> Delta
               .option("checkpointLocation", f"{cfg.checkpoint.rstrip('/')}/query")
               .queryName("cdc-replicate"))
     writer = writer.trigger(availableNow=True) if cfg.available_now else \
@@ -113,12 +127,22 @@ def make_applier(cfg: JobConfig, catalog=None):
 
 
 def run(cfg: JobConfig, on_cluster: bool = False, catalog=None) -> int:
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.spark_session import SessionOptions, build_session, logger_off
 
     spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
-    query = build_query(spark, cfg, make_applier(cfg, catalog))
+    sink = make_sink(cfg, make_applier(cfg, catalog))
+    query = build_query(spark, cfg, sink=sink)
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
-    query.awaitTermination()
+    try:
+        # A stop on purpose is printed below as one line; Spark would log it first with its Java
+        # and Python traces. A defect still shows its traces: it is raised again here.
+        with logger_off(spark, STREAM_LOGGER):
+            query.awaitTermination()
+    except StreamingQueryException:
+        if sink.stopped is None:
+            raise  # not a stop on purpose: a defect, whose trace is wanted
+        print(f"cdc-replicate: {one_line(str(sink.stopped))}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,6 +1,7 @@
 """The foreachBatch sink of cdc-replicate: one micro-batch of assembled records -> Delta.
 
     quarantine rows -------------------------------------------> _cdc_quarantine
+                     (fail policy: stop here, libs/bad_input.py)
     segments --rows stage (parallel)--> change records --apply--> target tables, change log, progress
     releases ------(recorded, deleted one batch later)---------> spill store
 
@@ -19,7 +20,9 @@ from pyspark.sql import functions as F
 
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
+from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, stop_message
 from libs.binlog.limits import DecodeLimits
+from libs.stops import JobStopped
 from libs.targets.decoding import DecodeHints
 from pipelines.marked_appends import MarkedAppends
 from pipelines.schemas import QUARANTINE_RECORD, spark_schema
@@ -52,14 +55,22 @@ class ReplicateBatch:
 
     def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
                  partitions: int = 2, app_id: str = "cdc-replicate", limits: DecodeLimits = DecodeLimits(),
-                 hints: DecodeHints | None = None):
+                 hints: DecodeHints | None = None, bad_input: BadInputPolicy = BadInputPolicy()):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
-        self.limits, self.hints = limits, hints
+        self.limits, self.hints, self.bad_input = limits, hints, bad_input
+        self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self._created: set[str] = set()  # tables known to exist (no per-batch existence check)
         self.release_log = ReleaseLog(paths.releases)
         self.appends = MarkedAppends()
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        try:
+            self._replicate(batch_df, batch_id)
+        except JobStopped as stop:
+            self.stopped = stop
+            raise
+
+    def _replicate(self, batch_df: DataFrame, batch_id: int) -> None:
         # Earlier batches are committed (this one runs): their released spill chunks can go.
         self.release_log.delete_before(batch_id, FileSpillStore(self.paths.spill_root))
         batch = batch_df.persist()
@@ -74,6 +85,7 @@ class ReplicateBatch:
             if failed is not None:
                 quarantine = quarantine.unionByName(self._failed_transactions(segments, failed, batch_id))
             self._append_unless_empty(quarantine, self.paths.table(QUARANTINE_TABLE), batch_id, create=True)
+            self._stop_on_bad_input(batch, failed)  # after the quarantine append: nothing is lost
             changes = change_records(decoded, failed.select("source", "trx_id") if failed is not None else None)
             if self.apply is not None:
                 self.apply(changes, batch_id)
@@ -105,15 +117,36 @@ class ReplicateBatch:
         if not df.isEmpty():
             self.appends.append(df, path, app_id, batch_id)
 
+    def _stop_on_bad_input(self, batch: DataFrame, failed: DataFrame | None) -> None:
+        """Raise BadInputStopped when a quarantined incident's policy is fail (libs/bad_input.py).
+        Asked only when a policy can stop: one small aggregate of the batch's quarantine rows."""
+        if not self.bad_input.can_stop:
+            return
+        rows = (batch.filter((F.col("kind") == "quarantine") & (F.col("q_kind") != CONSEQUENCE))
+                .groupBy("source", "q_kind", "reason")
+                .agg(F.min(F.struct("binlog_file", "binlog_pos")).alias("first"),
+                     F.max(F.struct("binlog_file", "binlog_pos")).alias("last")).collect())
+        incidents = [Incident(r["source"], r["q_kind"], r["reason"], BinlogPosition.of(*r["first"]),
+                              BinlogPosition.of(*r["last"])) for r in rows]
+        if failed is not None:  # a rows-stage rejection covers its whole transaction
+            incidents += [Incident(r["source"], r["kind"], r["reason"], BinlogPosition.of(r["trx_file"], r["trx_end_pos"]),
+                                   BinlogPosition.of(r["trx_file"], r["trx_end_pos"])) for r in failed.collect()]
+        stop = self.bad_input.first_stop(incidents)
+        if stop is not None:
+            raise BadInputStopped(stop_message(*stop, QUARANTINE_TABLE))
+
     @staticmethod
     def _failed(decoded: DataFrame) -> DataFrame | None:
-        """(source, trx_id, reason, kind) of transactions with an error row, or None."""
+        """(source, trx_id, reason, kind, trx_file, trx_end_pos) of transactions with an error
+        row, or None."""
         rows = (decoded.filter(F.col("decode_error").isNotNull())
                 .groupBy("source", "trx_id").agg(F.first("decode_error").alias("reason"),
-                                                  F.first("error_kind").alias("kind")).collect())
+                                                  F.first("error_kind").alias("kind"),
+                                                  F.first("trx_file").alias("trx_file"),
+                                                  F.first("trx_end_pos").alias("trx_end_pos")).collect())
         if not rows:
             return None
-        schema = "source string, trx_id string, reason string, kind string"
+        schema = "source string, trx_id string, reason string, kind string, trx_file string, trx_end_pos long"
         return decoded.sparkSession.createDataFrame([tuple(r) for r in rows], schema)
 
     def _assembler_quarantine(self, batch: DataFrame, batch_id: int) -> DataFrame:
@@ -133,6 +166,10 @@ class ReplicateBatch:
             "kind", "reason", F.col("f.raw").alias("raw"), F.lit(None).cast("int").alias("kafka_partition"),
             F.lit(None).cast("long").alias("kafka_offset"), F.current_timestamp().alias("quarantined_at"),
         ).select(*_quarantine_columns())
+
+
+class BadInputStopped(JobStopped):
+    """A quarantined incident whose policy is fail (libs/bad_input.py); the batch is not applied."""
 
 
 def _is_delta_table(spark, path: str) -> bool:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from libs.paths import SPARK_JARS_DIR
 
@@ -33,6 +35,19 @@ def local_jars() -> list[str]:
     if not any("delta-spark" in j for j in jars) or not any("spark-sql-kafka" in j for j in jars):
         raise RuntimeError(f"Delta/Kafka jars missing in {SPARK_JARS_DIR}: run `scripts/dev setup`")
     return jars
+
+
+@contextmanager
+def logger_off(spark, name: str) -> Iterator[None]:
+    """Silence one JVM logger (log4j2) for the duration, then restore its level."""
+    jvm = spark.sparkContext._jvm
+    configurator, level = jvm.org.apache.logging.log4j.core.config.Configurator, jvm.org.apache.logging.log4j.Level
+    before = jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel()
+    configurator.setLevel(name, level.OFF)
+    try:
+        yield
+    finally:
+        configurator.setLevel(name, before)
 
 
 def build_session(opts: SessionOptions = SessionOptions()):

@@ -65,6 +65,7 @@ from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
+from libs.stops import JobStopped
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets.decoding import DecodeHints
 from libs.targets import TargetCatalog
@@ -81,7 +82,7 @@ TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _wri
 IN_LIST_MAX, OR_LIST_MAX = 5000, 16
 
 
-class ApplyStopped(RuntimeError):
+class ApplyStopped(JobStopped):
     """The batch cannot be applied (strict mode); nothing of it was written. Carries the
     ReplayError (table, key, lineage with GTID/file/position)."""
 

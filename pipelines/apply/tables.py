@@ -33,6 +33,7 @@ from pyspark.sql import types as T
 from libs.arrow_rows import rows as arrow_rows
 from libs.lineage_sql import delta_path_ref, quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.stops import JobStopped
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
 from pipelines.schemas import spark_record_schema, spark_schema
 
@@ -152,7 +153,7 @@ def create_target_sql(path: str, target: Target) -> str:
             + f"\n) USING delta TBLPROPERTIES ({props})")
 
 
-class TargetSchemaMismatch(RuntimeError):
+class TargetSchemaMismatch(JobStopped):
     """An existing target table's Delta schema differs from what its declaration maps to."""
 
 
