@@ -19,6 +19,10 @@ mysql_binlog_send, send_format_descriptor_event), per binlog file:
   Heartbeats (type 27, MySQL 8 also 41) arrive while the master waits: never published.
   Any other event flagged LOG_EVENT_ARTIFICIAL_F is master-made, not file content.
 
+Every published frame's CRC32 is verified when the file's FDE says the stream has them (the
+replica asks for the master's checksum algorithm; dummies the master substitutes carry a CRC32
+it recomputed): a mismatch is refused, like cdc-ship --from-file refuses one (frame_check.py).
+
 Positions come from the byte stream: the fake Rotate gives the start, each published event
 advances by its size. The header's log_pos is only a cross-check when non-zero (MariaDB 11.4+
 writes 0 inside transactions): a mismatch means the master left a hole (capability 2/3
@@ -125,6 +129,10 @@ class StreamTracker:
             # a hole the master left (see module doc): resynchronise on the header
             self.holes += 1
             pos = log_pos - size
+        if self.checksum and etype != FDE and not crc_matches(frame):
+            # a file frame corrupted on the way (the master's own CRC32 does not match): never
+            # published, so the topic only holds what the server wrote (DESIGN.md "Bad input")
+            raise self._error(f"CRC32 mismatch (event type {etype})", pos, cls=FrameError)
         step = Step(PUBLISH, self.file, pos)
         self.pos = pos + size
         self.last_timestamp = ts or self.last_timestamp

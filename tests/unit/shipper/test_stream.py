@@ -101,3 +101,17 @@ def test_rebuild_never_writes_outside_its_directory(tmp_path):
     with pytest.raises(UnsafePathError):
         write_files({"x": RebuiltFile("../escaped.000001", 4)}, tmp_path / "out")
     assert not (tmp_path / "escaped.000001").exists()
+
+
+def test_a_frame_whose_crc32_does_not_match_is_refused_naming_its_position():
+    """The file's FDE says CRC32: a frame damaged on the way is refused, never published."""
+    frames = frames_of(ROW_FULL)
+    tracker = StreamTracker("s")
+    tracker.feed(fake_rotate("mdb-bin.000001", 4))
+    for _, frame in frames[:5]:
+        tracker.feed(frame)
+    pos, frame = frames[5]
+    damaged = frame[:30] + bytes([frame[30] ^ 0x01]) + frame[31:]
+    with pytest.raises(FrameError, match=rf"CRC32 mismatch .*file mdb-bin.000001, pos {pos}"):
+        tracker.feed(damaged)
+    assert tracker.feed(frame).pos == pos  # the undamaged frame is taken at the same position
