@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from libs.replay.errors import (
-    BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError, ReplayStopped,
+    BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
+    ReplayStopped,
 )
 from libs.replay.images import present_columns, typed_value
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
@@ -237,7 +238,8 @@ class _Replayer:
     def _not_loggable(self, logged_as: str) -> bool:
         """WL#3303 decision table: the target cannot take a change logged as `logged_as`."""
         target = self.target
-        return decide_apply_format(logged_as, target.can_apply_rows, target.can_apply_statements).format == ERROR
+        decision = decide_apply_format(logged_as, target.can_apply_rows, target.can_apply_statements)
+        return decision.format == ERROR
 
     def statement(self, change, lineage) -> None:
         if not self._not_loggable(STATEMENT):

@@ -95,5 +95,6 @@ def on_statement_under_policy(on_statement: str, policy: str) -> str:
     if policy == POLICY_QUARANTINE:
         return ON_STATEMENT_QUARANTINE
     if policy != POLICY_FAIL:
-        raise ValueError(f"statement_format_policy must be {POLICY_FAIL!r} or {POLICY_QUARANTINE!r}, got {policy!r}")
+        raise ValueError(f"statement_format_policy must be {POLICY_FAIL!r} or {POLICY_QUARANTINE!r}, "
+                         f"got {policy!r}")
     return on_statement

@@ -79,7 +79,8 @@ TABLE = [
     ("Gtid_list, cap 4", GTID_LIST_EV, 4, "same", None),
     ("transactional GTID, cap 0", gtid(MARIA_FL_TRANSACTIONAL), 0, "begin", None),
     ("transactional GTID, cap 3", gtid(MARIA_FL_TRANSACTIONAL), 3, "begin", None),
-    ("standalone GTID, cap 0", gtid(MARIA_FL_STANDALONE), 0, ("query", COMMENT[:len(gtid(1)) - 4 - 33]), None),
+    ("standalone GTID, cap 0", gtid(MARIA_FL_STANDALONE), 0,
+     ("query", COMMENT[:len(gtid(1)) - 4 - 33]), None),
     ("standalone GTID, cap 2", gtid(MARIA_FL_STANDALONE), 2, "omitted", None),
     ("GTID, cap 4", gtid(MARIA_FL_TRANSACTIONAL), 4, "same", None),
 ]

@@ -124,7 +124,8 @@ def test_what_the_replica_does(apply, on_statement, policy, logged_as, outcome):
     result = replay(target, current, [change])
     assert result.counts() == {outcome: 1}
     assert len(result.upserts) == (1 if outcome == "applied" else 0) and result.deletes == ()
-    assert [e.kind for e in result.quarantine] == (["statement_format"] if outcome.startswith("quarantined") else [])
+    quarantined = ["statement_format"] if outcome.startswith("quarantined") else []
+    assert [e.kind for e in result.quarantine] == quarantined
 
 
 def test_statement_format_policy_values():

@@ -35,7 +35,8 @@ T_NOKEY_DDL = "CREATE TABLE sim.t (a int, b int)"
 # DEFAULT VALUES R1.1: the slave has an extra column with a DEFAULT
 T_R11_DDL = "CREATE TABLE sim.t (a int, b int, c int DEFAULT 100)"
 # DEFAULT VALUES R1.2: master DEFAULT 100, slave DEFAULT 900 (with a PK, see the docstring)
-T_R12 = Table("t", (int_col("id", nullable=False), int_col("a", default=100), int_col("b")), primary_key=("id",))
+T_R12 = Table("t", (int_col("id", nullable=False), int_col("a", default=100), int_col("b")),
+              primary_key=("id",))
 T_R12_DDL = "CREATE TABLE sim.t (id int NOT NULL, a int DEFAULT 900, b int, PRIMARY KEY (id))"
 T_R12_NOKEY = Table("t", (int_col("a", default=100), int_col("b")))
 T_R12_NOKEY_DDL = "CREATE TABLE sim.t (a int DEFAULT 900, b int)"
@@ -115,7 +116,8 @@ def _names(table: Table, image) -> tuple[str, ...] | None:
     return None if image is None else tuple(table.columns[v["ordinal"]].name for v in image)
 
 
-@pytest.mark.parametrize("name,row_image,master,replica_ddl,setup,stmt,before,after,replica", SCENARIOS, ids=IDS)
+@pytest.mark.parametrize("name,row_image,master,replica_ddl,setup,stmt,before,after,replica",
+                         SCENARIOS, ids=IDS)
 def test_scenario(name, row_image, master, replica_ddl, setup, stmt, before, after, replica):
     changes = _changes(master, row_image, [*setup, stmt])
     last_trx = changes[-1]["trx_id"]
