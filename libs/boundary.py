@@ -18,13 +18,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from libs.binlog.constants import (
-    LOG_EVENT_ARTIFICIAL_F,
-    LOG_EVENT_IGNORABLE_F,
-    BoundaryType,
-    EventType,
-    boundary_marker,
-)
+from libs.binlog.constants import LOG_EVENT_ARTIFICIAL_F, BoundaryType, EventType, boundary_marker
+from libs.binlog.event_class import ROWS_EVENT_TYPES, EventClass, event_class
 from libs.binlog.records import Dummy, Ignorable, MariaGtid, Query, XaPrepare
 
 B = BoundaryType
@@ -152,39 +147,18 @@ INITIAL = ParserContext()
 MYSQL_GTID_TYPES = frozenset({EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED})
 QUERY_TYPES = frozenset({EventType.QUERY, EventType.QUERY_COMPRESSED, EventType.EXECUTE_LOAD_QUERY})
 PRE_STATEMENT_TYPES = frozenset({EventType.INTVAR, EventType.RAND, EventType.USER_VAR})
-ROWS_TYPES = frozenset({
-    EventType.PRE_GA_WRITE_ROWS, EventType.PRE_GA_UPDATE_ROWS, EventType.PRE_GA_DELETE_ROWS,
-    EventType.WRITE_ROWS_V1, EventType.UPDATE_ROWS_V1, EventType.DELETE_ROWS_V1,
-    EventType.WRITE_ROWS, EventType.UPDATE_ROWS, EventType.DELETE_ROWS, EventType.PARTIAL_UPDATE_ROWS,
-    EventType.WRITE_ROWS_COMPRESSED_V1, EventType.UPDATE_ROWS_COMPRESSED_V1,
-    EventType.DELETE_ROWS_COMPRESSED_V1, EventType.WRITE_ROWS_COMPRESSED,
-    EventType.UPDATE_ROWS_COMPRESSED, EventType.DELETE_ROWS_COMPRESSED,
-})
 # Seed table: Table_map, Rows, Rows_query (and MariaDB's Annotate_rows, its twin), Append_block,
 # Begin_load_query are INSIDE. Transaction_context / View_change (group replication) are logged
 # inside a GTID group; the seed predates them, INSIDE is our decision.
-INSIDE_TYPES = ROWS_TYPES | {
+INSIDE_TYPES = ROWS_EVENT_TYPES | {
     EventType.TABLE_MAP, EventType.ROWS_QUERY, EventType.ANNOTATE_ROWS, EventType.APPEND_BLOCK,
     EventType.BEGIN_LOAD_QUERY, EventType.TRANSACTION_CONTEXT, EventType.VIEW_CHANGE,
 }
 # IGNORE (D2.1: may appear mid-transaction, never part of one): Format_description (seed table),
-# Ignorable (seed table, WL#4033), heartbeats (sent by the dump thread between events; the seed
-# table row says SELF but D2.1's reasoning for fake Rotate applies, and they are not binlog bytes).
-IGNORE_TYPES = frozenset({
-    EventType.FORMAT_DESCRIPTION, EventType.IGNORABLE, EventType.HEARTBEAT, EventType.HEARTBEAT_V2,
-})
-MARIADB_ONLY_TYPES = frozenset(t for t in EventType if t >= EventType.ANNOTATE_ROWS)
-
-
-# Type codes known to each flavour, as plain ints: is_known_type runs ~3 times per frame in the
-# serial assemble stage, and EventType(code) cost an enum construction each time.
-_KNOWN_TO_MARIADB = frozenset(int(t) for t in EventType)
-_KNOWN_TO_MYSQL = frozenset(int(t) for t in EventType if t not in MARIADB_ONLY_TYPES)
-
-
-def is_known_type(type_code: int, flavour: str) -> bool:
-    """Known to the flavour's server: MariaDB's 160-171 are unknown to a MySQL stream (WL#4033)."""
-    return type_code in (_KNOWN_TO_MARIADB if flavour == "mariadb" else _KNOWN_TO_MYSQL)
+# heartbeats (sent by the dump thread between events; the seed table row says SELF but D2.1's
+# reasoning for fake Rotate applies, and they are not binlog bytes). The seed table's Ignorable
+# row is event_class's IGNORABLE, handled before these (type 28 has no case of its own).
+IGNORE_TYPES = frozenset({EventType.FORMAT_DESCRIPTION, EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 
 
 def is_fake_rotate(event, context: ParserContext = INITIAL) -> bool:
@@ -211,10 +185,10 @@ def classify(event, flavour: str, context: ParserContext = INITIAL) -> BoundaryT
     code, body = event.header.type_code, event.body
     if isinstance(body, (Dummy, Ignorable)):
         return B.IGNORE  # MariaDB dummy placeholders may stand anywhere; WL#4033 ignorable
-    if not is_known_type(code, flavour):
-        # Unknown_log_event is SELF (seed table *1); with LOG_EVENT_IGNORABLE_F it is an
-        # Ignorable_log_event (IGNORE).
-        return B.IGNORE if event.header.flags & LOG_EVENT_IGNORABLE_F else B.SELF_CONTAINED
+    known = event_class(code, event.header.flags, flavour)
+    if known is not EventClass.KNOWN:
+        # Unknown_log_event is SELF (seed table *1); an Ignorable_log_event is IGNORE (WL#4033).
+        return B.IGNORE if known is EventClass.IGNORABLE else B.SELF_CONTAINED
     if code in IGNORE_TYPES or is_fake_rotate(event, context):
         return B.IGNORE
     if code in MYSQL_GTID_TYPES or code == EventType.MARIA_GTID:

@@ -14,13 +14,14 @@ import logging
 import re
 from typing import Iterable
 
-from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType, EventType
+from libs.binlog.constants import BoundaryType, EventType
 from libs.binlog.errors import UnknownEventError
+from libs.binlog.event_class import EventClass, event_class
 from libs.binlog.event_records import TransactionPayload
 from libs.binlog.records import Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid, Xid, XaPrepare
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import (
-    INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, is_known_type, query_kind, query_text,
+    INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, query_kind, query_text,
 )
 
 from .model import (
@@ -94,12 +95,14 @@ class Assembler:
         if event is None:
             self._bad_frame(frame, item.error.located(file=frame.file, pos=frame.pos, source=self.source))
             return
-        code, flavour = event.header.type_code, self.state.flavour
-        if isinstance(event.body, Ignorable) or (
-                not is_known_type(code, flavour) and event.header.flags & LOG_EVENT_IGNORABLE_F):
+        code = event.header.type_code
+        # WL#4033 with the stream's flavour: the codec decodes either server's types, so a
+        # MariaDB event in a MySQL stream reaches here decoded and is classified only now.
+        known = event_class(code, event.header.flags, self.state.flavour)
+        if isinstance(event.body, Ignorable) or known is EventClass.IGNORABLE:
             self.state = self.state.counted("ignorable_skipped")  # WL#4033: skip, never fail
             return
-        if not is_known_type(code, flavour):
+        if known is EventClass.UNKNOWN:
             self._bad_frame(frame, UnknownEventError(
                 f"unknown event type {code} without LOG_EVENT_IGNORABLE_F", frame.file, frame.pos, code,
                 frame.raw, self.source))

@@ -1,7 +1,7 @@
 """The ONE table from event type code to (body decoder, body encoder), with an explicit default
-for unknown types (WL#4033): an unknown type carrying LOG_EVENT_IGNORABLE_F decodes to an
-Ignorable record (skipped and counted by consumers); without the flag it raises
-UnknownEventError naming the position and type code.
+for a type it has no decoder for, decided by event_class.py (WL#4033): IGNORABLE decodes to an
+Ignorable record (skipped and counted by consumers); UNKNOWN raises UnknownEventError naming
+the position and type code. Its keys are event_class.known_types(None) exactly.
 
 Decoder: (header, body, ctx) -> record. Encoder: (record, header, ctx) -> body bytes. Bodies are
 exactly the bytes after the common header, without the checksum (framing.py slices them).
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .constants import LOG_EVENT_IGNORABLE_F, EventType
+from .constants import EventType
 from .errors import UnknownEventError
+from .event_class import DECODED_ROWS_TYPES, EventClass, event_class
 from .event_records import Opaque
 from .events_control import CONTROL_CODECS
 from .events_mariadb import MARIADB_CODECS
@@ -24,15 +25,6 @@ from .records import Ignorable
 
 Decoder = Callable[..., object]
 Encoder = Callable[..., bytes]
-
-ROWS_TYPES = frozenset({
-    EventType.WRITE_ROWS_V1, EventType.UPDATE_ROWS_V1, EventType.DELETE_ROWS_V1,
-    EventType.WRITE_ROWS, EventType.UPDATE_ROWS, EventType.DELETE_ROWS,
-    EventType.PARTIAL_UPDATE_ROWS,
-    EventType.WRITE_ROWS_COMPRESSED_V1, EventType.UPDATE_ROWS_COMPRESSED_V1,
-    EventType.DELETE_ROWS_COMPRESSED_V1, EventType.WRITE_ROWS_COMPRESSED,
-    EventType.UPDATE_ROWS_COMPRESSED, EventType.DELETE_ROWS_COMPRESSED,
-})
 
 # Known and framed, body kept as bytes: binlog v3 LOAD DATA (Load 6, Create_file 8, New_load 12),
 # Slave (7, never written), MySQL 5.1 pre-GA rows events 20-22 (WL#2325 drafts; mysqlbinlog of
@@ -91,7 +83,7 @@ CODECS: dict[int, tuple[Decoder, Encoder]] = {}
 for _table in (CONTROL_CODECS, STATEMENT_CODECS, MARIADB_CODECS, GTID_CODECS, GROUP_CODECS):
     CODECS.update({int(k): v for k, v in _table.items()})
 CODECS[int(EventType.TABLE_MAP)] = (decode_table_map, encode_table_map)
-CODECS.update({int(t): (decode_rows, encode_rows) for t in ROWS_TYPES})
+CODECS.update({int(t): (decode_rows, encode_rows) for t in DECODED_ROWS_TYPES})
 CODECS.update({int(t): (decode_opaque, encode_opaque) for t in OPAQUE_TYPES})
 
 
@@ -104,11 +96,11 @@ def encode_ignorable(rec: Ignorable, header, ctx) -> bytes:
 
 
 def decoder_for(header) -> Decoder:
-    """The body decoder for this header; the WL#4033 default for unknown type codes."""
+    """The body decoder for this header; the WL#4033 default for a type without one."""
     entry = CODECS.get(header.type_code)
     if entry is not None:
         return entry[0]
-    if header.flags & LOG_EVENT_IGNORABLE_F:
+    if event_class(header.type_code, header.flags) is EventClass.IGNORABLE:
         return decode_ignorable
     raise UnknownEventError(f"unknown event type {header.type_code} without "
                             f"LOG_EVENT_IGNORABLE_F", type_code=header.type_code)

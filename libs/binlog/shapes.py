@@ -5,7 +5,7 @@ A rows-family type code does not promise a Rows body: MySQL 5.1 pre-GA rows even
 WL#2325 drafts) are framed and classified but their bodies are kept as bytes (Opaque), like
 the binlog v3 LOAD family. So:
 
-    is_rows(event)       a rows event whose body is a decoded Rows (registry.ROWS_TYPES)
+    is_rows(event)       a rows event whose body is a decoded Rows (event_class.DECODED_ROWS_TYPES)
     is_table_map(event)  a Table_map (body: a decoded TableMap)
     undecoded(event)     why the body was kept as bytes (a known event this codec cannot apply:
                          it must be quarantined with its position, never skipped), else None
@@ -18,7 +18,7 @@ from __future__ import annotations
 from .constants import EventType
 from .errors import UnsupportedError
 from .event_records import Opaque
-from .registry import ROWS_TYPES
+from .event_class import DECODED_ROWS_TYPES
 
 _WHY = {
     EventType.PRE_GA_WRITE_ROWS: "MySQL 5.1 pre-GA rows event (WL#2325 draft format)",
@@ -33,7 +33,7 @@ _WHY = {
 
 def is_rows(event) -> bool:
     """A rows event the registry decodes with rows.py (pre-GA 20-22 are not among them)."""
-    return event.header.type_code in ROWS_TYPES and type(event.body) is not Opaque
+    return event.header.type_code in DECODED_ROWS_TYPES and type(event.body) is not Opaque
 
 
 def is_table_map(event) -> bool:

@@ -24,9 +24,12 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
   which a replica overwrites (Write_rows_log_event::write_row with overwrite): the
   conflicting row takes the after image on top of its values (the full new row when the
   image is complete); further conflicting rows on other unique keys are deleted.
-- op "statement": a rows-only target (WL#3303) stops (on_statement=error) or skips it for
-  quarantine (on_statement=quarantine); a statements-capable target records it in the change
-  log but it is NOT executed (no MySQL SQL engine here). op "ddl": recorded, never executed.
+- WL#3303: whether the target can take a change is the seed's decision table
+  (logging_format.decide_apply_format: the change's format against the target's declared
+  capabilities). A statement-format change it cannot take stops the batch (on_statement=error)
+  or is skipped for quarantine (on_statement=quarantine); a row change it cannot take always
+  stops. A statement it can take is recorded in the change log but NOT executed (no MySQL SQL
+  engine here). op "ddl": recorded, never executed (outside the table: WL#3303 is about DML).
 - a value that cannot be converted stops the batch in both modes (a replica stops too).
 """
 
@@ -35,15 +38,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from libs.replay import errors as E
+from libs.replay.errors import (
+    BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
+    ReplayStopped,
+)
 from libs.replay.images import present_columns, typed_value
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
 from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id
+from libs.replay.logging_format import ERROR, ROW, STATEMENT, decide_apply_format
 from libs.replay.table_state import Row, TableState
 from libs.targets import values
-from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
+from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, ON_STATEMENT_QUARANTINE, Column, Target
 
 STRICT, IDEMPOTENT = "strict", "idempotent"
+ROW_OPS = ("insert", "update", "delete")
 ER_BAD_NULL_ERROR, ER_NO_DEFAULT_FOR_FIELD = 1048, 1364
 
 
@@ -79,7 +87,7 @@ class ReplayResult:
     upserts: tuple[RowWrite, ...]
     deletes: tuple[RowDelete, ...]
     change_log: tuple[ChangeLogEntry, ...]
-    quarantine: tuple[E.ReplayError, ...]
+    quarantine: tuple[ReplayError, ...]
     """Changes tolerated in idempotent mode (1032 skipped, 1062 skipped or overwritten) and
     quarantined statements: to be written to the quarantine table."""
     warnings: tuple[ReplayWarning, ...]
@@ -106,7 +114,7 @@ class _Replayer:
     def __init__(self, target: Target, state: TableState, mode: str):
         self.target, self.state, self.mode = target, state, mode
         self.log: list[ChangeLogEntry] = []
-        self.quarantine: list[E.ReplayError] = []
+        self.quarantine: list[ReplayError] = []
         self.warnings: list[ReplayWarning] = []
 
     # -- helpers ---------------------------------------------------------------------------
@@ -124,9 +132,9 @@ class _Replayer:
             after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage))
 
     def _error(self, kind, message, change, lineage, key, *, skippable: bool, outcome: str) -> None:
-        error = E.ReplayError(kind, message, self.target.qualified_name, key, lineage, change.get("statement"))
+        error = ReplayError(kind, message, self.target.qualified_name, key, lineage, change.get("statement"))
         if not skippable:
-            raise E.ReplayStopped(error)
+            raise ReplayStopped(error)
         self.quarantine.append(error)
         self._entry(change, lineage, outcome, key=key)
 
@@ -178,7 +186,7 @@ class _Replayer:
             return
         key, other = conflicts[0]
         if self.mode != IDEMPOTENT:
-            self._error(E.DUPLICATE_KEY, f"Duplicate entry for key {list(key)} on insert", change, lineage,
+            self._error(DUPLICATE_KEY, f"Duplicate entry for key {list(key)} on insert", change, lineage,
                         {c: canonical_text(row[c]) for c in key}, skippable=False, outcome="")
         complete = len(after) == len(self.target.columns)  # COMPLETE_ROWS_F
         while True:  # Write_rows_log_event::write_row(overwrite=true)
@@ -188,18 +196,18 @@ class _Replayer:
                 self.state.update(other, row, lineage)
                 break
             self.state.delete(other, lineage)
-        self.quarantine.append(E.ReplayError(E.DUPLICATE_KEY, "duplicate key on insert: row overwritten (idempotent)",
+        self.quarantine.append(ReplayError(DUPLICATE_KEY, "duplicate key on insert: row overwritten (idempotent)",
                                           self.target.qualified_name, self._key_text(row), lineage, change.get("statement")))
         self._entry(change, lineage, "overwritten", other.row_id, self._key_text(row))
 
     def _find(self, change, lineage) -> tuple[Row | None, dict[str, Any]]:
         before = self._before_values(change)
         if not before:  # WL#5092 R2: no usable column of the target in the before image
-            self._error(E.UNUSABLE_BEFORE_IMAGE, "the before image holds no column of the target table",
+            self._error(UNUSABLE_BEFORE_IMAGE, "the before image holds no column of the target table",
                         change, lineage, None, skippable=False, outcome="")
         row = self.state.find(before)
         if row is None:
-            self._error(E.ROW_NOT_FOUND, "Can't find record", change, lineage,
+            self._error(ROW_NOT_FOUND, "Can't find record", change, lineage,
                         self._key_text(before) or {k: canonical_text(v) for k, v in before.items()},
                         skippable=self.mode == IDEMPOTENT, outcome="skipped_row_not_found")
         return row, before
@@ -212,7 +220,7 @@ class _Replayer:
         conflicts = self.state.conflicts(new, exclude=row)
         if conflicts:
             key = conflicts[0][0]
-            self._error(E.DUPLICATE_KEY, f"Duplicate entry for key {list(key)} on update", change, lineage,
+            self._error(DUPLICATE_KEY, f"Duplicate entry for key {list(key)} on update", change, lineage,
                         {c: canonical_text(new[c]) for c in key}, skippable=self.mode == IDEMPOTENT,
                         outcome="skipped_duplicate_key")
             return
@@ -227,13 +235,20 @@ class _Replayer:
         self.state.delete(row, lineage)
         self._entry(change, lineage, "applied", row.row_id, key)
 
+    def _not_loggable(self, logged_as: str) -> bool:
+        """WL#3303 decision table: the target cannot take a change logged as `logged_as`."""
+        target = self.target
+        decision = decide_apply_format(logged_as, target.can_apply_rows, target.can_apply_statements)
+        return decision.format == ERROR
+
     def statement(self, change, lineage) -> None:
-        if self.target.can_apply_statements:
+        if not self._not_loggable(STATEMENT):
             self._entry(change, lineage, "statement_not_executed")
             return
-        self._error(E.STATEMENT_FORMAT,
+        self._error(STATEMENT_FORMAT,
                     "statement-format change for a target that can only apply rows (WL#3303)", change, lineage,
-                    None, skippable=self.target.on_statement == "quarantine", outcome="quarantined_statement")
+                    None, skippable=self.target.on_statement == ON_STATEMENT_QUARANTINE,
+                    outcome="quarantined_statement")
 
     def ddl(self, change, lineage) -> None:
         self._entry(change, lineage, "ddl_recorded")
@@ -243,13 +258,13 @@ class _Replayer:
             raise ValueError(f"change for {change['database']}.{change['table']} replayed on {self.target.qualified_name}")
         lineage = Lineage.of_change(change)
         op = change["op"]
-        if op in ("insert", "update", "delete") and not self.target.can_apply_rows:
-            self._error(E.STATEMENT_FORMAT, "row-format change for a target that can only apply statements (WL#3303)",
+        if op in ROW_OPS and self._not_loggable(ROW):
+            self._error(STATEMENT_FORMAT, "row-format change for a target that can only apply statements (WL#3303)",
                         change, lineage, None, skippable=False, outcome="")
         try:
             getattr(self, op)(change, lineage)
         except (values.ValueConversionError, JsonDiffError) as exc:
-            raise E.ReplayStopped(E.ReplayError(E.BAD_VALUE, str(exc), self.target.qualified_name, None,
+            raise ReplayStopped(ReplayError(BAD_VALUE, str(exc), self.target.qualified_name, None,
                                                 lineage, change.get("statement"))) from None
 
 

@@ -30,7 +30,8 @@ Decisions:
   (`undeclared="fail"`, default) or is logged + quarantined (`undeclared="quarantine"`); DDL of
   undeclared tables (and database-level DDL) is only recorded in the change log.
 * config.statement_format_policy == "quarantine" makes every rows-only target quarantine
-  statement-format DML (WL#3303); "fail" keeps each target's own `on_statement`.
+  statement-format DML (WL#3303, libs.replay.logging_format); "fail" keeps each target's own
+  `on_statement`.
 * config.exec_mode "idempotent": 1032/1062 go to `_cdc_quarantine` (kind row_not_found /
   duplicate_key, reason naming table, key, GTID and position) and to the change log with outcome
   skipped_* / overwritten; "strict": ApplyStopped.
@@ -65,11 +66,12 @@ from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
+from libs.replay.logging_format import on_statement_under_policy
 from libs.stops import JobStopped
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets.decoding import DecodeHints
 from libs.targets import TargetCatalog
-from libs.targets.model import ON_STATEMENT_QUARANTINE, Target
+from libs.targets.model import Target
 from pipelines.apply import tables as D
 from pipelines.marked_appends import MarkedAppends
 
@@ -221,9 +223,12 @@ class DeltaApplier:
 
     # -- read + replay (nothing written) -------------------------------------------------------
     def _effective(self, target: Target) -> Target:
-        if self.config.statement_format_policy == "quarantine":
-            return dataclasses.replace(target, on_statement=ON_STATEMENT_QUARANTINE)
-        return target
+        """The target with the job's statement_format_policy applied (WL#3303, one rule:
+        libs.replay.logging_format.on_statement_under_policy)."""
+        on_statement = on_statement_under_policy(target.on_statement, self.config.statement_format_policy)
+        if on_statement == target.on_statement:
+            return target
+        return dataclasses.replace(target, on_statement=on_statement)
 
     @staticmethod
     def _collect(changes_df: DataFrame) -> pa.Table:
