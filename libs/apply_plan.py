@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
 from libs.replay.images import present_columns, typed_value
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
+from libs.stops import JobStopped
 from libs.targets import values as target_values
 from libs.targets.model import Target, default_delta_table_name
 
@@ -43,8 +44,9 @@ UNDECLARED_FAIL, UNDECLARED_QUARANTINE = "fail", "quarantine"
 UNDECLARED_TABLE = "undeclared_table"  # quarantine kind and change-log outcome prefix
 
 
-class UndeclaredTableError(RuntimeError):
-    """A row or statement change for a source table that has no target declaration."""
+class UndeclaredTableError(JobStopped):
+    """A row or statement change for a source table that has no target declaration: the job
+    stops before applying the batch (one line naming the table, GTID and position)."""
 
 
 def change_sort_key(change: Mapping[str, Any]) -> tuple:
