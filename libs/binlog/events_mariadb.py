@@ -6,16 +6,16 @@ rows" event (WL#4033). Layouts: MariaDB `sql/log_event.h` / `log_event.cc`
 """
 from __future__ import annotations
 
-from .constants import EventType
+from .constants import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
+                        EventType)
 from .errors import MalformedError, UnsupportedError
 from .event_records import BinlogCheckpoint, GtidList, GtidListEntry
-from .records import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
-                      MariaGtid, RowsQuery)
+from .records import MariaGtid, RowsQuery
 from .wire import U32, U64, Cursor, Layout
 
 GTID_FIXED = Layout([("seq_no", "Q"), ("domain_id", "I"), ("flags2", "B")])
 GTID_XA = Layout([("format_id", "i"), ("gtrid_len", "B"), ("bqual_len", "B")])
-GTID_HEADER_LEN = 19  # the body is zero-padded up to this length
+GTID_HEADER_LEN = 19  # Gtid_log_event::GTID_HEADER_LEN: the body is zero-padded up to it
 GTID_LIST_ENTRY = Layout([("domain_id", "I"), ("server_id", "I"), ("seq_no", "Q")])
 GTID_LIST_COUNT_MASK = (1 << 28) - 1  # high 4 bits of the count word are flags
 

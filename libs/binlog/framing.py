@@ -16,7 +16,8 @@ import struct
 import zlib
 from typing import Iterator
 
-from .constants import (BINLOG_MAGIC, CHECKSUM_LEN, COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F,
+from .constants import (BINLOG_MAGIC, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
+                        EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, FLAGS_OFFSET, LOG_EVENT_ARTIFICIAL_F,
                         LOG_EVENT_BINLOG_IN_USE_F, EventType)
 from .context import DecodeContext
 from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
@@ -25,14 +26,13 @@ from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_ty
 from .fastrec import fast_constructor
 from .records import Event, Header
 from .registry import CODECS, decoder_for, encoder_for
+from .wire import U32 as _U32
 
 _CODECS_GET = CODECS.get
 _make_header = fast_constructor(Header)
 _make_event = fast_constructor(Event)
 
-HEADER = struct.Struct("<IBIIIH")
-_U32 = struct.Struct("<I")
-_unpack_header = HEADER.unpack_from
+_unpack_header = COMMON_HEADER.unpack_from
 _unpack_u32 = _U32.unpack_from
 _crc32 = zlib.crc32
 ENCRYPTED_MAGIC = b"\xfdbin"  # MySQL 8 encrypted binlog file header
@@ -71,16 +71,16 @@ def iter_frames(data, start: int = 4, *, file: str | None = None,
         if left < COMMON_HEADER_LEN:
             raise TruncatedError(f"{left} bytes left, a header needs {COMMON_HEADER_LEN}",
                                  file=file, pos=pos, raw=bytes(data[pos:]), source=source,
-                                 type_code=data[pos + 4] if left > 4 else None)
-        size = unpack(data, pos + 9)[0]
+                                 type_code=data[pos + EVENT_TYPE_OFFSET] if left > 4 else None)
+        size = unpack(data, pos + EVENT_LEN_OFFSET)[0]
         if size < COMMON_HEADER_LEN:
             raise MalformedError(f"event_size {size} < {COMMON_HEADER_LEN}", file=file, pos=pos,
-                                 type_code=data[pos + 4], raw=bytes(data[pos:pos + 19]),
+                                 type_code=data[pos + EVENT_TYPE_OFFSET], raw=bytes(data[pos:pos + 19]),
                                  source=source)
         end = pos + size
         if end > n:
             raise TruncatedError(f"event_size {size} but only {left} bytes left", file=file,
-                                 pos=pos, type_code=data[pos + 4], raw=bytes(data[pos:]),
+                                 pos=pos, type_code=data[pos + EVENT_TYPE_OFFSET], raw=bytes(data[pos:]),
                                  source=source)
         yield pos, data[pos:end]
         pos = end
@@ -91,7 +91,7 @@ def _crc_of(frame, type_code: int, flags: int) -> int:
         # The server clears BINLOG_IN_USE in place when it closes the file without
         # re-checksumming: the FDE CRC is computed with the flag cleared (binlog_event.h).
         tmp = bytearray(frame[:-CHECKSUM_LEN])
-        tmp[17] &= ~LOG_EVENT_BINLOG_IN_USE_F & 0xFF
+        tmp[FLAGS_OFFSET] &= ~LOG_EVENT_BINLOG_IN_USE_F & 0xFF
         return zlib.crc32(tmp)
     return zlib.crc32(memoryview(frame)[:-CHECKSUM_LEN])
 
@@ -209,7 +209,7 @@ def iter_events(data, *, file: str | None = None, source: str | None = None,
     while pos < n:
         if n - pos < COMMON_HEADER_LEN:
             break  # iter_frames raises the TruncatedError
-        size = unpack(data, pos + 9)[0]
+        size = unpack(data, pos + EVENT_LEN_OFFSET)[0]
         end = pos + size
         if size < COMMON_HEADER_LEN or end > n:
             break
@@ -243,7 +243,7 @@ def encode_event(event: Event, ctx: DecodeContext, *, checksum: bool | None = No
     size = COMMON_HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
     code = wire_type(ctx.fde, h.type_code) if ctx.fde is not None and h.type_code != FDE \
         else h.type_code
-    frame = HEADER.pack(h.timestamp, code, h.server_id, size, h.log_pos, h.flags) + body
+    frame = COMMON_HEADER.pack(h.timestamp, code, h.server_id, size, h.log_pos, h.flags) + body
     if checksum:
         frame += _U32.pack(_crc_of(frame + b"\0\0\0\0", h.type_code, h.flags))
     return frame

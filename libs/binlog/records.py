@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .constants import BoundaryType, EventType, boundary_marker
+from .constants import MARIA_FL_STANDALONE, BoundaryType, EventType, boundary_marker
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +105,6 @@ class MysqlGtid:
     @property
     def gtid(self) -> str:
         return f"{self.sid}:{self.tag}:{self.gno}" if self.tag else f"{self.sid}:{self.gno}"
-
-
-# MariaDB Gtid_log_event flags (sql/log_event.h)
-MARIA_FL_STANDALONE = 0x01
-MARIA_FL_GROUP_COMMIT_ID = 0x02
-MARIA_FL_TRANSACTIONAL = 0x04
-MARIA_FL_ALLOW_PARALLEL = 0x08
-MARIA_FL_WAITED = 0x10
-MARIA_FL_DDL = 0x20
-MARIA_FL_PREPARED_XA = 0x40
-MARIA_FL_COMPLETED_XA = 0x80
 
 
 class MariaGtidText:
