@@ -25,7 +25,7 @@ from libs.binlog.constants import (
     EventType,
     boundary_marker,
 )
-from libs.binlog.records import Dummy, Ignorable, MariaGtid, Query, XaPrepare
+from libs.binlog import Dummy, Ignorable, MariaGtid, Query, XaPrepare
 
 B = BoundaryType
 

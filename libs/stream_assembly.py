@@ -20,9 +20,8 @@ from libs.assembler import (
     iter_change_records,
 )
 from libs.assembler.change_records import ROWS_PER_EVENT
-from libs.binlog import BinlogError, DecodeContext, DecodeLimits, decode_event
+from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, decode_event
 from libs.binlog.constants import STMT_END_F
-from libs.binlog.records import RowsQuery
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.boundary import query_text
 from libs.targets.decoding import DecodeHints

@@ -16,8 +16,8 @@ from typing import Iterable
 
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType, EventType
 from libs.binlog.errors import UnknownEventError
-from libs.binlog.event_records import TransactionPayload
-from libs.binlog.records import Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid, Xid, XaPrepare
+from libs.binlog import (Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid,
+                         TransactionPayload, XaPrepare, Xid)
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import (
     INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, is_known_type, query_kind, query_text,

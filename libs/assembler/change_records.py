@@ -7,8 +7,7 @@ from typing import Iterator
 
 from libs.binlog.charsets import decode_text
 from libs.binlog.constants import STMT_END_F, ColumnType, EventType
-from libs.binlog.event_records import TransactionPayload
-from libs.binlog.records import RowsQuery
+from libs.binlog import RowsQuery, TransactionPayload
 from libs.binlog.shapes import is_rows, is_table_map, undecoded, undecoded_error
 from libs.boundary import QueryKind, query_kind, query_text
 

@@ -12,12 +12,30 @@ from __future__ import annotations
 import re
 import struct
 import zlib
+from dataclasses import dataclass
 
 from .constants import (BINLOG_SEND_ANNOTATE_ROWS_EVENT, COMMON_HEADER_LEN, LOG_EVENT_SUPPRESS_USE_F,
                         LOG_EVENT_THREAD_SPECIFIC_F, MARIA_FL_STANDALONE, EventType)
 from .errors import MalformedError, UnsupportedError
-from .event_records import DummyEvent
 from .events_mariadb import GTID_HEADER_LEN
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Dummy:
+    """MariaDB dummy event: a Query or User_var placeholder replacing an event a consumer with a
+    low capability cannot handle (MariaDB task 'dummy events'). Never applied."""
+
+    carrier: str  # "query" | "user_var"
+    replaced_type: int | None  # from the comment text when it still holds it
+
+
+@dataclass(frozen=True, slots=True)
+class DummyEvent(Dummy):
+    """Dummy (records.py) plus the exact body bytes, for byte-exact re-encoding."""
+
+    raw: bytes = b""
 
 DUMMY_PREFIX = b"# Dummy event replacing event type "
 DUMMY_SUFFIX = b" that slave cannot handle."

@@ -11,9 +11,46 @@ from typing import NamedTuple
 
 from .constants import EventType
 from .errors import MalformedError
-from .event_records import GtidInterval, PreviousGtids
-from .records import MysqlGtid
 from .wire import U64, Cursor, Layout, pack_int
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class MysqlGtid:
+    """Gtid (33) / Anonymous_gtid (34) / tagged Gtid (42) (control_events.h Gtid_event)."""
+
+    anonymous: bool
+    commit_flag: int
+    sid: str  # uuid text
+    gno: int
+    tag: str | None = None
+    last_committed: int | None = None
+    sequence_number: int | None = None
+    immediate_commit_ts: int | None = None
+    original_commit_ts: int | None = None
+    transaction_length: int | None = None
+    immediate_server_version: int | None = None
+    original_server_version: int | None = None
+
+    @property
+    def gtid(self) -> str:
+        return f"{self.sid}:{self.tag}:{self.gno}" if self.tag else f"{self.sid}:{self.gno}"
+
+
+@dataclass(frozen=True, slots=True)
+class GtidInterval:
+    start: int
+    end: int  # exclusive, as on the wire
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousGtids:
+    """Previous_gtids (35): (sid, tag, intervals) per source; `fmt` is the 8.4 format byte
+    (0 untagged, 1 tagged), kept so re-encoding is exact."""
+
+    sets: tuple  # ((sid_text, tag or None, (GtidInterval, ...)), ...)
+    fmt: int = 0
 
 GTID_FIXED = Layout([("gtid_flags", "B"), ("sid", "16s"), ("gno", "q")])
 LOGICAL_CLOCK = Layout([("lt_type", "B"), ("last_committed", "q"), ("sequence_number", "q")])

@@ -24,7 +24,7 @@ from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescrip
                      TruncatedError, UnsupportedError)
 from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_type
 from .fastrec import fast_constructor
-from .records import Event, Header
+from .envelope import Event, Header
 from .registry import CODECS, decoder_for, encoder_for
 from .wire import U32 as _U32
 
@@ -150,10 +150,8 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
                 raise MalformedError(f"event_size {size} too small for header and checksum")
             if verify_checksum:
                 stored = _unpack_u32(frame, end)[0]
-                if type_code == FDE:
-                    checksum_ok = stored == _crc_of(frame, type_code, flags)
-                else:
-                    checksum_ok = stored == _crc32(memoryview(frame)[:end])
+                checksum_ok = stored == (_crc_of(frame, type_code, flags) if type_code == FDE
+                                         else _crc32(memoryview(frame)[:end]))
                 if not checksum_ok:
                     raise ChecksumError(f"CRC32 mismatch (stored 0x{stored:08x})")
         body = frame[COMMON_HEADER_LEN:end]
@@ -162,17 +160,10 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
         entry = _CODECS_GET(type_code)
         record = (entry[0] if entry is not None else decoder_for(header))(header, body, ctx)
     except BinlogError as err:
-        if err.type_code is None:
-            err.type_code = type_code
-        if not err.raw:
-            err.raw = bytes(frame)
-        raise err.located(file=file if file is not None else ctx.file, pos=pos,
-                          source=source if source is not None else ctx.source)
+        raise _located(err, frame, pos, type_code, ctx, file, source)
     except _BAD_INPUT as exc:
-        raise MalformedError(f"{type(exc).__name__}: {exc}",
-                             file=file if file is not None else ctx.file, pos=pos,
-                             type_code=type_code, raw=bytes(frame),
-                             source=source if source is not None else ctx.source) from exc
+        raise _located(MalformedError(f"{type(exc).__name__}: {exc}"), frame, pos, type_code, ctx,
+                       file, source) from exc
     if type_code == TABLE_MAP:
         table_id = getattr(record, "table_id", None)
         if table_id is not None:
@@ -180,6 +171,16 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
     elif type_code == FDE or type_code == START_V3:
         _update_context(type_code, record, ctx)
     return _make_event(header, pos, record, checksum_ok, file if file is not None else ctx.file)
+
+
+def _located(err: BinlogError, frame, pos: int, type_code, ctx: DecodeContext, file, source):
+    """`err` with what decode_event knows filled in: type code, raw frame, file, position."""
+    if err.type_code is None:
+        err.type_code = type_code
+    if not err.raw:
+        err.raw = bytes(frame)
+    return err.located(file=file if file is not None else ctx.file, pos=pos,
+                       source=source if source is not None else ctx.source)
 
 
 def _update_context(type_code: int, record, ctx: DecodeContext) -> None:

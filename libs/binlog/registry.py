@@ -14,13 +14,12 @@ from typing import Callable
 
 from .constants import LOG_EVENT_IGNORABLE_F, EventType
 from .errors import UnknownEventError
-from .event_records import Opaque
+from .envelope import Ignorable, Opaque
 from .events_control import CONTROL_CODECS
 from .events_mariadb import MARIADB_CODECS
 from .events_mysql_gtid import GTID_CODECS
 from .events_mysql_group import GROUP_CODECS
 from .events_statement import STATEMENT_CODECS
-from .records import Ignorable
 
 Decoder = Callable[..., object]
 Encoder = Callable[..., bytes]

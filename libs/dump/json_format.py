@@ -55,9 +55,9 @@ from typing import Iterable, Iterator
 
 from libs.binlog.constants import ColumnType as T
 from libs.binlog.errors import BinlogError, MalformedError, UnsupportedError
-from libs.binlog.event_records import BinlogCheckpoint
+from libs.binlog import (BinlogCheckpoint, JsonDiff, MariaGtid, MysqlGtid, Query, Rotate, Rows,
+                         RowsQuery, TableMap, Xid)
 from libs.binlog.json_binary import JsonText
-from libs.binlog.records import JsonDiff, MariaGtid, MysqlGtid, Query, Rotate, Rows, RowsQuery, TableMap, Xid
 from libs.binlog.shapes import is_rows, undecoded
 from libs.binlog.values import render_text
 

@@ -35,9 +35,8 @@ from typing import Iterable, Iterator
 
 from libs.binlog.constants import (MARIA_FL_DDL, MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL,
                                    STMT_END_F, EventType)
-from libs.binlog.event_records import BinlogCheckpoint, GtidList, UserVar
-from libs.binlog.records import (FormatDescription, MariaGtid, MysqlGtid, Query, Rotate, RowsQuery, TableMap,
-                      Xid)
+from libs.binlog import (BinlogCheckpoint, FormatDescription, GtidList, MariaGtid, MysqlGtid, Query,
+                         Rotate, RowsQuery, TableMap, UserVar, Xid)
 from libs.binlog.shapes import is_rows, undecoded
 
 from .vv_format import format_column_vv, quoted

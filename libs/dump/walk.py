@@ -19,7 +19,7 @@ from libs import boundary as bp
 from libs.binlog.constants import BoundaryType, boundary_marker
 from libs.binlog.context import DecodeContext
 from libs.binlog.framing import check_magic, decode_event, iter_frames
-from libs.binlog.records import Dummy, Event, Ignorable, TableMap
+from libs.binlog import Dummy, Event, Ignorable, TableMap
 from libs.binlog.shapes import is_rows
 
 

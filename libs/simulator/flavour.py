@@ -17,10 +17,9 @@ from libs.binlog.constants import (CHECKSUM_CRC32, CHECKSUM_OFF, LOG_EVENT_SUPPR
                                    MARIA_FL_TRANSACTIONAL)
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.constants import EventType as E
-from libs.binlog.event_records import BinlogCheckpoint, GtidList, PreviousGtids
+from libs.binlog import (BinlogCheckpoint, FormatDescription, GtidList, MariaGtid, PreviousGtids,
+                         Query, Rotate, RowsQuery, RowsWireDetail, Xid)
 from libs.binlog.events_mysql_gtid import MysqlGtidWire
-from libs.binlog.records import (FormatDescription, MariaGtid, Query, Rotate, RowsQuery,
-                                 RowsWireDetail, Xid)
 
 from .stream import Item
 

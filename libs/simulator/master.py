@@ -18,7 +18,7 @@ from typing import Callable
 from libs.binlog.constants import STMT_END_F, TM_BIT_LEN_EXACT_F
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.constants import EventType as E
-from libs.binlog.records import RowChange, Rows, TableMap
+from libs.binlog import RowChange, Rows, TableMap
 from libs.binlog.rows import encode_rows
 from libs.replay.logging_format import ERROR, ROW, decide_logging_format
 
