@@ -146,13 +146,23 @@ def _decompress(ctype: int, data: bytes, usize: int, limits) -> bytes:
     raise UnsupportedError(f"Transaction_payload compression type {ctype}")
 
 
+# The inner events are whole frames decoded by the framing layer, which reaches this module
+# through the registry: framing hands its frame decoder over when it is imported
+# (use_inner_frame_decoder), so this module never imports framing back (an import cycle).
+_decode_inner_frames = None
+
+
+def use_inner_frame_decoder(decode_frames) -> None:
+    """Set the decoder of a payload's inner frames: (plain payload bytes, ctx) -> Events."""
+    global _decode_inner_frames
+    _decode_inner_frames = decode_frames
+
+
 def _inner_events(plain: bytes, header, ctx):
     """Inner events carry no checksum (the payload event's own CRC covers them); their `pos`
     is the offset inside the uncompressed payload."""
-    from .framing import decode_frames_no_checksum
-
     try:
-        yield from decode_frames_no_checksum(plain, ctx)
+        yield from _decode_inner_frames(plain, ctx)
     except LimitError as err:
         raise LimitError(f"Transaction_payload inner event at payload offset {err.pos}: "
                          f"{err.message}") from None

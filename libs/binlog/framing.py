@@ -25,6 +25,7 @@ from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescrip
 from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_type
 from .fastrec import fast_constructor
 from .envelope import Event, Header
+from .events_mysql_group import use_inner_frame_decoder
 from .registry import CODECS, decoder_for, encoder_for
 from .wire import U32 as _U32
 
@@ -226,6 +227,9 @@ def decode_frames_no_checksum(plain: bytes, ctx: DecodeContext) -> Iterator[Even
     """Inner events of a Transaction_payload: no magic, no checksums, pos relative to payload."""
     for pos, frame in iter_frames(plain, 0):
         yield decode_event(frame, pos, ctx, checksum=False)
+
+
+use_inner_frame_decoder(decode_frames_no_checksum)
 
 
 def encode_event(event: Event, ctx: DecodeContext, *, checksum: bool | None = None) -> bytes:

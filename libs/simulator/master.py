@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+import libs.simulator.images as images
+from libs.binlog import RowChange, Rows, TableMap
 from libs.binlog.constants import STMT_END_F, TM_BIT_LEN_EXACT_F
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.constants import EventType as E
-from libs.binlog import RowChange, Rows, TableMap
 from libs.binlog.rows import encode_rows
 from libs.replay.logging_format import ERROR, ROW, decide_logging_format
 
-from . import images
 from .flavour import make_flavour
 from .model import ReferenceModel
 from .schema import Table
