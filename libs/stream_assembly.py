@@ -7,7 +7,8 @@ assemble_group: one source's frames of a micro-batch (Kafka offset order) + its 
 decode_segment: one segment -> change records (schemas/change_record.avsc).
 
 Row images are decoded in decode_segment (parallel, any executor), not in assemble_group, which
-runs once per source (a single Spark task): issue #4 "Heavy row decoding must not serialise".
+runs once per source (a single Spark task): heavy row decoding must not serialise on it
+(DESIGN.md "Dataflow").
 """
 from __future__ import annotations
 

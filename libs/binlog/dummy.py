@@ -33,7 +33,7 @@ class Dummy:
 
 @dataclass(frozen=True, slots=True)
 class DummyEvent(Dummy):
-    """Dummy (records.py) plus the exact body bytes, for byte-exact re-encoding."""
+    """Dummy plus the exact body bytes, for byte-exact re-encoding."""
 
     raw: bytes = b""
 
