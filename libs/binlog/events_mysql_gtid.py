@@ -126,23 +126,42 @@ def decode_gtid(header, body: bytes, ctx) -> MysqlGtid:
     if cur.remaining >= LOGICAL_CLOCK.size and body[cur.pos] == LOGICAL_TIMESTAMP_TYPECODE:
         _, vals["last_committed"], vals["sequence_number"] = cur.fields(LOGICAL_CLOCK)
         layout.append("clock")
-        if cur.remaining >= 7:
-            (vals["immediate_commit_ts"], vals["original_commit_ts"],
-             part) = _read_immediate_original(cur, COMMIT_TS)
-            layout.append(part)
-            if cur.remaining >= 1:
-                vals["transaction_length"] = cur.packed_int("transaction_length")
-                layout.append("length")
-                if cur.remaining >= 4:
-                    (vals["immediate_server_version"], vals["original_server_version"],
-                     part) = _read_immediate_original(cur, SERVER_VERSION)
-                    layout.append(part)
-                    if cur.remaining >= 8:
-                        vals["commit_group_ticket"] = cur.u64("commit_group_ticket")
-                        layout.append("ticket")
+        for need, read in _OPTIONAL_FIELDS:
+            if cur.remaining < need:
+                break
+            layout.append(read(cur, vals))
     tail = cur.rest()  # MySQL ignores what it cannot read (5.7.4- clocks); keep it
     return MysqlGtidWire(anonymous=header.type_code == EventType.ANONYMOUS_GTID, commit_flag=flags,
                          sid=_sid_text(sid), gno=gno, layout=tuple(layout), tail=tail, **vals)
+
+
+def _read_commit_ts(cur: Cursor, vals: dict) -> str:
+    vals["immediate_commit_ts"], vals["original_commit_ts"], part = \
+        _read_immediate_original(cur, COMMIT_TS)
+    return part
+
+
+def _read_length(cur: Cursor, vals: dict) -> str:
+    vals["transaction_length"] = cur.packed_int("transaction_length")
+    return "length"
+
+
+def _read_server_version(cur: Cursor, vals: dict) -> str:
+    vals["immediate_server_version"], vals["original_server_version"], part = \
+        _read_immediate_original(cur, SERVER_VERSION)
+    return part
+
+
+def _read_ticket(cur: Cursor, vals: dict) -> str:
+    vals["commit_group_ticket"] = cur.u64("commit_group_ticket")
+    return "ticket"
+
+
+# After the logical clock, each field is logged only when the server version has it, in this
+# order (control_events.cpp Gtid_event::Gtid_event): the body decides by what it still holds.
+# (least bytes the field takes, reader: fills `vals`, returns its layout part)
+_OPTIONAL_FIELDS = ((7, _read_commit_ts), (1, _read_length), (4, _read_server_version),
+                    (8, _read_ticket))
 
 
 def encode_gtid(rec: MysqlGtid, header, ctx) -> bytes:
