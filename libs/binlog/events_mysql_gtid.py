@@ -135,21 +135,17 @@ def decode_gtid(header, body: bytes, ctx) -> MysqlGtid:
                          sid=_sid_text(sid), gno=gno, layout=tuple(layout), tail=tail, **vals)
 
 
-def _read_commit_ts(cur: Cursor, vals: dict) -> str:
-    vals["immediate_commit_ts"], vals["original_commit_ts"], part = \
-        _read_immediate_original(cur, COMMIT_TS)
-    return part
+def _read_pair(immediate: str, original: str, spec):
+    """Reader of an immediate/original pair (commit timestamps, server versions)."""
+    def read(cur: Cursor, vals: dict) -> str:
+        vals[immediate], vals[original], part = _read_immediate_original(cur, spec)
+        return part
+    return read
 
 
 def _read_length(cur: Cursor, vals: dict) -> str:
     vals["transaction_length"] = cur.packed_int("transaction_length")
     return "length"
-
-
-def _read_server_version(cur: Cursor, vals: dict) -> str:
-    vals["immediate_server_version"], vals["original_server_version"], part = \
-        _read_immediate_original(cur, SERVER_VERSION)
-    return part
 
 
 def _read_ticket(cur: Cursor, vals: dict) -> str:
@@ -160,8 +156,11 @@ def _read_ticket(cur: Cursor, vals: dict) -> str:
 # After the logical clock, each field is logged only when the server version has it, in this
 # order (control_events.cpp Gtid_event::Gtid_event): the body decides by what it still holds.
 # (least bytes the field takes, reader: fills `vals`, returns its layout part)
-_OPTIONAL_FIELDS = ((7, _read_commit_ts), (1, _read_length), (4, _read_server_version),
-                    (8, _read_ticket))
+_OPTIONAL_FIELDS = (
+    (7, _read_pair("immediate_commit_ts", "original_commit_ts", COMMIT_TS)),
+    (1, _read_length),
+    (4, _read_pair("immediate_server_version", "original_server_version", SERVER_VERSION)),
+    (8, _read_ticket))
 
 
 def encode_gtid(rec: MysqlGtid, header, ctx) -> bytes:
