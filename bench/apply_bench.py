@@ -77,7 +77,8 @@ def update_heavy_changes(n: int):
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from libs.assembler import InMemorySpillStore
-    from libs.simulator.master import STMT_END_F, Master, Session
+    from libs.binlog.constants import STMT_END_F
+    from libs.simulator.master import Master, Session
     from libs.simulator.schema import standard_tables
     from libs.simulator.sinks import FileSink
     from libs.simulator.stream import Item

@@ -41,11 +41,10 @@ from bench.fuzz_codec import CORPUS, load_seeds, mutate  # noqa: E402
 from libs import boundary as bp  # noqa: E402
 from libs.assembler import Transaction, iter_change_records  # noqa: E402
 from libs.assembler.model import Frame  # noqa: E402
-from libs.binlog import BinlogError, DecodeContext, decode_event, encode_event  # noqa: E402
-from libs.binlog.dump_json import event_json  # noqa: E402
-from libs.binlog.dump_text import event_lines  # noqa: E402
-from libs.binlog.dump_walk import DumpItem  # noqa: E402
-from libs.binlog.records import Event, Header  # noqa: E402
+from libs.binlog import BinlogError, DecodeContext, Event, Header, decode_event, encode_event
+from libs.dump.json_format import event_json  # noqa: E402
+from libs.dump.text_format import event_lines  # noqa: E402
+from libs.dump.walk import DumpItem  # noqa: E402
 from libs.binlog.shapes import is_rows  # noqa: E402
 
 MB = 1 << 20

@@ -40,7 +40,8 @@ def big_transaction_binlog(rows: int, per_statement: int = 1000) -> Path:
     (statements of `per_statement` rows, each split into <= 8 KiB rows events as a server does).
     Built with the simulator's Master framing (positions, log_pos, CRC32, Table_map per
     statement) but bypassing its reference model, whose duplicate-key check is O(rows)."""
-    from libs.simulator.master import STMT_END_F, Master, Session
+    from libs.binlog.constants import STMT_END_F
+    from libs.simulator.master import Master, Session
     from libs.simulator.schema import standard_tables
     from libs.simulator.sinks import FileSink
     from libs.simulator.stream import Item

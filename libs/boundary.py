@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
+from libs.binlog import Dummy, Ignorable, MariaGtid, Query, XaPrepare
 from libs.binlog.constants import LOG_EVENT_ARTIFICIAL_F, BoundaryType, EventType, boundary_marker
 from libs.binlog.event_class import ROWS_EVENT_TYPES, EventClass, event_class
-from libs.binlog.records import Dummy, Ignorable, MariaGtid, Query, XaPrepare
 
 B = BoundaryType
 

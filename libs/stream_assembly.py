@@ -7,7 +7,8 @@ assemble_group: one source's frames of a micro-batch (Kafka offset order) + its 
 decode_segment: one segment -> change records (schemas/change_record.avsc).
 
 Row images are decoded in decode_segment (parallel, any executor), not in assemble_group, which
-runs once per source (a single Spark task): issue #4 "Heavy row decoding must not serialise".
+runs once per source (a single Spark task): heavy row decoding must not serialise on it
+(DESIGN.md "Dataflow").
 """
 from __future__ import annotations
 
@@ -19,14 +20,13 @@ from libs.assembler import (
     AssembledInput, Assembler, AssemblerConfig, AssemblerState, Frame, SpillStore, Transaction,
     iter_change_records,
 )
-from libs.binlog import BinlogError, DecodeContext, DecodeLimits, decode_event
-from libs.binlog.records import RowsQuery
+from libs.assembler.change_records import ROWS_PER_EVENT
+from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, decode_event
+from libs.binlog.constants import STMT_END_F
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.boundary import query_text
 from libs.targets.decoding import DecodeHints
 
-STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
-EVENT_INDEX_SHIFT = 20  # change_seq = event_index << 20 | row index (change_record.avsc)
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,6 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
         key = (rec["binlog_file"], rec["binlog_pos"])
         row_in_event = row_in_event + 1 if key == last_key else 0
         last_key = key
-        rec["change_seq"] = (index_of[key] << EVENT_INDEX_SHIFT) | row_in_event
+        rec["change_seq"] = index_of[key] * ROWS_PER_EVENT | row_in_event
         records.append(rec)
     return records

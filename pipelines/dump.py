@@ -1,6 +1,6 @@
 """binlog-dump: print binlog files like `mysqlbinlog -vv --base64-output=decode-rows`, with
 the WL#4162 boundary type of every event, or as JSON Lines (issue #3). A thin shell: the
-logic lives in libs/binlog/dump_walk.py, dump_text.py and dump_json.py.
+logic lives in libs/dump/ (walk.py, text_format.py, json_format.py).
 
     binlog-dump mdb-bin.000001                     # text, like mysqlbinlog -vv
     binlog-dump --json mdb-bin.000001 | jq .rows   # one JSON object per event
@@ -16,9 +16,9 @@ import argparse
 import sys
 
 from libs.binlog.context import DecodeContext
-from libs.binlog.dump_json import dump_json
-from libs.binlog.dump_text import dump_text
-from libs.binlog.dump_walk import walk
+from libs.dump.json_format import dump_json
+from libs.dump.text_format import dump_text
+from libs.dump.walk import walk
 from libs.binlog.errors import BinlogError
 
 EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE = 0, 1, 2

@@ -16,9 +16,9 @@ from typing import Iterable
 
 from libs.binlog.constants import BoundaryType, EventType
 from libs.binlog.errors import UnknownEventError
+from libs.binlog import (Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid,
+                         TransactionPayload, XaPrepare, Xid)
 from libs.binlog.event_class import EventClass, event_class
-from libs.binlog.event_records import TransactionPayload
-from libs.binlog.records import Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid, Xid, XaPrepare
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import (
     INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, query_kind, query_text,

@@ -6,9 +6,8 @@ import re
 from typing import Iterator
 
 from libs.binlog.charsets import decode_text
-from libs.binlog.constants import ColumnType, EventType
-from libs.binlog.event_records import TransactionPayload
-from libs.binlog.records import RowsQuery
+from libs.binlog.constants import STMT_END_F, ColumnType, EventType
+from libs.binlog import RowsQuery, TransactionPayload
 from libs.binlog.shapes import is_rows, is_table_map, undecoded, undecoded_error
 from libs.boundary import QueryKind, query_kind, query_text
 
@@ -17,7 +16,6 @@ from libs.targets.decoding import DecodeHints
 from .model import Frame, Transaction
 from .values import column_value
 
-STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
 ROWS_PER_EVENT = 1 << 20  # change_seq = event_index * 2^20 + row index (change_record.avsc)
 
 _LEADING_COMMENTS = re.compile(r"^\s*(/\*.*?\*/\s*)*", re.DOTALL)

@@ -41,7 +41,7 @@ class AssembledInput:
     raw: bytes
     file: str | None
     pos: int | None
-    event: Any = None  # libs.binlog.records.Event
+    event: Any = None  # libs.binlog.Event
     error: BinlogError | None = None
     kafka_partition: int | None = None
     kafka_offset: int | None = None

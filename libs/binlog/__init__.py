@@ -1,4 +1,4 @@
-"""Binlog codec: framing, one decoder registry, immutable records, encoders (issue #3).
+"""Binlog codec: framing, one decoder registry, immutable records, encoders.
 
     from libs.binlog import iter_events
     for event in iter_events(open("mdb-bin.000001", "rb").read(), file="mdb-bin.000001"):
@@ -8,18 +8,23 @@ Pure Python, no Spark. Errors are typed `BinlogError`s carrying file/pos/type_co
 """
 from .constants import EventType
 from .context import DecodeContext
-from .dummy import make_begin, make_dummy, substitute_for_replica
+from .dummy import Dummy, DummyEvent, make_begin, make_dummy, substitute_for_replica
 from .errors import (BinlogError, ChecksumError, LimitError, MalformedError,
                      NoFormatDescriptionError, TruncatedError, UnknownEventError, UnsupportedError)
-from .event_records import (BinlogCheckpoint, CompressedQuery, DummyEvent, ExecuteLoadQuery,
-                            GtidInterval, GtidList, GtidListEntry, Heartbeat, Incident, Intvar,
-                            LoadBlock, LoadFileRef, Opaque, PreviousGtids, Rand, StartV3,
-                            TransactionContext, TransactionPayload, UserVar, ViewChange)
+from .envelope import Event, Header, Ignorable, Opaque
+from .events_control import (FormatDescription, Heartbeat, Incident, Rotate, StartV3, Stop,
+                             XaPrepare, Xid)
+from .events_mariadb import BinlogCheckpoint, GtidList, GtidListEntry, MariaGtid, RowsQuery
+from .events_mysql_group import TransactionContext, TransactionPayload, ViewChange
+from .events_mysql_gtid import GtidInterval, MysqlGtid, PreviousGtids
+from .events_statement import (CompressedQuery, ExecuteLoadQuery, Intvar, LoadBlock, LoadFileRef,
+                               Query, Rand, UserVar)
 from .limits import DecodeLimits
 from .framing import check_magic, decode_event, encode_event, iter_events, iter_frames
-from .records import (Dummy, Event, FormatDescription, Header, Ignorable, MariaGtid, MysqlGtid,
-                      Query, Rotate, RowChange, RowsQuery, Stop, XaPrepare, Xid)
+from .rows import RowChange, Rows, RowsWireDetail
+from .rows_partial import JsonDiff
 from .registry import CODECS
+from .tablemap import TableMap
 
 
 def decode_headers(frames):
@@ -35,7 +40,8 @@ __all__ = [
     "BinlogError", "ChecksumError", "LimitError", "MalformedError", "NoFormatDescriptionError",
     "TruncatedError", "UnknownEventError", "UnsupportedError",
     "Event", "Header", "FormatDescription", "Rotate", "Stop", "Xid", "MysqlGtid", "MariaGtid",
-    "XaPrepare", "Query", "RowsQuery", "Dummy", "Ignorable", "RowChange",
+    "XaPrepare", "Query", "RowsQuery", "Dummy", "Ignorable", "RowChange", "TableMap", "Rows",
+    "RowsWireDetail", "JsonDiff",
     "BinlogCheckpoint", "CompressedQuery", "DummyEvent", "ExecuteLoadQuery", "GtidInterval",
     "GtidList", "GtidListEntry", "Heartbeat", "Incident", "Intvar", "LoadBlock", "LoadFileRef",
     "Opaque", "PreviousGtids", "Rand", "StartV3", "TransactionContext", "TransactionPayload",

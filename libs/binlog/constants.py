@@ -5,11 +5,22 @@ MariaDB `sql/log_event.h` (types 160-171), `field_types.h` (enum_field_types).
 """
 from __future__ import annotations
 
+import struct
 from enum import IntEnum
 
 BINLOG_MAGIC = b"\xfebin"
-COMMON_HEADER_LEN = 19
 CHECKSUM_LEN = 4
+
+# The 19-byte common header (binlog_event.h Log_event_header), little endian: timestamp u32,
+# type u8, server_id u32, event_size u32, log_pos u32, flags u16. Declared here only; framing
+# and the shipper unpack it through this struct or these offsets.
+COMMON_HEADER = struct.Struct("<IBIIIH")
+COMMON_HEADER_LEN = COMMON_HEADER.size  # LOG_EVENT_HEADER_LEN
+EVENT_TYPE_OFFSET = 4
+SERVER_ID_OFFSET = 5
+EVENT_LEN_OFFSET = 9
+LOG_POS_OFFSET = 13
+FLAGS_OFFSET = 17
 
 
 class EventType(IntEnum):
@@ -85,6 +96,28 @@ LOG_EVENT_NO_FILTER_F = 0x0100
 LOG_EVENT_MTS_ISOLATE_F = 0x0200
 LOG_EVENT_ACCEPT_OWN_F = 0x4000  # MariaDB
 LOG_EVENT_SKIP_REPLICATION_F = 0x8000  # MariaDB
+
+# Rows event flags (rows_event.h Rows_event::enum_flag).
+STMT_END_F = 0x0001  # the last rows event of its statement
+NO_FOREIGN_KEY_CHECKS_F = 0x0002
+RELAXED_UNIQUE_CHECKS_F = 0x0004
+COMPLETE_ROWS_F = 0x0008
+
+# MariaDB Gtid_log_event flags2 (sql/log_event.h FL_*).
+MARIA_FL_STANDALONE = 0x01
+MARIA_FL_GROUP_COMMIT_ID = 0x02
+MARIA_FL_TRANSACTIONAL = 0x04
+MARIA_FL_ALLOW_PARALLEL = 0x08
+MARIA_FL_WAITED = 0x10
+MARIA_FL_DDL = 0x20
+MARIA_FL_PREPARED_XA = 0x40
+MARIA_FL_COMPLETED_XA = 0x80
+
+# COM_BINLOG_DUMP flag (sql/sql_repl.cc): MariaDB sends Annotate_rows only when it is set.
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02
+
+# Table_map flags (rows_event.h Table_map_event::enum_flag): both servers write this one.
+TM_BIT_LEN_EXACT_F = 0x0001
 
 # WL#4162 transaction boundary markers: three bits of the common-header flags.
 # WL#4162 never fixed which three; we use bits 10-12 (0x1C00) because every flag MySQL

@@ -12,12 +12,12 @@ from .limits import DEFAULT_LIMITS, DecodeLimits
 
 @dataclass
 class DecodeContext:
-    fde: Any = None  # records.FormatDescription of the stream, None before the first one
+    fde: Any = None  # FormatDescription of the stream, None before the first one
     table_maps: dict[int, Any] = field(default_factory=dict)  # table_id -> tablemap record
     file: str | None = None
     source: str | None = None
     # Columns to read as unsigned when the Table_map carries no signedness metadata:
-    # {(db, table): frozenset(0-based ordinals)} (configuration, issue #3 "Column values").
+    # {(db, table): frozenset(0-based ordinals)} (configuration).
     unsigned_overrides: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
     # MariaDB 5.3-format TIME/DATETIME/TIMESTAMP(n) (mysql56_temporal_format=OFF) log no fsp in
     # the Table_map, yet their width depends on it: {(db, table): {0-based ordinal: fsp 1-6}}

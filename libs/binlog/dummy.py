@@ -12,11 +12,30 @@ from __future__ import annotations
 import re
 import struct
 import zlib
+from dataclasses import dataclass
 
-from .constants import (COMMON_HEADER_LEN, LOG_EVENT_SUPPRESS_USE_F, LOG_EVENT_THREAD_SPECIFIC_F,
-                        EventType)
+from .constants import (BINLOG_SEND_ANNOTATE_ROWS_EVENT, COMMON_HEADER_LEN, LOG_EVENT_SUPPRESS_USE_F,
+                        LOG_EVENT_THREAD_SPECIFIC_F, MARIA_FL_STANDALONE, EventType)
 from .errors import MalformedError, UnsupportedError
-from .event_records import DummyEvent
+from .events_mariadb import GTID_HEADER_LEN
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Dummy:
+    """MariaDB dummy event: a Query or User_var placeholder replacing an event a consumer with a
+    low capability cannot handle (MariaDB task 'dummy events'). Never applied."""
+
+    carrier: str  # "query" | "user_var"
+    replaced_type: int | None  # from the comment text when it still holds it
+
+
+@dataclass(frozen=True, slots=True)
+class DummyEvent(Dummy):
+    """Dummy plus the exact body bytes, for byte-exact re-encoding."""
+
+    raw: bytes = b""
 
 DUMMY_PREFIX = b"# Dummy event replacing event type "
 DUMMY_SUFFIX = b" that slave cannot handle."
@@ -24,14 +43,11 @@ DUMMY_VAR = b"!dummyvar"
 QUERY_HEADER_LEN = 13  # Query post-header (thread_id, exec_time, db_len, error_code, status len)
 MIN_USER_VAR_EVENT = COMMON_HEADER_LEN + 4 + 1 + 1  # 25: name_len, "!", is_null
 MIN_QUERY_EVENT = COMMON_HEADER_LEN + QUERY_HEADER_LEN + 1 + 1  # 34: empty db NUL + "#"
-GTID_HEADER_LEN = 19  # MariaDB Gtid_log_event post-header
 Q_DUMMY = 255  # MariaDB status-var code used to pad a BEGIN replacing a GTID with commit id
 _DIGITS = re.compile(rb"\d{1,3}")
 
 # @mariadb_slave_capability values (MariaDB log_event.h MARIA_SLAVE_CAPABILITY_*)
 CAP_UNKNOWN, CAP_ANNOTATE, CAP_TOLERATE_HOLES, CAP_BINLOG_CHECKPOINT, CAP_GTID = 0, 1, 2, 3, 4
-BINLOG_SEND_ANNOTATE_ROWS_EVENT = 2  # COM_BINLOG_DUMP flag
-MARIA_FL_STANDALONE = 0x01
 
 
 def dummy_text_type(text: bytes) -> tuple[bool, int | None]:

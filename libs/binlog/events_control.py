@@ -12,9 +12,68 @@ from dataclasses import dataclass
 
 from .constants import CHECKSUM_UNDEFINED, EventType
 from .errors import MalformedError, UnsupportedError
-from .event_records import Heartbeat, Incident, StartV3
-from .records import FormatDescription, Rotate, Stop, Xid, XaPrepare
 from .wire import U64, Cursor, Layout, layout_codec, pack_int
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class FormatDescription:
+    binlog_version: int
+    server_version: str
+    create_timestamp: int
+    header_length: int
+    post_header_lengths: bytes
+    checksum_alg: int  # CHECKSUM_OFF / CHECKSUM_CRC32 / CHECKSUM_UNDEFINED (pre-5.6.1 servers)
+    flavour: str  # "mysql" | "mariadb"
+
+
+@dataclass(frozen=True, slots=True)
+class Rotate:
+    position: int
+    next_file: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Xid:
+    xid: int
+
+
+@dataclass(frozen=True, slots=True)
+class XaPrepare:
+    one_phase: bool
+    format_id: int
+    gtrid: bytes
+    bqual: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StartV3:
+    """Start_event_v3 (1): the first event of binlog v1/v3 files (MySQL 3.23-4.x)."""
+
+    binlog_version: int
+    server_version: str
+    create_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    incident: int  # 1 = LOST_EVENTS
+    message: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """Heartbeat (27): log file name; Heartbeat_v2 (41): the same as TLV fields (raw kept)."""
+
+    log_file: str
+    log_position: int | None = None  # v2 only
+    fields: tuple = ()  # v2: ((type, value_bytes), ...) in wire order
 
 SERVER_VERSION_LEN = 50  # ST_SERVER_VER_LEN
 # Start_event_v3 / Format_description common part: binlog_version, server_version, created.

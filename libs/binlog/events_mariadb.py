@@ -6,16 +6,79 @@ rows" event (WL#4033). Layouts: MariaDB `sql/log_event.h` / `log_event.cc`
 """
 from __future__ import annotations
 
-from .constants import EventType
+from dataclasses import dataclass
+
+from .constants import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
+                        MARIA_FL_STANDALONE, EventType)
 from .errors import MalformedError, UnsupportedError
-from .event_records import BinlogCheckpoint, GtidList, GtidListEntry
-from .records import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
-                      MariaGtid, RowsQuery)
 from .wire import U32, U64, Cursor, Layout
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+class MariaGtidText:
+    """`gtid` of a record holding a MariaDB GTID triple (MariaGtid, GtidListEntry): the text form
+    domain-server-sequence (MariaDB GTID docs, as @@gtid_binlog_pos and mariadb-binlog print it)."""
+
+    __slots__ = ()  # a base of slotted records: adds no per-instance dict
+
+    @property
+    def gtid(self) -> str:
+        return f"{self.domain_id}-{self.server_id}-{self.seq_no}"
+
+
+@dataclass(frozen=True, slots=True)
+class MariaGtid(MariaGtidText):
+    """MariaDB Gtid (162). Opens a transaction unless FL_STANDALONE is set (WL#4162 flavour)."""
+
+    seq_no: int
+    domain_id: int
+    flags: int
+    server_id: int
+    commit_id: int | None = None
+    xa_format_id: int | None = None
+    xa_gtrid: bytes | None = None
+    xa_bqual: bytes | None = None
+    extra: bytes = b""  # flags_extra and anything newer, kept for byte-exact re-encoding
+
+    @property
+    def standalone(self) -> bool:
+        return bool(self.flags & MARIA_FL_STANDALONE)
+
+
+@dataclass(frozen=True, slots=True)
+class RowsQuery:
+    """Rows_query (29, WL#4033) or MariaDB Annotate_rows (160): the statement behind rows."""
+
+    text: str
+    raw: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class BinlogCheckpoint:
+    """MariaDB Binlog_checkpoint (161)."""
+
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class GtidListEntry(MariaGtidText):
+    domain_id: int
+    server_id: int
+    seq_no: int
+
+
+@dataclass(frozen=True, slots=True)
+class GtidList:
+    """MariaDB Gtid_list (163). flags = high 4 bits of the count word."""
+
+    entries: tuple
+    flags: int = 0
+    padding: bytes = b""  # MariaDB pads an empty list so a dummy (>= 25 bytes) can replace it
 
 GTID_FIXED = Layout([("seq_no", "Q"), ("domain_id", "I"), ("flags2", "B")])
 GTID_XA = Layout([("format_id", "i"), ("gtrid_len", "B"), ("bqual_len", "B")])
-GTID_HEADER_LEN = 19  # the body is zero-padded up to this length
+GTID_HEADER_LEN = 19  # Gtid_log_event::GTID_HEADER_LEN: the body is zero-padded up to it
 GTID_LIST_ENTRY = Layout([("domain_id", "I"), ("server_id", "I"), ("seq_no", "Q")])
 GTID_LIST_COUNT_MASK = (1 << 28) - 1  # high 4 bits of the count word are flags
 

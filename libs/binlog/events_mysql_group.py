@@ -4,11 +4,49 @@ View_change_event, Transaction_payload_event (TLV header fields + compressed inn
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .constants import EventType
 from .compression import zstd_uncompress
 from .errors import BinlogError, LimitError, MalformedError, UnsupportedError
-from .event_records import TransactionContext, TransactionPayload, ViewChange
 from .wire import U32, U64, Cursor, Layout, pack_int
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TransactionContext:
+    """Transaction_context (36, group replication)."""
+
+    server_uuid: bytes
+    thread_id: int
+    gtid_specified: int
+    snapshot_version: bytes
+    write_set: tuple  # of bytes
+    read_set: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class ViewChange:
+    """View_change (37, group replication)."""
+
+    view_id: bytes  # 40-byte field as logged
+    seq_number: int
+    certification_info: tuple  # ((key bytes, value bytes), ...)
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionPayload:
+    """Transaction_payload (40): compressed inner events. `events` are decoded inner events whose
+    `pos` is the offset inside the uncompressed payload (relative to the payload event, whose own
+    file position is the enclosing Event.pos). `compressed` keeps the exact stored bytes."""
+
+    compression_type: int  # 0 ZSTD, 255 NONE
+    uncompressed_size: int
+    payload_size: int
+    events: tuple
+    compressed: bytes
+    header_fields: tuple = ()  # ((type, value bytes), ...) as on the wire, for exact re-encoding
 
 TRX_CONTEXT_LAYOUT = Layout([("server_uuid_len", "B"), ("thread_id", "I"), ("gtid_specified", "B"),
                              ("snapshot_len", "I"), ("write_set_len", "I"), ("read_set_len", "I")])
@@ -108,13 +146,23 @@ def _decompress(ctype: int, data: bytes, usize: int, limits) -> bytes:
     raise UnsupportedError(f"Transaction_payload compression type {ctype}")
 
 
+# The inner events are whole frames decoded by the framing layer, which reaches this module
+# through the registry: framing hands its frame decoder over when it is imported
+# (use_inner_frame_decoder), so this module never imports framing back (an import cycle).
+_decode_inner_frames = None
+
+
+def use_inner_frame_decoder(decode_frames) -> None:
+    """Set the decoder of a payload's inner frames: (plain payload bytes, ctx) -> Events."""
+    global _decode_inner_frames
+    _decode_inner_frames = decode_frames
+
+
 def _inner_events(plain: bytes, header, ctx):
     """Inner events carry no checksum (the payload event's own CRC covers them); their `pos`
     is the offset inside the uncompressed payload."""
-    from .framing import decode_frames_no_checksum
-
     try:
-        yield from decode_frames_no_checksum(plain, ctx)
+        yield from _decode_inner_frames(plain, ctx)
     except LimitError as err:
         raise LimitError(f"Transaction_payload inner event at payload offset {err.pos}: "
                          f"{err.message}") from None

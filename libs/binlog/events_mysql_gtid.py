@@ -11,9 +11,46 @@ from typing import NamedTuple
 
 from .constants import EventType
 from .errors import MalformedError
-from .event_records import GtidInterval, PreviousGtids
-from .records import MysqlGtid
 from .wire import U64, Cursor, Layout, pack_int
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class MysqlGtid:
+    """Gtid (33) / Anonymous_gtid (34) / tagged Gtid (42) (control_events.h Gtid_event)."""
+
+    anonymous: bool
+    commit_flag: int
+    sid: str  # uuid text
+    gno: int
+    tag: str | None = None
+    last_committed: int | None = None
+    sequence_number: int | None = None
+    immediate_commit_ts: int | None = None
+    original_commit_ts: int | None = None
+    transaction_length: int | None = None
+    immediate_server_version: int | None = None
+    original_server_version: int | None = None
+
+    @property
+    def gtid(self) -> str:
+        return f"{self.sid}:{self.tag}:{self.gno}" if self.tag else f"{self.sid}:{self.gno}"
+
+
+@dataclass(frozen=True, slots=True)
+class GtidInterval:
+    start: int
+    end: int  # exclusive, as on the wire
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousGtids:
+    """Previous_gtids (35): (sid, tag, intervals) per source; `fmt` is the 8.4 format byte
+    (0 untagged, 1 tagged), kept so re-encoding is exact."""
+
+    sets: tuple  # ((sid_text, tag or None, (GtidInterval, ...)), ...)
+    fmt: int = 0
 
 GTID_FIXED = Layout([("gtid_flags", "B"), ("sid", "16s"), ("gno", "q")])
 LOGICAL_CLOCK = Layout([("lt_type", "B"), ("last_committed", "q"), ("sequence_number", "q")])
@@ -89,23 +126,41 @@ def decode_gtid(header, body: bytes, ctx) -> MysqlGtid:
     if cur.remaining >= LOGICAL_CLOCK.size and body[cur.pos] == LOGICAL_TIMESTAMP_TYPECODE:
         _, vals["last_committed"], vals["sequence_number"] = cur.fields(LOGICAL_CLOCK)
         layout.append("clock")
-        if cur.remaining >= 7:
-            (vals["immediate_commit_ts"], vals["original_commit_ts"],
-             part) = _read_immediate_original(cur, COMMIT_TS)
-            layout.append(part)
-            if cur.remaining >= 1:
-                vals["transaction_length"] = cur.packed_int("transaction_length")
-                layout.append("length")
-                if cur.remaining >= 4:
-                    (vals["immediate_server_version"], vals["original_server_version"],
-                     part) = _read_immediate_original(cur, SERVER_VERSION)
-                    layout.append(part)
-                    if cur.remaining >= 8:
-                        vals["commit_group_ticket"] = cur.u64("commit_group_ticket")
-                        layout.append("ticket")
+        for need, read in _OPTIONAL_FIELDS:
+            if cur.remaining < need:
+                break
+            layout.append(read(cur, vals))
     tail = cur.rest()  # MySQL ignores what it cannot read (5.7.4- clocks); keep it
     return MysqlGtidWire(anonymous=header.type_code == EventType.ANONYMOUS_GTID, commit_flag=flags,
                          sid=_sid_text(sid), gno=gno, layout=tuple(layout), tail=tail, **vals)
+
+
+def _read_pair(immediate: str, original: str, spec):
+    """Reader of an immediate/original pair (commit timestamps, server versions)."""
+    def read(cur: Cursor, vals: dict) -> str:
+        vals[immediate], vals[original], part = _read_immediate_original(cur, spec)
+        return part
+    return read
+
+
+def _read_length(cur: Cursor, vals: dict) -> str:
+    vals["transaction_length"] = cur.packed_int("transaction_length")
+    return "length"
+
+
+def _read_ticket(cur: Cursor, vals: dict) -> str:
+    vals["commit_group_ticket"] = cur.u64("commit_group_ticket")
+    return "ticket"
+
+
+# After the logical clock, each field is logged only when the server version has it, in this
+# order (control_events.cpp Gtid_event::Gtid_event): the body decides by what it still holds.
+# (least bytes the field takes, reader: fills `vals`, returns its layout part)
+_OPTIONAL_FIELDS = (
+    (7, _read_pair("immediate_commit_ts", "original_commit_ts", COMMIT_TS)),
+    (1, _read_length),
+    (4, _read_pair("immediate_server_version", "original_server_version", SERVER_VERSION)),
+    (8, _read_ticket))
 
 
 def encode_gtid(rec: MysqlGtid, header, ctx) -> bytes:

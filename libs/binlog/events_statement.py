@@ -7,15 +7,93 @@ codes from `statement_events.h` (0-20) and MariaDB `log_event.h` (128-131, 255).
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass, field
 
 from .compression import binlog_buf_compress, binlog_buf_uncompress
 from .constants import EventType
 from .dummy import query_dummy, user_var_dummy
 from .errors import MalformedError
-from .event_records import (CompressedQuery, ExecuteLoadQuery, Intvar, LoadBlock, LoadFileRef,
-                            Rand, UserVar)
-from .records import Query
 from .wire import U32, Cursor, Layout, layout_codec
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    thread_id: int
+    exec_time: int
+    error_code: int
+    db: str
+    query: bytes  # exact bytes, for byte-exact re-encoding
+    status_vars: bytes  # raw block, for byte-exact re-encoding
+    status: dict = field(default_factory=dict)  # decoded status variables by name
+
+    @property
+    def sql(self) -> str:
+        return self.query.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class Intvar:
+    """Intvar (5): 1 = LAST_INSERT_ID, 2 = INSERT_ID (statement_events.h)."""
+
+    kind: int
+    value: int
+
+    @property
+    def name(self) -> str:
+        return {1: "LAST_INSERT_ID", 2: "INSERT_ID"}.get(self.kind, f"INVALID_INT_{self.kind}")
+
+
+@dataclass(frozen=True, slots=True)
+class Rand:
+    seed1: int
+    seed2: int
+
+
+@dataclass(frozen=True, slots=True)
+class UserVar:
+    """User_var (14). value_type: 0 STRING, 1 REAL, 2 INT, 4 DECIMAL (Item_result)."""
+
+    name: bytes
+    is_null: bool
+    value_type: int | None = None
+    charset: int | None = None
+    value: bytes | None = None  # raw value bytes as logged
+    flags: int | None = None  # UNSIGNED_F etc.; None when the byte is absent (older servers)
+
+
+@dataclass(frozen=True, slots=True)
+class CompressedQuery(Query):
+    """MariaDB Query_compressed (165): a Query whose text is stored zlib-compressed; `query` holds
+    the decompressed text, `compressed` the exact stored bytes."""
+
+    compressed: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecuteLoadQuery(Query):
+    """Execute_load_query (18): a Query plus the LOAD DATA file reference."""
+
+    file_id: int = 0
+    fn_pos_start: int = 0
+    fn_pos_end: int = 0
+    dup_handling: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadBlock:
+    """Begin_load_query (17) / Append_block (9): a chunk of a LOAD DATA file."""
+
+    file_id: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFileRef:
+    """Delete_file (11) / Exec_load (10): refer to a LOAD DATA file by id."""
+
+    file_id: int
 
 QUERY_POST = Layout([("thread_id", "I"), ("exec_time", "I"), ("db_len", "B"),
                      ("error_code", "H"), ("status_vars_len", "H")])

@@ -16,23 +16,24 @@ import struct
 import zlib
 from typing import Iterator
 
-from .constants import (BINLOG_MAGIC, CHECKSUM_LEN, COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F,
+from .constants import (BINLOG_MAGIC, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
+                        EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, FLAGS_OFFSET, LOG_EVENT_ARTIFICIAL_F,
                         LOG_EVENT_BINLOG_IN_USE_F, EventType)
 from .context import DecodeContext
 from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
                      TruncatedError, UnsupportedError)
 from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_type
 from .fastrec import fast_constructor
-from .records import Event, Header
+from .envelope import Event, Header
+from .events_mysql_group import use_inner_frame_decoder
 from .registry import CODECS, decoder_for, encoder_for
+from .wire import U32 as _U32
 
 _CODECS_GET = CODECS.get
 _make_header = fast_constructor(Header)
 _make_event = fast_constructor(Event)
 
-HEADER = struct.Struct("<IBIIIH")
-_U32 = struct.Struct("<I")
-_unpack_header = HEADER.unpack_from
+_unpack_header = COMMON_HEADER.unpack_from
 _unpack_u32 = _U32.unpack_from
 _crc32 = zlib.crc32
 ENCRYPTED_MAGIC = b"\xfdbin"  # MySQL 8 encrypted binlog file header
@@ -71,16 +72,16 @@ def iter_frames(data, start: int = 4, *, file: str | None = None,
         if left < COMMON_HEADER_LEN:
             raise TruncatedError(f"{left} bytes left, a header needs {COMMON_HEADER_LEN}",
                                  file=file, pos=pos, raw=bytes(data[pos:]), source=source,
-                                 type_code=data[pos + 4] if left > 4 else None)
-        size = unpack(data, pos + 9)[0]
+                                 type_code=data[pos + EVENT_TYPE_OFFSET] if left > 4 else None)
+        size = unpack(data, pos + EVENT_LEN_OFFSET)[0]
         if size < COMMON_HEADER_LEN:
             raise MalformedError(f"event_size {size} < {COMMON_HEADER_LEN}", file=file, pos=pos,
-                                 type_code=data[pos + 4], raw=bytes(data[pos:pos + 19]),
+                                 type_code=data[pos + EVENT_TYPE_OFFSET], raw=bytes(data[pos:pos + 19]),
                                  source=source)
         end = pos + size
         if end > n:
             raise TruncatedError(f"event_size {size} but only {left} bytes left", file=file,
-                                 pos=pos, type_code=data[pos + 4], raw=bytes(data[pos:]),
+                                 pos=pos, type_code=data[pos + EVENT_TYPE_OFFSET], raw=bytes(data[pos:]),
                                  source=source)
         yield pos, data[pos:end]
         pos = end
@@ -91,7 +92,7 @@ def _crc_of(frame, type_code: int, flags: int) -> int:
         # The server clears BINLOG_IN_USE in place when it closes the file without
         # re-checksumming: the FDE CRC is computed with the flag cleared (binlog_event.h).
         tmp = bytearray(frame[:-CHECKSUM_LEN])
-        tmp[17] &= ~LOG_EVENT_BINLOG_IN_USE_F & 0xFF
+        tmp[FLAGS_OFFSET] &= ~LOG_EVENT_BINLOG_IN_USE_F & 0xFF
         return zlib.crc32(tmp)
     return zlib.crc32(memoryview(frame)[:-CHECKSUM_LEN])
 
@@ -150,10 +151,8 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
                 raise MalformedError(f"event_size {size} too small for header and checksum")
             if verify_checksum:
                 stored = _unpack_u32(frame, end)[0]
-                if type_code == FDE:
-                    checksum_ok = stored == _crc_of(frame, type_code, flags)
-                else:
-                    checksum_ok = stored == _crc32(memoryview(frame)[:end])
+                checksum_ok = stored == (_crc_of(frame, type_code, flags) if type_code == FDE
+                                         else _crc32(memoryview(frame)[:end]))
                 if not checksum_ok:
                     raise ChecksumError(f"CRC32 mismatch (stored 0x{stored:08x})")
         body = frame[COMMON_HEADER_LEN:end]
@@ -162,17 +161,10 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
         entry = _CODECS_GET(type_code)
         record = (entry[0] if entry is not None else decoder_for(header))(header, body, ctx)
     except BinlogError as err:
-        if err.type_code is None:
-            err.type_code = type_code
-        if not err.raw:
-            err.raw = bytes(frame)
-        raise err.located(file=file if file is not None else ctx.file, pos=pos,
-                          source=source if source is not None else ctx.source)
+        raise _located(err, frame, pos, type_code, ctx, file, source)
     except _BAD_INPUT as exc:
-        raise MalformedError(f"{type(exc).__name__}: {exc}",
-                             file=file if file is not None else ctx.file, pos=pos,
-                             type_code=type_code, raw=bytes(frame),
-                             source=source if source is not None else ctx.source) from exc
+        raise _located(MalformedError(f"{type(exc).__name__}: {exc}"), frame, pos, type_code, ctx,
+                       file, source) from exc
     if type_code == TABLE_MAP:
         table_id = getattr(record, "table_id", None)
         if table_id is not None:
@@ -180,6 +172,16 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
     elif type_code == FDE or type_code == START_V3:
         _update_context(type_code, record, ctx)
     return _make_event(header, pos, record, checksum_ok, file if file is not None else ctx.file)
+
+
+def _located(err: BinlogError, frame, pos: int, type_code, ctx: DecodeContext, file, source):
+    """`err` with what decode_event knows filled in: type code, raw frame, file, position."""
+    if err.type_code is None:
+        err.type_code = type_code
+    if not err.raw:
+        err.raw = bytes(frame)
+    return err.located(file=file if file is not None else ctx.file, pos=pos,
+                       source=source if source is not None else ctx.source)
 
 
 def _update_context(type_code: int, record, ctx: DecodeContext) -> None:
@@ -209,7 +211,7 @@ def iter_events(data, *, file: str | None = None, source: str | None = None,
     while pos < n:
         if n - pos < COMMON_HEADER_LEN:
             break  # iter_frames raises the TruncatedError
-        size = unpack(data, pos + 9)[0]
+        size = unpack(data, pos + EVENT_LEN_OFFSET)[0]
         end = pos + size
         if size < COMMON_HEADER_LEN or end > n:
             break
@@ -225,6 +227,9 @@ def decode_frames_no_checksum(plain: bytes, ctx: DecodeContext) -> Iterator[Even
     """Inner events of a Transaction_payload: no magic, no checksums, pos relative to payload."""
     for pos, frame in iter_frames(plain, 0):
         yield decode_event(frame, pos, ctx, checksum=False)
+
+
+use_inner_frame_decoder(decode_frames_no_checksum)
 
 
 def encode_event(event: Event, ctx: DecodeContext, *, checksum: bool | None = None) -> bytes:
@@ -243,7 +248,7 @@ def encode_event(event: Event, ctx: DecodeContext, *, checksum: bool | None = No
     size = COMMON_HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
     code = wire_type(ctx.fde, h.type_code) if ctx.fde is not None and h.type_code != FDE \
         else h.type_code
-    frame = HEADER.pack(h.timestamp, code, h.server_id, size, h.log_pos, h.flags) + body
+    frame = COMMON_HEADER.pack(h.timestamp, code, h.server_id, size, h.log_pos, h.flags) + body
     if checksum:
         frame += _U32.pack(_crc_of(frame + b"\0\0\0\0", h.type_code, h.flags))
     return frame

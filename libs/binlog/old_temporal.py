@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .constants import ColumnType as T
 from .context import DecodeContext
-from .records import TableMap
+from .tablemap import TableMap
 
 
 def configured_fsp(ctx: DecodeContext, tm: TableMap) -> dict[int, int]:

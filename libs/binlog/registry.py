@@ -5,8 +5,8 @@ the position and type code. Its keys are event_class.known_types(None) exactly.
 
 Decoder: (header, body, ctx) -> record. Encoder: (record, header, ctx) -> body bytes. Bodies are
 exactly the bytes after the common header, without the checksum (framing.py slices them).
-Row events and Table_map belong to tablemap.py / rows.py (the rows engineer's modules); they
-are imported on first use so this table works before those modules exist.
+Row events and Table_map are decoded by rows.py / tablemap.py, whose functions take the type
+code and body rather than the header; the wrappers below adapt them.
 """
 from __future__ import annotations
 
@@ -14,14 +14,16 @@ from typing import Callable
 
 from .constants import EventType
 from .errors import UnknownEventError
+from .envelope import Ignorable, Opaque
 from .event_class import DECODED_ROWS_TYPES, EventClass, event_class
-from .event_records import Opaque
 from .events_control import CONTROL_CODECS
 from .events_mariadb import MARIADB_CODECS
 from .events_mysql_gtid import GTID_CODECS
 from .events_mysql_group import GROUP_CODECS
 from .events_statement import STATEMENT_CODECS
-from .records import Ignorable
+from .rows import decode_rows as _decode_rows, decode_rows_header as _decode_rows_header
+from .rows import encode_rows as _encode_rows
+from .tablemap import decode_table_map as _decode_table_map, encode_table_map as _encode_table_map
 
 Decoder = Callable[..., object]
 Encoder = Callable[..., bytes]
@@ -34,41 +36,22 @@ OPAQUE_TYPES = frozenset({EventType.LOAD, EventType.SLAVE, EventType.CREATE_FILE
                           EventType.PRE_GA_UPDATE_ROWS, EventType.PRE_GA_DELETE_ROWS})
 
 
-_MODULES: dict[str, object] = {}  # imported once: the wrappers below run once per event
-
-
-def _rows_module(name: str):
-    mod = _MODULES.get(name)
-    if mod is not None:
-        return mod
-    try:
-        if name == "tablemap":
-            from . import tablemap as mod
-        else:
-            from . import rows as mod
-    except ImportError as exc:  # the rows engineer's module is not there yet
-        raise ImportError(f"libs.binlog.{name} is needed to decode row/table-map events "
-                          f"(issue #3, rows part): {exc}") from exc
-    _MODULES[name] = mod
-    return mod
-
-
 def decode_table_map(header, body, ctx):
-    return _rows_module("tablemap").decode_table_map(body, ctx)
+    return _decode_table_map(body, ctx)
 
 
 def encode_table_map(rec, header, ctx) -> bytes:
-    return _rows_module("tablemap").encode_table_map(rec, ctx)
+    return _encode_table_map(rec, ctx)
 
 
 def decode_rows(header, body, ctx):
     if ctx.defer_rows:
-        return _rows_module("rows").decode_rows_header(header.type_code, body, ctx)
-    return _rows_module("rows").decode_rows(header.type_code, body, ctx)
+        return _decode_rows_header(header.type_code, body, ctx)
+    return _decode_rows(header.type_code, body, ctx)
 
 
 def encode_rows(rec, header, ctx) -> bytes:
-    return _rows_module("rows").encode_rows(header.type_code, rec, ctx)
+    return _encode_rows(header.type_code, rec, ctx)
 
 
 def decode_opaque(header, body, ctx) -> Opaque:

@@ -6,10 +6,7 @@
                image for insert), update only: after-image columns-present bitmap,
                then rows until the end: [before image][after image]
   image:       NULL bitmap over the *present* columns, values of the present non-NULL columns
-  Partial_update_rows (39) after image: value_options (packed); bit 1 (PARTIAL_JSON_UPDATES)
-               adds a bitmap, one bit per JSON column of the table: set = the value is a
-               Json_diff vector (u32 length, then per diff: op u8, path (packed length),
-               value (packed length, binary JSON) unless op = remove).
+               (rows_images.py); Partial_update_rows (39) after images: rows_partial.py
   MariaDB compressed (166-171): the rows (everything after the columns-present bitmaps) are
                `header u8 (0x80 | algorithm << 4 | n), uncompressed length (n bytes, big
                endian), zlib stream` (sql/log_event.cc binlog_buf_uncompress).
@@ -18,20 +15,64 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import dataclass
+from typing import Any
 
 from .compression import binlog_buf_compress, binlog_buf_uncompress
-from .constants import ColumnType as T
 from .context import DecodeContext
 from .errors import BinlogError, LimitError, MalformedError, TruncatedError
-from .limits import DEFAULT_LIMITS, DecodeLimits
-from .json_binary import decode_json_value, json_binary_to_text, read_varlen  # noqa: F401
-from .packed import read_bitmap, read_packed, write_bitmap, write_packed
 from .fastrec import fast_constructor
-from .records import JsonDiff, RowChange, Rows, RowsWireDetail, TableMap
-from .old_temporal import configured_fsp as _old_temporal_fsp, old_temporal_hint
-from .tablemap import table_id_width
-from .column_meta import string_max_length
-from .values import ColumnSpec, column_codec
+from .limits import DEFAULT_LIMITS, DecodeLimits
+from .old_temporal import old_temporal_hint
+from .packed import read_bitmap, read_packed, write_bitmap, write_packed
+from .rows_images import encode_image, image_for, json_limits, loop_image_decoder, table_codecs
+from .rows_partial import encode_partial_after, partial_after_decoder
+from .tablemap import TableMap, table_id_width
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    before: dict[int, Any] | None  # present columns only (0-based ordinal -> value)
+    after: dict[int, Any] | None
+
+
+ROW_OPERATIONS = ("insert", "update", "delete")
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Write/Update/Delete rows (v1 23-25, v2 30-32, partial 39, MariaDB compressed 166-171).
+
+    Each RowChange holds only the columns present in its image (WL#5092): `before` for
+    update/delete, `after` for insert/update; the other side is None. Partial JSON updates put a
+    tuple[JsonDiff] in the after image in place of the whole document.
+    """
+
+    kind: str  # "insert" | "update" | "delete"
+    table_id: int
+    flags: int  # STMT_END_F = 1, NO_FOREIGN_KEY_CHECKS_F = 2, RELAXED_UNIQUE_CHECKS_F = 4, ...
+    extra_info: bytes  # v2 extra row info (without its 2-byte length); b"" for v1
+    column_count: int
+    columns_present_before: tuple[bool, ...] | None
+    columns_present_after: tuple[bool, ...] | None
+    rows: tuple[RowChange, ...]
+    type_code: int = 0
+    compressed_payload: bytes | None = None  # MariaDB compressed events: the payload as written
+    wire: Any = None  # RowsWireDetail (byte-exact re-encoding only)
+
+
+@dataclass(frozen=True, slots=True)
+class RowsWireDetail:
+    """Bits servers fill differently and decoding does not need, kept for byte-exact
+    re-encoding of Rows: the columns-present bitmaps as written (MySQL and older MariaDB set
+    the unused high bits, MariaDB 10.11 clears them) and whether unused NULL-bitmap bits are
+    set (MariaDB) or clear (MySQL 8), read from the first row image."""
+
+    present_bitmaps: tuple[bytes, ...] = ()
+    null_padding_ones: bool = True
+
 
 KIND_BY_TYPE = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update",
                 32: "delete", 39: "update", 166: "insert", 167: "update", 168: "delete",
@@ -39,197 +80,11 @@ KIND_BY_TYPE = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "upd
 V2_TYPES = frozenset((30, 31, 32, 39, 169, 170, 171))
 COMPRESSED_TYPES = frozenset(range(166, 172))
 PARTIAL_UPDATE = 39
-PARTIAL_JSON_UPDATES = 1
-JSON_DIFF_OPS = ("replace", "insert", "remove")
 
 
 _make_change = fast_constructor(RowChange)
 _make_rows = fast_constructor(Rows)
 _make_wire = fast_constructor(RowsWireDetail)
-
-
-# ---- per Table_map compiled column codecs -------------------------------------------------
-
-# Compiled codecs depend only on the column layout, so one entry serves every Table_map of the
-# same table (MariaDB logs a fresh Table_map per transaction: 50k of them in small_trx).
-_codec_cache: dict[tuple, tuple] = {}
-_image_cache: dict[tuple, object] = {}
-
-
-def _layout_key(tm: TableMap, ctx: DecodeContext) -> tuple:
-    overrides = ctx.unsigned_overrides.get((tm.database, tm.table), frozenset())
-    fsp = _old_temporal_fsp(ctx, tm)
-    return (tm.column_types, tm.column_metas, tm.signedness, overrides,
-            tuple(sorted(fsp.items())), ctx.flavour, _json_limits(ctx))
-
-
-def _json_limits(ctx: DecodeContext) -> tuple[int, int]:
-    return ctx.limits.max_json_depth, ctx.limits.max_json_fields
-
-
-def _is_unsigned(signedness, overrides, ordinal: int) -> bool:
-    """Table_map SIGNEDNESS metadata when logged (the most precise), else the declaration's
-    UNSIGNED columns (DecodeContext.unsigned_overrides), else signed."""
-    return signedness[ordinal] if signedness is not None else ordinal in overrides
-
-
-def table_codecs(tm: TableMap, ctx: DecodeContext, key: tuple | None = None) -> tuple[list, list]:
-    """([decode per column], [encode per column]) for a Table_map layout, built once, cached."""
-    key = key or _layout_key(tm, ctx)
-    hit = _codec_cache.get(key)
-    if hit is not None:
-        return hit
-    types, metas, signedness, overrides, fsp_items, flavour, json_limits = key
-    fsp = dict(fsp_items)
-    decoders, encoders = [], []
-    for i, (t, meta) in enumerate(zip(types, metas)):
-        unsigned = _is_unsigned(signedness, overrides, i)
-        dec, enc = column_codec(ColumnSpec(t, meta, unsigned, fsp.get(i, 0), flavour, json_limits))
-        decoders.append(dec)
-        encoders.append(enc)
-    if len(_codec_cache) > 4096:
-        _codec_cache.clear()
-        _image_cache.clear()
-    _codec_cache[key] = (decoders, encoders)
-    return decoders, encoders
-
-
-# Images of more present columns use the per-column loop: generated code costs ~60 us per
-# column to compile and stays cached, so thousands of distinct wide layouts (a hostile stream)
-# would cost seconds and hundreds of MB; real tables are far narrower.
-COMPILE_MAX_COLUMNS = 512
-
-
-def image_decoder(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
-    key = _layout_key(tm, ctx)
-    hit = _image_cache.get((key, present))
-    if hit is None:
-        decoders = table_codecs(tm, ctx, key)[0]
-        hit = _image_cache[(key, present)] = (
-            _compile_image(present, decoders, key) if sum(present) <= COMPILE_MAX_COLUMNS
-            else _image_decoder(present, decoders))
-    return hit
-
-
-def _image_decoder(present: tuple[bool, ...], decoders: list):
-    """Decoder of one row image for a columns-present bitmap (WL#5092: only those columns)."""
-    cols = [(i, decoders[i]) for i, p in enumerate(present) if p]
-    nbytes = (len(cols) + 7) >> 3
-
-    def decode(buf, pos):
-        nulls = buf[pos:pos + nbytes]  # bit k of byte k // 8: no big-int work per column
-        pos += nbytes
-        row = {}
-        for k, (ordinal, dec) in enumerate(cols):
-            if nulls[k >> 3] >> (k & 7) & 1:
-                row[ordinal] = None
-            else:
-                row[ordinal], pos = dec(buf, pos)
-        return row, pos
-
-    return decode
-
-
-# ---- compiled row-image decoders (the hot loop) -----------------------------------------
-#
-# One generated function per (layout, columns-present bitmap): straight-line code, no loop over
-# columns, fixed-width integers/floats and length-prefixed strings read inline (runs of
-# consecutive fixed-width columns in one struct call when none of them is NULL), every other
-# type through its values.py decoder. Same values, same positions, same exceptions as
-# _image_decoder (which stays the reference: tests compare the two). Needs `bytes` input: a
-# slice of it is the value (values.py wraps slices in bytes() for memoryviews).
-
-_FIXED_FMT = {T.TINY: ("b", "B"), T.SHORT: ("h", "H"), T.LONG: ("i", "I"),
-              T.LONGLONG: ("q", "Q"), T.FLOAT: ("f", "f"), T.DOUBLE: ("d", "d")}
-_BLOB_TYPES = frozenset((T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB, T.GEOMETRY))
-
-
-def _inline_kind(t: int, meta: int, unsigned: bool):
-    """("fixed", struct char) | ("len", prefix width) | None (call the decoder)."""
-    fmt = _FIXED_FMT.get(t)
-    if fmt is not None:
-        return "fixed", fmt[1] if unsigned else fmt[0]
-    if t in (T.VARCHAR, T.VAR_STRING):
-        return "len", 1 if meta < 256 else 2
-    if t == T.STRING:
-        return "len", 1 if string_max_length(meta) < 256 else 2
-    if t in _BLOB_TYPES and 1 <= meta <= 4:
-        return "len", meta
-    return None
-
-
-def _compile_image(present: tuple[bool, ...], decoders: list, key: tuple):
-    types, metas, signedness, overrides, _fsp, _flavour, _json = key
-    cols = [i for i, p in enumerate(present) if p]
-    kinds = []
-    for i in cols:
-        unsigned = _is_unsigned(signedness, overrides, i)
-        kinds.append(_inline_kind(types[i], metas[i], unsigned))
-    nbytes = (len(cols) + 7) >> 3
-    env = {"from_bytes": int.from_bytes}
-    structs: dict[str, str] = {}
-
-    def unpacker(fmt: str) -> str:
-        name = structs.get(fmt)
-        if name is None:
-            name = structs[fmt] = f"u{len(structs)}"
-            env[name] = struct.Struct("<" + fmt).unpack_from
-        return name
-
-    def value_code(k: int, ordinal: int, target: str, ind: str) -> list[str]:
-        kind = kinds[k]
-        if kind is None:
-            env[f"d{ordinal}"] = decoders[ordinal]
-            return [f"{ind}{target}, pos = d{ordinal}(buf, pos)"]
-        if kind[0] == "fixed":
-            size = struct.calcsize("<" + kind[1])
-            return [f"{ind}{target} = {unpacker(kind[1])}(buf, pos)[0]", f"{ind}pos += {size}"]
-        width = kind[1]
-        if width == 1:
-            return [f"{ind}n = pos + 1 + buf[pos]", f"{ind}{target} = buf[pos + 1:n]",
-                    f"{ind}pos = n"]
-        return [f"{ind}n = pos + {width} + from_bytes(buf[pos:pos + {width}], 'little')",
-                f"{ind}{target} = buf[pos + {width}:n]", f"{ind}pos = n"]
-
-    # The NULL-bitmap mask lives in `env`, never as a decimal literal (a table of more than
-    # ~14,000 columns would hit Python's int-string limit), and the slow path tests each bit in
-    # its byte: one big-int operation per column made wide tables quadratic.
-    env["MASK"] = (1 << len(cols)) - 1
-    lines = ["def decode(buf, pos):"]
-    if nbytes == 0:
-        lines.append("    nulls = 0")
-    elif nbytes == 1:
-        lines.append("    nulls = buf[pos] & MASK")
-    else:
-        lines.append(f"    nulls = from_bytes(buf[pos:pos + {nbytes}], 'little') & MASK")
-    lines.append("    nb = pos")
-    lines.append(f"    pos += {nbytes}")
-    # no NULL among the present columns: fixed-width runs merged, one dict display
-    lines.append("    if not nulls:")
-    k = 0
-    while k < len(cols):
-        if kinds[k] is not None and kinds[k][0] == "fixed":
-            run = k
-            while run < len(cols) and kinds[run] is not None and kinds[run][0] == "fixed":
-                run += 1
-            fmt = "".join(kinds[j][1] for j in range(k, run))
-            targets = ", ".join(f"v{j}" for j in range(k, run))
-            lines.append(f"        {targets}{',' if run - k == 1 else ''} = {unpacker(fmt)}(buf, pos)")
-            lines.append(f"        pos += {struct.calcsize('<' + fmt)}")
-            k = run
-        else:
-            lines += value_code(k, cols[k], f"v{k}", "        ")
-            k += 1
-    lines.append("        return {" + ", ".join(f"{o}: v{k}" for k, o in enumerate(cols)) + "}, pos")
-    lines.append("    row = {}")
-    for k, ordinal in enumerate(cols):
-        lines.append(f"    if buf[nb + {k >> 3}] & {1 << (k & 7)}:")
-        lines.append(f"        row[{ordinal}] = None")
-        lines.append("    else:")
-        lines += value_code(k, ordinal, f"row[{ordinal}]", "        ")
-    lines.append("    return row, pos")
-    exec(compile("\n".join(lines), "<rows image decoder>", "exec"), env)  # noqa: S102
-    return env["decode"]
 
 
 # ---- decode -------------------------------------------------------------------------------
@@ -313,14 +168,18 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         compressed = bytes(body[pos:])
         body, pos = uncompress_payload(compressed, ctx.limits), 0
         end = len(body)
-    first = _image_for(tm, ctx, present1)
+    first = image_for(tm, ctx, present1)
     null_pad = True
     if n_present % 8 and pos < end:
         null_pad = bool(body[pos + (n_present >> 3)] >> (n_present % 8))
     second = None
     if kind == "update":
-        second = (_partial_after_decoder(present2, table_codecs(tm, ctx)[0], tm, _json_limits(ctx))
-                  if type_code == PARTIAL_UPDATE else _image_for(tm, ctx, present2))
+        if type_code == PARTIAL_UPDATE:
+            decoders = table_codecs(tm, ctx)[0]
+            second = partial_after_decoder(present2, decoders, tm, json_limits(ctx),
+                                           loop_image_decoder(present2, decoders))
+        else:
+            second = image_for(tm, ctx, present2)
     if pos < end:
         _check_images(kind, n_present, n_present2)
     row_bytes = ((n_present + 7) >> 3) + (((n_present2 + 7) >> 3) or 1 if kind == "update" else 0)
@@ -341,12 +200,8 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
                       type_code, compressed, _make_wire(bitmaps, null_pad))
 
 
-# Per-event shortcuts (small transactions: one rows event per Table_map): columns-present
-# bitmaps by their raw bytes, and image decoders by Table_map object (tablemap.py hands out one
-# object per distinct Table_map body) + present bits, checked against the context's per-table
-# configuration so a changed configuration never reuses a stale decoder.
+# Columns-present bitmaps by their raw bytes: small transactions repeat the same few.
 _bits_cache: dict[tuple, tuple] = {}
-_tm_images: dict[tuple, tuple] = {}
 
 
 def _present_bits(body: bytes, pos: int, width: int, end: int):
@@ -361,21 +216,6 @@ def _present_bits(body: bytes, pos: int, width: int, end: int):
         bits = read_bitmap(key[0], 0, width)[0]
         hit = _bits_cache[key] = (bits, sum(bits))
     return hit[0], hit[1], stop
-
-
-def _image_for(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
-    names = (tm.database, tm.table)
-    cfg = (ctx.unsigned_overrides.get(names), _old_temporal_fsp(ctx, tm), ctx.flavour,
-           _json_limits(ctx))
-    key = (id(tm), present)
-    hit = _tm_images.get(key)
-    if hit is not None and hit[0] is tm and hit[1] == cfg:
-        return hit[2]
-    decoder = image_decoder(tm, ctx, present)
-    if len(_tm_images) >= 4096:
-        _tm_images.clear()
-    _tm_images[key] = (tm, cfg, decoder)
-    return decoder
 
 
 def _check_images(kind: str, n_present: int, n_present2: int) -> None:
@@ -429,119 +269,7 @@ def _too_many(max_rows: int):
     raise LimitError(f"rows event holds more than max_rows_per_event {max_rows} row changes")
 
 
-def _json_columns(tm: TableMap) -> list[int]:
-    return [i for i, t in enumerate(tm.column_types) if t == T.JSON]
-
-
-def _partial_after_decoder(present, decoders, tm: TableMap, json_limits: tuple[int, int]):
-    """Partial_update_rows after image: value_options, partial-JSON bitmap, then the image with
-    Json_diff vectors in place of the JSON columns whose bit is set (json_diff.h)."""
-    json_cols = _json_columns(tm)
-    nbytes = (len(json_cols) + 7) >> 3
-    full = _image_decoder(present, decoders)
-    cols = [i for i, p in enumerate(present) if p]
-    null_bytes = (len(cols) + 7) >> 3
-
-    def decode(buf, pos):
-        options, pos = read_packed(buf, pos)
-        if not options & PARTIAL_JSON_UPDATES:
-            return full(buf, pos)
-        bits = int.from_bytes(buf[pos:pos + nbytes], "little")
-        pos += nbytes
-        partial = {c for k, c in enumerate(json_cols) if bits >> k & 1}
-        nulls = int.from_bytes(buf[pos:pos + null_bytes], "little")
-        pos += null_bytes
-        row = {}
-        for k, ordinal in enumerate(cols):
-            if nulls >> k & 1:
-                row[ordinal] = None
-            elif ordinal in partial:
-                row[ordinal], pos = _decode_json_diffs(buf, pos, json_limits)
-            else:
-                row[ordinal], pos = decoders[ordinal](buf, pos)
-        return row, pos
-
-    return decode
-
-
-def _decode_json_diffs(buf, pos, json_limits: tuple[int, int]):
-    length = int.from_bytes(buf[pos:pos + 4], "little")
-    pos += 4
-    end = pos + length
-    if end > len(buf):
-        raise MalformedError("JSON diff vector longer than the image")
-    diffs = []
-    while pos < end:
-        op = buf[pos]
-        if op >= len(JSON_DIFF_OPS):
-            raise MalformedError(f"unknown JSON diff operation {op}")
-        n, pos = read_packed(buf, pos + 1, end)
-        path = bytes(buf[pos:pos + n]).decode("utf-8", "surrogateescape")
-        pos += n
-        value = None
-        if JSON_DIFF_OPS[op] != "remove":
-            n, pos = read_packed(buf, pos, end)
-            if pos + n > end:
-                raise MalformedError("JSON diff value longer than its vector")
-            value = decode_json_value(bytes(buf[pos:pos + n]), *json_limits)
-            pos += n
-        diffs.append(JsonDiff(JSON_DIFF_OPS[op], path, value))
-    if pos != end:
-        raise MalformedError("JSON diff vector overruns its length")
-    return tuple(diffs), end
-
-
 # ---- encode -------------------------------------------------------------------------------
-
-def _encode_image(row: dict, present, encoders, pad_ones: bool = True) -> bytes:
-    cols = [i for i, p in enumerate(present) if p]
-    nulls = 0
-    values = []
-    for k, ordinal in enumerate(cols):
-        if ordinal not in row:
-            raise ValueError(f"column {ordinal} is marked present but missing from the row")
-        value = row[ordinal]
-        if value is None:
-            nulls |= 1 << k
-        elif isinstance(value, tuple) and value and isinstance(value[0], JsonDiff):
-            values.append(_encode_json_diffs(value))
-        else:
-            values.append(encoders[ordinal](value))
-    nbytes = (len(cols) + 7) >> 3
-    # MariaDB starts the NULL bytes at 0xFF and clears bits, so unused bits are set; MySQL 8
-    # leaves them clear (RowsWireDetail.null_padding_ones)
-    if pad_ones:
-        nulls |= ((1 << (nbytes * 8)) - 1) ^ ((1 << len(cols)) - 1)
-    return nulls.to_bytes(nbytes, "little") + b"".join(values)
-
-
-def _encode_json_diffs(diffs) -> bytes:
-    from .json_encode import json_text_to_binary
-    out = bytearray()
-    for d in diffs:
-        path = d.path.encode("utf-8", "surrogateescape")
-        out.append(JSON_DIFF_OPS.index(d.operation))
-        out += write_packed(len(path)) + path
-        if d.operation != "remove":
-            binary = getattr(d.value, "binary", None)
-            if binary is None:
-                binary = json_text_to_binary(str(d.value))
-            out += write_packed(len(binary)) + binary
-    return len(out).to_bytes(4, "little") + bytes(out)
-
-
-def _encode_partial_after(row: dict, present, encoders, tm: TableMap, pad: bool) -> bytes:
-    json_cols = _json_columns(tm)
-    bits = 0
-    for k, c in enumerate(json_cols):
-        v = row.get(c)
-        if isinstance(v, tuple) and v and isinstance(v[0], JsonDiff):
-            bits |= 1 << k
-    if not bits:
-        return write_packed(0) + _encode_image(row, present, encoders, pad)
-    return (write_packed(PARTIAL_JSON_UPDATES) + bits.to_bytes((len(json_cols) + 7) >> 3, "little")
-            + _encode_image(row, present, encoders, pad))
-
 
 def encode_rows(type_code: int, rows: Rows, ctx: DecodeContext) -> bytes:
     tm = ctx.table_maps.get(rows.table_id)
@@ -566,12 +294,12 @@ def encode_rows(type_code: int, rows: Rows, ctx: DecodeContext) -> bytes:
     parts = []
     for change in rows.rows:
         if kind != "insert":
-            parts.append(_encode_image(change.before, rows.columns_present_before, encoders, pad))
+            parts.append(encode_image(change.before, rows.columns_present_before, encoders, pad))
         if kind == "update" and type_code == PARTIAL_UPDATE:
-            parts.append(_encode_partial_after(change.after, rows.columns_present_after, encoders,
-                                               tm, pad))
+            image = encode_image(change.after, rows.columns_present_after, encoders, pad)
+            parts.append(encode_partial_after(change.after, tm, image))
         elif kind != "delete":
-            parts.append(_encode_image(change.after, rows.columns_present_after, encoders, pad))
+            parts.append(encode_image(change.after, rows.columns_present_after, encoders, pad))
     payload = b"".join(parts)
     if type_code in COMPRESSED_TYPES:
         if rows.compressed_payload is not None and _same(rows.compressed_payload, payload):

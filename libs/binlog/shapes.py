@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .constants import EventType
 from .errors import UnsupportedError
-from .event_records import Opaque
+from .envelope import Opaque
 from .event_class import DECODED_ROWS_TYPES
 
 _WHY = {

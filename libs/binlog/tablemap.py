@@ -14,12 +14,59 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .column_meta import ENUM_OR_SET, read_metas, real_type, write_metas
 from .constants import ColumnType as T
 from .context import DecodeContext
 from .errors import BinlogError, LimitError, MalformedError
 from .packed import read_bitmap, read_msb_bitmap, read_packed, write_bitmap, write_packed
-from .records import TableMap
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TableMap:
+    """Table_map (19) body (rows_event.h Table_map_event), optional metadata decoded.
+
+    `column_types` are the *real* types: an ENUM/SET hidden behind STRING (its metadata's first
+    byte) is reported as ENUM/SET; `wire_column_types` keep the bytes as written. `column_metas`
+    are integers in the convention `mariadb-binlog -vv` prints (`meta=`): STRING/ENUM/SET/
+    NEWDECIMAL = first byte << 8 | second byte, VARCHAR = u16 LE, BIT = bits%8 | bytes << 8,
+    one-byte metadata as is, 0 when the type has none.
+    Optional metadata fields are None when the Table_map did not carry them (NO_LOG/MINIMAL).
+    """
+
+    table_id: int
+    flags: int
+    database: str
+    table: str
+    column_types: tuple[int, ...]
+    column_metas: tuple[int, ...]
+    nullable: tuple[bool, ...]
+    wire_column_types: tuple[int, ...] = ()
+    raw_metadata: bytes = b""  # the field-metadata block exactly as written
+    raw_optional_metadata: bytes = b""  # the TLV block exactly as written
+    signedness: tuple[bool, ...] | None = None  # per column: True = UNSIGNED (numeric only)
+    default_charset: int | None = None  # collation id
+    column_charsets: tuple[int | None, ...] | None = None  # per column collation (None: not text)
+    column_names: tuple[str, ...] | None = None
+    set_values: tuple[tuple[bytes, ...] | None, ...] | None = None  # per column
+    enum_values: tuple[tuple[bytes, ...] | None, ...] | None = None  # per column
+    geometry_types: tuple[int | None, ...] | None = None  # per column
+    primary_key: tuple[int, ...] | None = None  # column ordinals
+    primary_key_prefixes: tuple[tuple[int, int], ...] | None = None  # (ordinal, prefix; 0 = whole)
+    column_visibility: tuple[bool, ...] | None = None  # True = visible
+    enum_set_default_charset: int | None = None
+    enum_set_column_charsets: tuple[int | None, ...] | None = None
+    unknown_optional_fields: tuple[tuple[int, bytes], ...] = ()
+    # False: the body ended after the column types (MySQL 5.1 pre-GA trees): no metadata block
+    # and no null bitmap were logged, `nullable` is then all True (unknown).
+    metadata_block: bool = True
+
+    @property
+    def column_count(self) -> int:
+        return len(self.column_types)
 
 NUMERIC_TYPES = frozenset((T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.NEWDECIMAL,
                            T.FLOAT, T.DOUBLE))

@@ -26,14 +26,17 @@ from __future__ import annotations
 import struct
 from typing import Callable, NamedTuple
 
-from . import charsets
-from . import temporal as tm
+from .charsets import BINARY, charset_of_collation, decode_text, python_codec
 from .column_meta import string_max_length
 from .constants import ColumnType as T
 from .decimal_codec import make_decimal_decoder, make_decimal_encoder
 from .errors import MalformedError, UnsupportedError
 from .json_binary import JsonText, decode_json_value
 from .limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
+from .temporal import (decode_date, decode_datetime_int, decode_time_int, decode_timestamp_int,
+                       encode_date, encode_datetime_int, encode_time_int, encode_timestamp_int,
+                       make_datetime2, make_datetime_hires, make_time2, make_time_hires,
+                       make_timestamp2, make_timestamp_hires)
 
 
 class ColumnSpec(NamedTuple):
@@ -218,14 +221,14 @@ COLUMN_CODECS: dict[int, Callable[[ColumnSpec], tuple[Decoder, Encoder]]] = {
     T.NEWDECIMAL: _newdecimal,
     T.NULL: _null,
     T.YEAR: _year,
-    T.DATE: _temporal((tm.decode_date, tm.encode_date)),
-    T.NEWDATE: _temporal((tm.decode_date, tm.encode_date)),
-    T.TIME: _temporal((tm.decode_time_int, tm.encode_time_int), tm.make_time_hires),
-    T.DATETIME: _temporal((tm.decode_datetime_int, tm.encode_datetime_int), tm.make_datetime_hires),
-    T.TIMESTAMP: _temporal((tm.decode_timestamp_int, tm.encode_timestamp_int), tm.make_timestamp_hires),
-    T.TIME2: _temporal(tm.make_time2),
-    T.DATETIME2: _temporal(tm.make_datetime2),
-    T.TIMESTAMP2: _temporal(tm.make_timestamp2),
+    T.DATE: _temporal((decode_date, encode_date)),
+    T.NEWDATE: _temporal((decode_date, encode_date)),
+    T.TIME: _temporal((decode_time_int, encode_time_int), make_time_hires),
+    T.DATETIME: _temporal((decode_datetime_int, encode_datetime_int), make_datetime_hires),
+    T.TIMESTAMP: _temporal((decode_timestamp_int, encode_timestamp_int), make_timestamp_hires),
+    T.TIME2: _temporal(make_time2),
+    T.DATETIME2: _temporal(make_datetime2),
+    T.TIMESTAMP2: _temporal(make_timestamp2),
     T.VARCHAR: _varchar,
     T.VAR_STRING: _varchar,
     T.STRING: _string,
@@ -250,11 +253,11 @@ def column_codec(spec: ColumnSpec) -> tuple[Decoder, Encoder]:
 
 def render_text(value: bytes, collation: int | None):
     """Text of a CHAR/VARCHAR/TEXT value given its collation id (None or binary -> bytes)."""
-    if value is None or collation is None or charsets.charset_of_collation(collation) == charsets.BINARY:
+    if value is None or collation is None or charset_of_collation(collation) == BINARY:
         return value
-    if charsets.python_codec(collation) is None:
+    if python_codec(collation) is None:
         raise UnsupportedError(f"no text codec known for collation {collation}")
-    return charsets.decode_text(value, collation)
+    return decode_text(value, collation)
 
 
 def split_geometry(value: bytes) -> tuple[int, bytes]:

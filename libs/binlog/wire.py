@@ -104,26 +104,23 @@ class Cursor:
         self.pos += 1
         return v
 
-    def u16(self, what: str = "u16") -> int:
-        self._need(2, what)
-        v = U16.unpack_from(self.buf, self.pos)[0]
-        self.pos += 2
+    def _unpack(self, st: struct.Struct, what: str) -> int:
+        self._need(st.size, what)
+        v = st.unpack_from(self.buf, self.pos)[0]
+        self.pos += st.size
         return v
+
+    def u16(self, what: str = "u16") -> int:
+        return self._unpack(U16, what)
 
     def u24(self, what: str = "u24") -> int:
         return self.uint(3, what)
 
     def u32(self, what: str = "u32") -> int:
-        self._need(4, what)
-        v = U32.unpack_from(self.buf, self.pos)[0]
-        self.pos += 4
-        return v
+        return self._unpack(U32, what)
 
     def u64(self, what: str = "u64") -> int:
-        self._need(8, what)
-        v = U64.unpack_from(self.buf, self.pos)[0]
-        self.pos += 8
-        return v
+        return self._unpack(U64, what)
 
     def uint(self, n: int, what: str = "uint") -> int:
         """Little-endian unsigned integer of n bytes (e.g. 7-byte commit timestamps)."""

@@ -15,7 +15,7 @@ Operations, applied in order on the current value of the row (SQL NULL stays NUL
     remove   JSON_REMOVE:  delete the member / array element when present (the binlog's REMOVE)
     insert_at the binlog's INSERT (json_diff.h): add an object member, or insert into an array
              at the index shifting later elements (JSON_ARRAY_INSERT; past the end appends)
-The codec's decoded diffs (libs/binlog/records.py JsonDiff: operation replace|insert|remove,
+The codec's decoded diffs (libs/binlog/rows_partial.py JsonDiff: operation replace|insert|remove,
 path, value as JSON text) become this text with `text_of_binlog_diffs`.
 Paths: `$`, `.key`, `."quoted key"`, `[n]`. Adding at an array index past the end appends;
 a parent that does not exist makes the operation a no-op (MySQL semantics).

@@ -1,4 +1,4 @@
-"""The shipper (issue #6, cdc-ship): binlog events -> one Kafka record each (DESIGN.md "Kafka record").
+"""The shipper (cdc-ship): binlog events -> one Kafka record each (DESIGN.md "Kafka record").
 
     record.py          header names + KafkaRecord (the contract the Spark job reads)
     stream.py          pure position tracking of a replica packet stream (fake Rotate, artificial FDE)

@@ -22,14 +22,14 @@ checksum setting).
 from __future__ import annotations
 
 import os
-import struct
 import time
 from pathlib import Path
 from typing import Callable, Iterator
 
 from libs.binlog import check_magic
-from libs.binlog.constants import COMMON_HEADER_LEN, EventType
+from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, EventType
 from libs.binlog.errors import BinlogError, TruncatedError
+from libs.binlog.wire import U32 as _U32
 
 from .binlog_dir import Inputs, binlog_sort_key, contained
 from .errors import IncompleteFileError, ShipError
@@ -37,7 +37,6 @@ from .frame_check import FrameCheck, check_event_size
 
 __all__ = ["FileReader", "Inputs", "binlog_sort_key", "iter_file_events"]
 
-_U32 = struct.Struct("<I")
 FILE_ENDERS = frozenset({int(EventType.ROTATE), int(EventType.STOP)})
 READ_CHUNK = 4 * 1024 * 1024
 
@@ -82,7 +81,7 @@ class FileReader:
             if len(head) < COMMON_HEADER_LEN:
                 raise IncompleteFileError("no Format_description at position 4",
                                           source=self.source, file=self.name, pos=4)
-            fde_size = _U32.unpack_from(head, 9)[0]
+            fde_size = _U32.unpack_from(head, EVENT_LEN_OFFSET)[0]
             check_event_size(fde_size, source=self.source, file=self.name, pos=4)
             self.check.skip_to(head + self._fh.read(fde_size - COMMON_HEADER_LEN))
         self._fh.seek(self.pos)
@@ -100,7 +99,7 @@ class FileReader:
 
     def incomplete(self, why: str) -> IncompleteFileError:
         what = (f"a partial event ({self.pending} of "
-                f"{_U32.unpack_from(self._buf, 9)[0]} bytes)" if self.pending >= COMMON_HEADER_LEN
+                f"{_U32.unpack_from(self._buf, EVENT_LEN_OFFSET)[0]} bytes)" if self.pending >= COMMON_HEADER_LEN
                 else f"{self.pending} bytes, less than an event header")
         return IncompleteFileError(f"file ends inside an event: {what}; {why}",
                                    source=self.source, file=self.name, pos=self.pos)
@@ -114,7 +113,7 @@ class FileReader:
             consumed = 0
             buf, n = self._buf, len(self._buf)
             while n - consumed >= COMMON_HEADER_LEN:
-                size = _U32.unpack_from(buf, consumed + 9)[0]
+                size = _U32.unpack_from(buf, consumed + EVENT_LEN_OFFSET)[0]
                 check_event_size(size, source=self.source, file=self.name, pos=self.pos)
                 if n - consumed < size:
                     break
@@ -123,7 +122,7 @@ class FileReader:
                 yield self.pos, frame
                 self.pos += size
                 consumed += size
-                self.last_type = frame[4]
+                self.last_type = frame[EVENT_TYPE_OFFSET]
             self._buf = buf[consumed:]
             if not chunk:
                 return

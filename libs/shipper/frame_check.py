@@ -13,19 +13,17 @@ be a plain file name (binlog_dir.plain_name_problem), or the frame is refused.
 """
 from __future__ import annotations
 
-import struct
 import zlib
 
 from libs.binlog import DecodeContext, decode_event
-from libs.binlog.constants import COMMON_HEADER_LEN, EventType
+from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_TYPE_OFFSET, EventType
 from libs.binlog.errors import BinlogError
+from libs.binlog.wire import U32 as _U32, U64 as _U64
 
 from .binlog_dir import plain_name_problem
 from .errors import FrameError
 from .kafka_sink import MAX_EVENT_BYTES
 
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
 FDE = int(EventType.FORMAT_DESCRIPTION)
 ROTATE = int(EventType.ROTATE)
 
@@ -77,7 +75,7 @@ class FrameCheck:
         return FrameError(message, source=self.source, file=self.file, pos=pos)
 
     def check(self, pos: int, frame: bytes) -> None:
-        type_code = frame[4]
+        type_code = frame[EVENT_TYPE_OFFSET]
         if self.ctx.fde is None or type_code == FDE:
             try:
                 decode_event(frame, pos, self.ctx, file=self.file, source=self.source)

@@ -1,4 +1,4 @@
-"""Progress on stderr every few seconds: events/s, lag in bytes and in seconds (issue #6)."""
+"""Progress on stderr every few seconds: events/s, lag in bytes and in seconds."""
 from __future__ import annotations
 
 import sys

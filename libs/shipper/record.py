@@ -13,8 +13,10 @@ binlog_pos + len(value); that is what resume and rebuild rely on.
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
+
+from libs.binlog.constants import COMMON_HEADER, EVENT_TYPE_OFFSET, SERVER_ID_OFFSET
+from libs.binlog.wire import U32
 
 HEADER_BINLOG_FILE = "binlog_file"  # base name of the binlog file, e.g. "mdb-bin.000001"
 HEADER_BINLOG_POS = "binlog_pos"    # start offset of the event in that file (decimal)
@@ -23,8 +25,6 @@ HEADER_SOURCE = "source"            # the source id (same as the key)
 HEADER_EVENT_TYPE = "event_type"    # type code byte of the event (decimal), for cheap filtering
 HEADER_NAMES = (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SERVER_ID, HEADER_SOURCE,
                 HEADER_EVENT_TYPE)
-
-_HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,11 @@ class KafkaRecord:
 
     @property
     def server_id(self) -> int:
-        return _HEADER.unpack_from(self.value, 0)[2]
+        return U32.unpack_from(self.value, SERVER_ID_OFFSET)[0]
 
     @property
     def event_type(self) -> int:
-        return self.value[4]
+        return self.value[EVENT_TYPE_OFFSET]
 
     def key(self) -> bytes:
         return self.source.encode("utf-8")
@@ -67,7 +67,7 @@ class KafkaRecord:
         missing = [n for n in (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SOURCE) if n not in h]
         if missing:
             raise ValueError(f"record without header(s) {', '.join(missing)}")
-        if value is None or len(value) < _HEADER.size:
+        if value is None or len(value) < COMMON_HEADER.size:
             raise ValueError(f"record value of {0 if value is None else len(value)} bytes is not "
                              f"a binlog event")
         source = h[HEADER_SOURCE].decode("utf-8")

@@ -21,11 +21,12 @@ import re
 import struct
 import uuid
 
+from libs.binlog.constants import BINLOG_SEND_ANNOTATE_ROWS_EVENT  # noqa: F401 (a dump flag)
+
 COM_BINLOG_DUMP = 0x12
 COM_REGISTER_SLAVE = 0x15
 COM_BINLOG_DUMP_GTID = 0x1E
 BINLOG_DUMP_NON_BLOCK = 0x01
-BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02
 BINLOG_THROUGH_GTID = 0x04
 
 

@@ -1,6 +1,6 @@
 """The shipper loops: binlog files -> Kafka, and a live server (as a replica) -> Kafka.
 
-Both resume from Kafka, not from a local file (issue #6): the last record of the source gives
+Both resume from Kafka, not from a local file: the last record of the source gives
 binlog_file and binlog_pos + len(value) = the next event to ship, so a restart (or a reconnect
 after a dropped connection) leaves no gap and no duplicate. A stop request (SIGTERM) is honoured
 between events: the producer is flushed and the loop returns normally.

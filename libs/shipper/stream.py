@@ -31,17 +31,15 @@ rebuilt file can then no longer be byte-identical.
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from libs.binlog import DecodeContext, decode_event
-from libs.binlog.constants import COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from libs.binlog.constants import COMMON_HEADER, COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
 from libs.binlog.errors import BinlogError
 
 from .errors import FrameError, ShipError
 from .frame_check import crc_matches, rotate_body
 
-_HEADER = struct.Struct("<IBIIIH")
 ROTATE = int(EventType.ROTATE)
 FDE = int(EventType.FORMAT_DESCRIPTION)
 STOP = int(EventType.STOP)
@@ -99,7 +97,7 @@ class StreamTracker:
     def feed(self, frame: bytes) -> Step:
         if len(frame) < COMMON_HEADER_LEN:
             raise self._error(f"packet of {len(frame)} bytes is shorter than an event header")
-        ts, etype, _server_id, size, log_pos, flags = _HEADER.unpack_from(frame, 0)
+        ts, etype, _server_id, size, log_pos, flags = COMMON_HEADER.unpack_from(frame, 0)
         if size != len(frame):
             raise self._error(f"event_size {size} but the packet holds {len(frame)} bytes "
                               f"(type {etype})")

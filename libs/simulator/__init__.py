@@ -1,4 +1,4 @@
-"""cdc-simulate's library: a seeded master simulator that writes real binlog bytes (issue #6).
+"""cdc-simulate's library: a seeded master simulator that writes real binlog bytes.
 
     schema.py      tables, columns (wire type + Table_map metadata), engines, WL#5092 PKE
     images.py      WL#5092 R1: the columns of each row image per binlog_row_image

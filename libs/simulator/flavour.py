@@ -12,13 +12,14 @@ Query; Rows_query (29); rows events v2 (30-32) with unused NULL bits clear; Xid.
 """
 from __future__ import annotations
 
-from libs.binlog.constants import CHECKSUM_CRC32, CHECKSUM_OFF
+from libs.binlog.constants import (CHECKSUM_CRC32, CHECKSUM_OFF, LOG_EVENT_SUPPRESS_USE_F,
+                                   MARIA_FL_ALLOW_PARALLEL, MARIA_FL_DDL, MARIA_FL_STANDALONE,
+                                   MARIA_FL_TRANSACTIONAL)
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.constants import EventType as E
-from libs.binlog.event_records import BinlogCheckpoint, GtidList, PreviousGtids
+from libs.binlog import (BinlogCheckpoint, FormatDescription, GtidList, MariaGtid, PreviousGtids,
+                         Query, Rotate, RowsQuery, RowsWireDetail, Xid)
 from libs.binlog.events_mysql_gtid import MysqlGtidWire
-from libs.binlog.records import (FormatDescription, MariaGtid, Query, Rotate, RowsQuery,
-                                 RowsWireDetail, Xid)
 
 from .stream import Item
 
@@ -35,10 +36,6 @@ MYSQL_POST_HEADERS = bytes.fromhex(
 MARIADB_VERSION = "10.11.19-MariaDB-log"
 MYSQL_VERSION = "8.0.43"
 MYSQL_SERVER_VERSION_NUMBER = 80043
-
-LOG_EVENT_SUPPRESS_USE_F = 0x0008
-MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL = 0x01, 0x04
-MARIA_FL_ALLOW_PARALLEL, MARIA_FL_DDL = 0x08, 0x20
 
 # Query status variables as the servers write them (copied from corpus events):
 # MariaDB: Q_FLAGS2, Q_SQL_MODE, Q_CATALOG_NZ "std", Q_CHARSET (latin1 client 45/45/8).

@@ -15,21 +15,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+import libs.simulator.images as images
+from libs.binlog import RowChange, Rows, TableMap
+from libs.binlog.constants import STMT_END_F, TM_BIT_LEN_EXACT_F
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.constants import EventType as E
-from libs.binlog.records import RowChange, Rows, TableMap
 from libs.binlog.rows import encode_rows
 from libs.replay.logging_format import ERROR, ROW, decide_logging_format
 
-from . import images
 from .flavour import make_flavour
 from .model import ReferenceModel
 from .schema import Table
 from .statements import Ddl, Delete, Insert, InsertSelect, Update
 from .stream import BinlogStream, Frame, Item
 
-STMT_END_F = 0x0001  # rows_event.h: last rows event of its statement
-TABLE_MAP_FLAGS = 0x0001  # what both servers write (corpus)
+TABLE_MAP_FLAGS = TM_BIT_LEN_EXACT_F  # what both servers write (corpus)
 MAX_ROWS_EVENT = 8192  # binlog_row_event_max_size default: split bigger statements
 DEFAULT_START_TIME = 1_767_225_600  # 2026-01-01 00:00:00 UTC; one second per group
 FIRST_TABLE_ID = 70

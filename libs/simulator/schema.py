@@ -47,7 +47,7 @@ class Column:
     name: str
     sql_type: str  # as written in CREATE TABLE
     type_code: int  # binlog wire type (ColumnType)
-    meta: int = 0  # Table_map metadata in the codec's convention (records.TableMap)
+    meta: int = 0  # Table_map metadata in the codec's convention (tablemap.TableMap)
     nullable: bool = True
     default: Any = NO_DEFAULT  # the master's DEFAULT, a codec value (None = DEFAULT NULL)
     auto_increment: bool = False
@@ -229,7 +229,7 @@ def standard_tables(flavour: str, engines: dict[str, str] | None = None) -> list
 
 def replica_ddl(tables: list[Table], database: str) -> str:
     """The tables as a replica declares them (`cdc-replicate --target-ddl`): the master's own
-    CREATE TABLE texts, so the target DEFAULTs are the master's (issue #5 "Targets")."""
+    CREATE TABLE texts, so the target DEFAULTs are the master's."""
     body = ";\n".join(t.create_sql() for t in tables)
     return f"CREATE DATABASE IF NOT EXISTS `{database}`;\nUSE `{database}`;\n{body};\n"
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from libs.binlog.constants import BINLOG_MAGIC, EventType
-from libs.binlog.dummy import BINLOG_SEND_ANNOTATE_ROWS_EVENT, CAP_ANNOTATE, substitute_for_replica
+from libs.binlog.constants import BINLOG_SEND_ANNOTATE_ROWS_EVENT
+from libs.binlog.dummy import CAP_ANNOTATE, substitute_for_replica
 
 from .stream import Frame
 

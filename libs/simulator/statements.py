@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import sqltext
+import libs.simulator.sqltext as sqltext
 
 
 class _OneTable:

@@ -14,10 +14,9 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from libs.binlog import DecodeContext, decode_event, encode_event
+from libs.binlog import DecodeContext, Event, Header, Ignorable, decode_event, encode_event
 from libs.binlog.constants import (LOG_EVENT_IGNORABLE_F, BoundaryType, EventType,
                                    with_boundary_marker)
-from libs.binlog.records import Event, Header, Ignorable
 
 # WL#4033: a type code no server defines; with LOG_EVENT_IGNORABLE_F any reader must skip it.
 IGNORABLE_TYPE = 0x7A

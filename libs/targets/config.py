@@ -35,7 +35,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from libs.binlog.charsets import charset_name
-from libs.targets import model, types, values
+import libs.targets.model as model
+import libs.targets.types as types
+import libs.targets.values as values
 from libs.targets.ddl import MariaDB, TableDDL, check_unique_names, load_ddl_file
 from libs.targets.errors import TargetConfigError
 

@@ -6,8 +6,7 @@ import subprocess
 
 import pytest
 
-from libs.binlog import iter_events
-from libs.binlog.records import RowsQuery
+from libs.binlog import RowsQuery, iter_events
 from libs.simulator.master import Master, Session
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import standard_tables

@@ -7,11 +7,10 @@ import zlib
 from dataclasses import replace
 
 from libs.assembler import InMemorySpillStore
-from libs.binlog import DecodeContext, decode_event, encode_event, iter_frames
+from libs.binlog import (DecodeContext, Event, Header, TransactionPayload, decode_event,
+                         encode_event, iter_frames)
 from libs.binlog.constants import EventType
-from libs.binlog.event_records import TransactionPayload
 from libs.binlog.events_mysql_group import COMPRESSION_NONE
-from libs.binlog.records import Event, Header
 from libs.paths import CORPUS_DIR
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
 

@@ -2,7 +2,7 @@
 statement, XA, ignorable / dummy events skipped."""
 from libs.assembler import Assembler, InMemorySpillStore, to_change_records
 from libs.binlog.constants import EventType as T
-from libs.binlog.records import MysqlGtid
+from libs.binlog import MysqlGtid
 from tests.unit.assembler.stream import place, summary
 from tests.unit.boundary import events as e
 

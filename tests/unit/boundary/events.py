@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from libs.binlog.constants import EventType
-from libs.binlog.records import (
-    Dummy, Event, FormatDescription, Header, Ignorable, MariaGtid, MysqlGtid, Query, Rotate,
-    RowChange, RowsQuery, Stop, Xid, XaPrepare, MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL,
-)
+from libs.binlog.constants import MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL, EventType
+from libs.binlog import (Dummy, Event, FormatDescription, Header, Ignorable, MariaGtid, MysqlGtid,
+                         Query, Rotate, RowChange, RowsQuery, Stop, XaPrepare, Xid)
 
 T = EventType
 MYSQL_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"

@@ -3,7 +3,7 @@ flavours, unmarked and marked, plus whole-stream sequences through advance()."""
 import pytest
 
 from libs.binlog.constants import BoundaryType as B, EventType as T, with_boundary_marker
-from libs.binlog.records import Event, Header
+from libs.binlog import Event, Header
 from libs.boundary import INITIAL, Opening, ParserContext, advance, classify
 from tests.unit.boundary import events as e
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from libs.binlog import (BinlogError, DecodeContext, DummyEvent, ExecuteLoadQuery, RowsQuery,
-                         encode_event,
-                         iter_events)
-from libs.binlog.records import Query
+from libs.binlog import (BinlogError, DecodeContext, DummyEvent, ExecuteLoadQuery, Query, RowsQuery,
+                         encode_event, iter_events)
 
 from .corpus import (BROKEN, MARIADB, MYSQL, binlog_files, mysql_key, oracle, show_binlog_events,
                      vv_positions)

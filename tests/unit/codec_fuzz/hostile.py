@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import zlib
 
-from libs.binlog import DecodeContext, decode_event, encode_event, iter_frames
+from libs.binlog import (DecodeContext, Event, Header, Query, TableMap, TransactionPayload, Xid,
+                         decode_event, encode_event, iter_frames)
 from libs.binlog.constants import EventType
-from libs.binlog.event_records import TransactionPayload
 from libs.binlog.events_mysql_group import COMPRESSION_NONE, COMPRESSION_ZSTD
-from libs.binlog.records import Event, Header, Query, TableMap, Xid
 from libs.paths import CORPUS_DIR
 
 MYSQL8_FILE = CORPUS_DIR / "mysql/mysql-8.0.43/std_data/replicated-bin.000001"

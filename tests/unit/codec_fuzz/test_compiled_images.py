@@ -1,5 +1,6 @@
-"""The compiled row-image decoders (rows._compile_image: inline ints/strings, merged runs, no-NULL
-fast path) give exactly what the reference per-column loop (rows._image_decoder) gives, on every
+"""The compiled row-image decoders (rows_images._compile_image: inline ints/strings, merged runs,
+no-NULL fast path) give exactly what the reference per-column loop
+(rows_images.loop_image_decoder) gives, on every
 rows event of a spread of corpus files."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import libs.binlog.rows as rows_mod
+import libs.binlog.rows_images as images_mod
 from libs.binlog import BinlogError, iter_events
 from libs.paths import CORPUS_DIR
 
@@ -19,7 +21,7 @@ FILES = sorted(p for d in ("mariadb/all_types", "mariadb/all_types_fullmeta", "m
 
 
 def _clear():
-    for cache in (rows_mod._image_cache, rows_mod._codec_cache, rows_mod._tm_images,
+    for cache in (images_mod._image_cache, images_mod._codec_cache, images_mod._tm_images,
                   rows_mod._bits_cache):
         cache.clear()
 
@@ -43,8 +45,8 @@ def test_compiled_equals_reference(monkeypatch):
     _clear()
     compiled = _decode_all(FILES)
     _clear()
-    monkeypatch.setattr(rows_mod, "_compile_image",
-                        lambda present, decoders, key: rows_mod._image_decoder(present, decoders))
+    monkeypatch.setattr(images_mod, "_compile_image",
+                        lambda present, decoders, key: images_mod.loop_image_decoder(present, decoders))
     try:
         reference = _decode_all(FILES)
     finally:

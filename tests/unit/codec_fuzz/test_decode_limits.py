@@ -7,12 +7,11 @@ import tracemalloc
 
 import pytest
 
-from libs.binlog import DecodeContext, DecodeLimits, LimitError, MalformedError, decode_event
+from libs.binlog import (CompressedQuery, DecodeContext, DecodeLimits, LimitError, MalformedError,
+                         RowChange, Rows, TableMap, decode_event)
 from libs.binlog.constants import ColumnType as T
 from libs.binlog.constants import EventType
-from libs.binlog.event_records import CompressedQuery
 from libs.binlog.json_binary import json_binary_to_text
-from libs.binlog.records import RowChange, Rows, TableMap
 from libs.binlog.rows import compress_payload, decode_rows, encode_rows
 from libs.binlog.temporal import TIMEF_OFS, make_datetime2, make_time2, make_timestamp2
 from tests.unit.codec_fuzz.hostile import (COMPRESSION_ZSTD, MYSQL8_FILE, context_after_fde,

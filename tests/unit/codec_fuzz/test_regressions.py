@@ -7,9 +7,8 @@ import struct
 
 import pytest
 
-from libs.binlog import DecodeContext, MalformedError
+from libs.binlog import DecodeContext, MalformedError, TableMap
 from libs.binlog.json_binary import json_binary_to_text
-from libs.binlog.records import TableMap
 from libs.binlog.rows import decode_rows
 
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from libs.binlog.context import DecodeContext
 from libs.binlog.rows import KIND_BY_TYPE, decode_rows
 from libs.binlog.tablemap import decode_table_map
-from libs.binlog.vv_format import format_column_vv
+from libs.dump.vv_format import format_column_vv
 
 from .frames import walk
 from libs.paths import CORPUS_DIR

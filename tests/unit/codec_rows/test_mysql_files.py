@@ -2,7 +2,7 @@
 partial updates, VECTOR, opaque JSON). Expected values come from the SQL each file records in
 its Query events (CREATE TABLE / INSERT shown by SHOW BINLOG EVENTS-equivalent text) and from
 the rust crate's tests for the same files; each test names what it checks."""
-from libs.binlog.records import JsonDiff
+from libs.binlog import JsonDiff
 
 from .corpus import MYSQL_RUST, decoded_events
 

@@ -6,8 +6,8 @@ import gzip
 from pathlib import Path
 
 from libs.binlog.context import DecodeContext
-from libs.binlog.dump_text import dump_text
-from libs.binlog.dump_walk import walk
+from libs.dump.text_format import dump_text
+from libs.dump.walk import walk
 from libs.paths import CORPUS_DIR
 
 CORPUS = CORPUS_DIR

@@ -10,7 +10,7 @@ import pytest
 from libs.binlog.constants import ColumnType as T
 from libs.binlog.constants import EventType
 from libs.binlog.json_binary import JsonText
-from libs.binlog.records import RowChange, Rows, TableMap
+from libs.binlog import RowChange, Rows, TableMap
 from pipelines.dump import main as dump_main
 from tests.unit.codec_fuzz.hostile import (MYSQL8_FILE, PRE_GA_FILE, binlog_file,
                                            context_after_fde, frame, table_map)

@@ -1,4 +1,4 @@
-"""binlog-dump --json: the schema keys and the value mapping (libs/binlog/dump_json.py)."""
+"""binlog-dump --json: the schema keys and the value mapping (libs/dump/json_format.py)."""
 from __future__ import annotations
 
 import json
@@ -6,9 +6,9 @@ import struct
 from decimal import Decimal
 
 from libs.binlog.constants import ColumnType as T
-from libs.binlog.dump_json import dump_json, json_value
-from libs.binlog.dump_text import dump_text
-from libs.binlog.dump_walk import walk
+from libs.dump.json_format import dump_json, json_value
+from libs.dump.text_format import dump_text
+from libs.dump.walk import walk
 from libs.binlog.json_binary import JsonText
 
 from .oracle import MARIADB

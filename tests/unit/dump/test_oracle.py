@@ -1,6 +1,6 @@
 """binlog-dump text output against the MariaDB corpus oracles (in-process).
 
-Normalisation (documented in libs/binlog/dump_text.py): we compare three line families as
+Normalisation (documented in libs/dump/text_format.py): we compare three line families as
 whole sequences - `# at POS`, every `###` row line, and the `#Q>` Annotate_rows lines - because
 mariadb-binlog prints an Annotate_rows after the next Table_map's `# at` line, and its other
 lines (SET @@session..., BINLOG) are replay SQL this tool does not print."""

@@ -60,7 +60,7 @@ def test_binlog_diffs_from_the_codec_become_marked_text():
 
     from libs.replay.json_diff import text_of_binlog_diffs
 
-    Diff = namedtuple("Diff", "operation path value")  # shape of libs/binlog/records.py JsonDiff
+    Diff = namedtuple("Diff", "operation path value")  # shape of libs/binlog/rows_partial.py JsonDiff
     text = text_of_binlog_diffs([Diff("replace", "$.c", '"y"'), Diff("insert", "$.a[0]", "0"),
                                  Diff("remove", "$.a[2].b", None)])
     assert json.loads(apply_json_diff(DOC, text)) == {"a": [0, 1, {}], "c": "y"}

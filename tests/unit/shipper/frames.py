@@ -6,13 +6,14 @@ import zlib
 from pathlib import Path
 
 from libs.binlog import iter_frames
+from libs.binlog.constants import COMMON_HEADER
 from libs.paths import CORPUS_DIR
 
 CORPUS = Path(str(CORPUS_DIR / "mariadb"))
 ROW_FULL = CORPUS / "row_full" / "mdb-bin.000001"
 MISC = CORPUS / "misc" / "mdb-bin.000012"
 CAPTURES = CORPUS / "replica_captures"
-HEADER = struct.Struct("<IBIIIH")
+HEADER = COMMON_HEADER
 
 
 def frames_of(path: Path) -> list[tuple[int, bytes]]:

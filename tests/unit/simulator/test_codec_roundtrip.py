@@ -6,8 +6,7 @@ from collections import Counter
 
 import pytest
 
-from libs.binlog import DecodeContext, encode_event, iter_events
-from libs.binlog.records import Rows
+from libs.binlog import DecodeContext, Rows, encode_event, iter_events
 from libs.simulator.expected import table_rows_json, write_expected
 from libs.simulator.master import Master, Session
 from libs.simulator.schema import standard_tables

@@ -7,7 +7,7 @@ row-only and a statement-only one), so those rows use INSERT .. SELECT over both
 """
 import pytest
 
-from libs.binlog.records import Query, RowsQuery
+from libs.binlog import Query, RowsQuery
 from libs.simulator.schema import Table, blob, int_col
 from libs.simulator.statements import Insert, InsertSelect
 

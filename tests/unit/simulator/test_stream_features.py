@@ -2,9 +2,8 @@
 determinism: on whole simulated files."""
 import pytest
 
-from libs.binlog import iter_events
+from libs.binlog import Dummy, Ignorable, Query, RowsQuery, iter_events
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType as B
-from libs.binlog.records import Dummy, Ignorable, Query, RowsQuery
 from libs.boundary import INITIAL, advance
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import Table, int_col

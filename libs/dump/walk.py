@@ -1,4 +1,4 @@
-"""The event walk shared by `binlog-dump` text and JSON output (issue #3): frames -> decoded
+"""The event walk shared by `binlog-dump` text and JSON output: frames -> decoded
 events -> WL#4162 boundary type, with mysqlbinlog's --start-position / --stop-position.
 
     for item in walk(data, "mdb-bin.000001"):
@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from libs import boundary as bp
-
-from .constants import BoundaryType, boundary_marker
-from .context import DecodeContext
-from .framing import check_magic, decode_event, iter_frames
-from .records import Dummy, Event, Ignorable, TableMap
-from .shapes import is_rows
+from libs.binlog.constants import BoundaryType, boundary_marker
+from libs.binlog.context import DecodeContext
+from libs.binlog.framing import check_magic, decode_event, iter_frames
+from libs.binlog import Dummy, Event, Ignorable, TableMap
+from libs.binlog.shapes import is_rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,16 +33,15 @@ import re
 import time
 from typing import Iterable, Iterator
 
-from .constants import EventType
-from .dump_walk import DumpItem
-from .event_records import BinlogCheckpoint, GtidList, UserVar
-from .records import (MARIA_FL_DDL, MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL,
-                      FormatDescription, MariaGtid, MysqlGtid, Query, Rotate, RowsQuery, TableMap,
-                      Xid)
-from .shapes import is_rows, undecoded
-from .vv_format import format_column_vv, quoted
+from libs.binlog.constants import (MARIA_FL_DDL, MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL,
+                                   STMT_END_F, EventType)
+from libs.binlog import (BinlogCheckpoint, FormatDescription, GtidList, MariaGtid, MysqlGtid, Query,
+                         Rotate, RowsQuery, TableMap, UserVar, Xid)
+from libs.binlog.shapes import is_rows, undecoded
 
-STMT_END_F = 0x01
+from .vv_format import format_column_vv, quoted
+from .walk import DumpItem
+
 ROWS_NAMES = {"insert": "Write_rows", "update": "Update_rows", "delete": "Delete_rows"}
 _LINE_BREAKS = re.compile(rb"[\r\n]+")
 

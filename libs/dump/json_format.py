@@ -53,14 +53,15 @@ import json
 import math
 from typing import Iterable, Iterator
 
-from .constants import ColumnType as T
-from .dump_walk import DumpItem
-from .errors import BinlogError, MalformedError, UnsupportedError
-from .event_records import BinlogCheckpoint
-from .json_binary import JsonText
-from .records import JsonDiff, MariaGtid, MysqlGtid, Query, Rotate, Rows, RowsQuery, TableMap, Xid
-from .shapes import is_rows, undecoded
-from .values import render_text
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.errors import BinlogError, MalformedError, UnsupportedError
+from libs.binlog import (BinlogCheckpoint, JsonDiff, MariaGtid, MysqlGtid, Query, Rotate, Rows,
+                         RowsQuery, TableMap, Xid)
+from libs.binlog.json_binary import JsonText
+from libs.binlog.shapes import is_rows, undecoded
+from libs.binlog.values import render_text
+
+from .walk import DumpItem
 
 TEXT_TYPES = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
                         T.LONG_BLOB))

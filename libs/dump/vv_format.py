@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .column_meta import string_max_length
-from .constants import ColumnType as T
+from libs.binlog.column_meta import string_max_length
+from libs.binlog.constants import ColumnType as T
 
 _ESCAPES = {i: f"\\x{i:02x}" for i in range(0x20)}
 
