@@ -5,6 +5,7 @@ never unpacked by position)."""
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Iterator
 
 import pandas as pd
@@ -18,6 +19,12 @@ from libs.gc_pause import gc_paused
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
 from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
 from pipelines.stages.pandas_records import chunked
+
+# PySpark's applyInPandasWithState serializer concatenates the group's frames, some empty, and
+# pandas 2.x warns about that on every micro-batch (pyspark/sql/pandas/serializers.py). Not ours
+# to change, and pandas is pinned: this module is loaded in each worker before the serializer runs.
+warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation with empty or all-NA entries",
+                        category=FutureWarning)
 
 _SQL_TYPES = {"string": T.StringType(), "binary": T.BinaryType(), "int": T.IntegerType(), "long": T.LongType()}
 STATE_STRUCT = T.StructType([T.StructField(name, _SQL_TYPES[kind]) for name, kind in STATE_SCHEMA])

@@ -1,5 +1,6 @@
 """cdc-replicate stopped by a real problem of the data (a change to a table nobody declared)
-ends with one plain line naming table, GTID and position, exit 1, and no Java or Python trace."""
+ends with one plain line naming table, GTID and position, exit 1, and no Java or Python trace
+nor a warning per micro-batch."""
 import subprocess
 import sys
 
@@ -27,3 +28,4 @@ def test_a_change_to_an_undeclared_table_stops_the_command_with_one_line(kafka_b
     assert lines[-1].startswith("cdc-replicate: ") and "no target declaration" in lines[-1], lines[-1]
     assert MYSQL8_FILE.name in lines[-1]
     assert not [line for line in lines if "Traceback" in line or line.startswith("\tat ")], run.stderr[-3000:]
+    assert "Warning" not in run.stderr, run.stderr[-3000:]  # no warning printed per micro-batch
