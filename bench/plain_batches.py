@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.apply_bench import simulated_binlog  # noqa: E402
+from bench.apply_workloads import simulated_binlog  # noqa: E402
 from bench.bench_support import job_seconds, load_average, private_broker, spark_ui  # noqa: E402
 
 

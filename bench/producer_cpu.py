@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.apply_bench import simulated_binlog, frames_of, transaction_groups, produce_groups
+from bench.apply_workloads import simulated_binlog, frames_of, transaction_groups, produce_groups
 from bench.bench_support import private_broker
 from libs.shipper.kafka_sink import ensure_topic
 binlog, _ = simulated_binlog(120000, 11)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.apply_bench import simulated_binlog  # noqa: E402
+from bench.apply_workloads import simulated_binlog  # noqa: E402
 from bench.bench_support import load_average, private_broker  # noqa: E402
 from pipelines.stages import assemble as assemble_stage  # noqa: E402
 from pipelines.stages import rows as rows_stage  # noqa: E402
