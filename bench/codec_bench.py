@@ -1,4 +1,4 @@
-"""Codec throughput benchmark (issue #3 "Proof"): our codec vs python-mysql-replication vs
+"""Codec throughput benchmark: our codec vs python-mysql-replication vs
 mariadb-binlog on the corpus' big_trx files. Prints its figures; not a test.
 
     .venv/bin/python bench/codec_bench.py            # all three, median of 3 runs each

@@ -1,4 +1,4 @@
-"""Fuzz the binlog codec at scale (issue #3 "Proof"): mutated and truncated frames drawn from
+"""Fuzz the binlog codec at scale: mutated and truncated frames drawn from
 the corpus go through libs.binlog.decode_event, each with the decode context its file had just
 before that frame (Format_description + Table_maps). The only exceptions allowed are
 libs.binlog.errors.BinlogError subclasses; anything else is a codec bug. No hang (a per-frame

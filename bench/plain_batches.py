@@ -1,4 +1,4 @@
-"""Per-batch cost of the stream stages alone (issue #5 "Left": the fixed cost F of a batch).
+"""Per-batch cost of the stream stages alone (the fixed cost F of a batch).
 
     .venv/bin/python bench/plain_batches.py [--transactions 15000] [--max-offsets 20000]
 

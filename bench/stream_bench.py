@@ -12,7 +12,7 @@ Prints: micro-batches, wall time and rows/s, the check (change records = N, ONE 
 (trx_id, change_seq) unique, every inserted id once, empty quarantine), peak memory (driver
 JVM heap through py4j Runtime; RSS of the driver JVM, the driver Python and the Python workers
 from /proc), and for the batch that decodes the rows: busy share of each core and the CPU
-seconds of each Python worker (issue #4 "Heavy row decoding must not serialise").
+seconds of each Python worker (DESIGN.md "Dataflow": heavy row decoding must not serialise).
 """
 from __future__ import annotations
 

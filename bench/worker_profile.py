@@ -1,4 +1,4 @@
-"""Where the stream stages' Python workers spend their time (issue #5 "Left" 1).
+"""Where the stream stages' Python workers spend their time.
 
     .venv/bin/python bench/worker_profile.py [--transactions 15000] [--max-offsets 20000] [--top 30]
 

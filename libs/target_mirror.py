@@ -1,6 +1,6 @@
 """A driver-side copy of a whole target table, kept in step with the applier's own MERGEs.
 
-Why (issue #5, bench/README.md): replaying a batch needs the current target rows it touches;
+Why (bench/README.md "Session 4"): replaying a batch needs the current target rows it touches;
 reading them from Delta is a Spark job per table per batch (~3 s of an ~11 s apply batch).
 After each of its own MERGEs the applier knows the table's content exactly. The mirror holds it,
 tagged with the Delta version it equals; the applier uses it only while the table is still at

@@ -11,7 +11,7 @@ here, and batch N+1 (which runs only once N is committed) deletes them:
 
 One small JSON file per batch that released something, written to a temporary name and renamed
 (a replayed batch rewrites the same content). This replaces a Delta table whose read, DELETE and
-append cost three Delta commits' worth of jobs per batch (bench/plain_batches.py, issue #5).
+append cost three Delta commits' worth of jobs per batch (bench/plain_batches.py).
 Deleting a chunk twice is harmless (FileSpillStore.delete), so a crash between the deletes and
 forget() only repeats them.
 """
