@@ -1,4 +1,5 @@
-"""Which archives on a PySpark Python worker's sys.path are redundant (a per-task cost: bench/README.md "Session 7").
+"""Which archives on a PySpark Python worker's sys.path are redundant (a per-task cost:
+bench/README.md "Session 7").
 
 Spark puts `$SPARK_HOME/python/lib/pyspark.zip`, the py4j zip and spark-core's jar at the head of
 every Python worker's PYTHONPATH (PythonUtils.sparkPythonPath). PySpark's worker calls
