@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -48,11 +47,9 @@ def update_heavy_changes(n: int):
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from libs.assembler import InMemorySpillStore
-    from libs.binlog.constants import STMT_END_F
     from libs.simulator.master import Master, Session
     from libs.simulator.schema import standard_tables
     from libs.simulator.sinks import FileSink
-    from libs.simulator.stream import Item
     from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
     from pipelines.schemas import CHANGE_RECORD, spark_schema
 
@@ -80,11 +77,7 @@ def update_heavy_changes(n: int):
         for kind in ("insert", "update"):
             run = [c for c in chunk if c[0] == kind]
             if run:
-                table_map = master._table_map(table)
-                items = master._rows_items(run)
-                last = items[-1]
-                items[-1] = Item(last.type_code, replace(last.body, flags=STMT_END_F), last.boundary)
-                master._group.items += [table_map] + items
+                master.log_rows_statement(table, run)
         master.commit()
     master.close()
     frames = [InputFrame(data, "sim-bin.000001", pos, 0, i)

@@ -22,7 +22,6 @@ import math
 import shutil
 import sys
 import time
-from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -40,11 +39,9 @@ def big_transaction_binlog(rows: int, per_statement: int = 1000) -> Path:
     (statements of `per_statement` rows, each split into <= 8 KiB rows events as a server does).
     Built with the simulator's Master framing (positions, log_pos, CRC32, Table_map per
     statement) but bypassing its reference model, whose duplicate-key check is O(rows)."""
-    from libs.binlog.constants import STMT_END_F
     from libs.simulator.master import Master, Session
     from libs.simulator.schema import standard_tables
     from libs.simulator.sinks import FileSink
-    from libs.simulator.stream import Item
 
     path = CACHE / f"one_trx_{rows}.bin"
     if path.exists():
@@ -59,11 +56,7 @@ def big_transaction_binlog(rows: int, per_statement: int = 1000) -> Path:
         run = [("insert", "t_pk", None,
                 {0: k, 1: b"name%d" % k, 2: k % 1000, 3: Decimal(k).scaleb(-2), 4: b"note %d" % k},
                 frozenset(range(5))) for k in range(start, min(rows, start + per_statement))]
-        table_map = master._table_map(table)
-        items = master._rows_items(run)
-        last = items[-1]
-        items[-1] = Item(last.type_code, replace(last.body, flags=STMT_END_F), last.boundary)
-        master._group.items += [table_map] + items
+        master.log_rows_statement(table, run)
     master.commit()
     master.close()
     sink.write(path)

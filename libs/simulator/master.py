@@ -230,9 +230,13 @@ class Master:
                 run = []
             run.append(change)
         rows_items += self._rows_items(run)
-        last = rows_items[-1]
-        rows_items[-1] = Item(last.type_code, replace(last.body, flags=STMT_END_F), last.boundary)
-        group.items += rows_items
+        group.items += _ending_statement(rows_items)
+
+    def log_rows_statement(self, table: Table, run: list) -> None:
+        """One rows statement on `table` in the open group, without the SQL model: its Table_map,
+        then the rows events of `run` (changes as _rows_items takes them), the last one flagged
+        STMT_END_F. For benchmarks that build transactions larger than the model would hold."""
+        self._group.items += [self._table_map(table)] + _ending_statement(self._rows_items(run))
 
     # ---- event bodies ------------------------------------------------------------------------
 
@@ -304,3 +308,10 @@ class Master:
 
     def _ddl_group(self, sql: str, db: str | None = None) -> None:
         self._write_group([], self.flavour.query(sql, B.END, db=db), ddl=True, transactional=False)
+
+
+def _ending_statement(rows_items: list[Item]) -> list[Item]:
+    """The rows events of one statement, the last flagged STMT_END_F (rows_event.h: the replica
+    closes the statement's tables after it)."""
+    last = rows_items[-1]
+    return rows_items[:-1] + [Item(last.type_code, replace(last.body, flags=STMT_END_F), last.boundary)]
