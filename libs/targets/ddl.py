@@ -23,7 +23,9 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from libs.binlog import charsets
-from libs.targets import model, types, values
+import libs.targets.model as model
+import libs.targets.types as types
+import libs.targets.values as values
 from libs.targets.errors import TargetConfigError
 
 
