@@ -39,11 +39,10 @@ TABLE_PROPERTIES = {
     "delta.columnMapping.mode": "name",
 }
 
-_SIMPLE_TYPES = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
-                 "bigint": T.LongType(), "float": T.FloatType(), "double": T.DoubleType(),
-                 "date": T.DateType(), "timestamp": T.TimestampType(), "timestamp_ntz": T.TimestampNTZType(),
-                 "string": T.StringType(),
-                 "binary": T.BinaryType(), "boolean": T.BooleanType()}
+# The Spark types libs/targets/types.py maps MySQL types to, by Spark's own name for each.
+_SIMPLE_TYPES = {t.simpleString(): t for t in (
+    T.ByteType(), T.ShortType(), T.IntegerType(), T.LongType(), T.FloatType(), T.DoubleType(), T.DateType(),
+    T.TimestampType(), T.TimestampNTZType(), T.StringType(), T.BinaryType(), T.BooleanType())}
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 
