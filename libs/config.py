@@ -65,7 +65,8 @@ class AssemblySettings:
         other bad input; the sink stops the stream after keeping the frame when
         unknown_event_policy says fail (libs/bad_input.py)."""
         assembler = AssemblerConfig(unknown_event_policy=UnknownEventPolicy.QUARANTINE,
-                                    chunk_max_events=self.chunk_max_events, chunk_max_bytes=self.chunk_max_bytes,
+                                    chunk_max_events=self.chunk_max_events,
+                                    chunk_max_bytes=self.chunk_max_bytes,
                                     open_trx_timeout_seconds=self.open_trx_timeout_seconds)
         return StageConfig(assembler, segment_max_frames=self.segment_max_frames,
                            segment_max_bytes=self.segment_max_bytes, limits=limits)

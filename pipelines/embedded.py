@@ -172,7 +172,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--conf", help="YAML job configuration (default conf/job.yaml); its broker port is used, "
                                    "its topic, targets and paths are the embedded ones")
-    ap.add_argument("--rate", type=float, default=EmbeddedOptions.rate, help="simulated transactions per second")
+    ap.add_argument("--rate", type=float, default=EmbeddedOptions.rate,
+                    help="simulated transactions per second")
     ap.add_argument("--duration", type=float, help="stop, drain and verify after this many seconds")
     ap.add_argument("--seed", type=int, default=EmbeddedOptions.seed, help="the simulated workload's seed")
     return ap.parse_args(argv)

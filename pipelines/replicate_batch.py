@@ -65,7 +65,8 @@ class DecodedRows:
 
     def changes(self) -> DataFrame:
         """Change records of the transactions that decoded completely."""
-        return change_records(self.decoded, None if self.failed is None else self.failed.select("source", "trx_id"))
+        failed = None if self.failed is None else self.failed.select("source", "trx_id")
+        return change_records(self.decoded, failed)
 
 
 class ReplicateBatch:

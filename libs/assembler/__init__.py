@@ -1,4 +1,5 @@
-"""Transaction assembler (issue #4): WL#4162 boundaries -> COMPLETE transactions, per source."""
+"""Transaction assembler (DESIGN.md "Dataflow": assemble): WL#4162 boundaries -> COMPLETE
+transactions, per source."""
 from .assembler import Assembler
 from .change_records import iter_change_records, statement_op, statement_target, to_change_records
 from .model import (

@@ -32,7 +32,7 @@ def evolve(obj, **changes):
     """dataclasses.replace for the frozen state classes of this module (no slots, no
     __post_init__): a copy of the instance dict with `changes`. dataclasses.replace re-runs
     __init__ field by field, ~10 us, and the assembler replaces its state 4-5 times per frame:
-    it was half of the assembler's time (bench/README.md, session 4)."""
+    it was half of the assembler's time (measured: bench/README.md)."""
     fields = obj.__dataclass_fields__
     for name in changes:  # not `changes.keys() - fields.keys()`: that walks every field, per call
         if name not in fields:

@@ -19,10 +19,10 @@ change of COMPLETE transactions, in any order. Steps:
 3. Writes, each idempotent per (app_id, batch_id) (appends: commit marks,
    pipelines/marked_appends.py; target writes: Delta's txnAppId/txnVersion), in this order:
    `_cdc_change_log` (append; before any target, so a target already written implies its
-   change log is committed), `_cdc_quarantine` (append, pipelines/quarantine.py), ONE write per target table (a MERGE
-   by `_row_id`: delete / update / insert; or, for a small mirrored table, the whole table
-   replaced by its new content: target_writes.py), then `_cdc_progress` (append, one row per
-   source).
+   change log is committed), `_cdc_quarantine` (append, pipelines/quarantine.py), ONE write
+   per target table (a MERGE by `_row_id`: delete / update / insert; or, for a small mirrored
+   table, the whole table replaced by its new content: target_writes.py), then `_cdc_progress`
+   (append, one row per source).
    Calling again with the same batch_id changes nothing.
 
 Decisions:
@@ -68,7 +68,9 @@ from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import Target
-from pipelines.apply.target_writes import OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, whole_table
+from pipelines.apply.target_writes import (
+    OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, whole_table,
+)
 from pipelines.apply.touched_rows import load_mirror, read_touched
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_txn import (
@@ -252,7 +254,8 @@ class DeltaApplier:
         return mirror
 
     @staticmethod
-    def _read_touched(spark: SparkSession, path: str, target: Target, lookups: Lookups) -> list[dict[str, Any]]:
+    def _read_touched(spark: SparkSession, path: str, target: Target,
+                      lookups: Lookups) -> list[dict[str, Any]]:
         return read_touched(spark, path, target, lookups)  # a method: benchmarks and tests wrap it
 
     # -- writes (each idempotent per (app_id, batch_id)) ---------------------------------------------
@@ -314,7 +317,8 @@ class DeltaApplier:
             mirror.version = version
             self._mirrors[plan.path] = mirror
 
-    def _advance_mirror(self, plan: TablePlan, rows: pa.Table, created: bool) -> tuple[TargetMirror | None, int | None]:
+    def _advance_mirror(self, plan: TablePlan, rows: pa.Table,
+                        created: bool) -> tuple[TargetMirror | None, int | None]:
         """The target's mirror with the batch's rows applied (taken out of _mirrors: back in
         only once it equals the commit), and the Delta version it was at before them."""
         mirror = self._mirrors.pop(plan.path, None)

@@ -52,7 +52,8 @@ def read_touched(spark: SparkSession, path: str, target: Target, lookups: Lookup
     return rows_of(reduce(DataFrame.unionByName, parts), target)
 
 
-def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tuples, null_safe: bool) -> DataFrame:
+def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tuples,
+               null_safe: bool) -> DataFrame:
     fields = [T.StructField(f"_k{i}", table.schema[c].dataType, True) for i, c in enumerate(columns)]
     keys = arrow_frame(spark, [{f"_k{i}": v for i, v in enumerate(t)} for t in tuples], T.StructType(fields))
     conds = [(table[quote_identifier(c)].eqNullSafe(keys[f"_k{i}"]) if null_safe

@@ -26,7 +26,8 @@ _PANDAS_DTYPES = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.b
 def common_header(values: pd.Series) -> pd.DataFrame:
     headers = decode_headers(pa.array(values, type=pa.binary()))
     return pd.DataFrame({
-        f.name: headers.field(f.name).cast(to_arrow_type(f.dataType)).to_pandas(types_mapper=_PANDAS_DTYPES.get)
+        f.name: headers.field(f.name).cast(to_arrow_type(f.dataType)).to_pandas(
+            types_mapper=_PANDAS_DTYPES.get)
         for f in HEADER_SCHEMA.fields})
 
 
