@@ -107,7 +107,7 @@ def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, m
     from pyspark.sql import functions as F
 
     from libs.config import JobConfig
-    from pipelines.replicate_batch import CHANGES_TABLE
+    from libs.system_tables import CHANGES
     from pipelines.ship import main as cdc_ship
 
     topic = f"sustained-{int(time.time())}"
@@ -125,7 +125,7 @@ def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, m
     load = load_average()
     plain_s = run_available_now(spark, plain_cfg)
     apply_s = run_available_now(spark, apply_cfg, applier(apply_cfg))
-    changes = spark.read.format("delta").load(f"{plain_cfg.delta_root}/{CHANGES_TABLE}")
+    changes = spark.read.format("delta").load(f"{plain_cfg.delta_root}/{CHANGES}")
     n = changes.filter(F.col("op").isin(*ROW_OPS)).count()
     ok, lines = compare_with_expected(spark, apply_cfg, expected)
     return {"load": load, "row_changes": n, "transactions": changes.select("trx_id").distinct().count(),
@@ -153,6 +153,7 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
 
     from libs.config import JobConfig
     from libs.shipper.kafka_sink import ensure_topic
+    from libs.system_tables import CHANGE_LOG
     from pipelines.apply import tables as D
     from pipelines.replicate import build_query
 
@@ -185,7 +186,7 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
     if query.exception() is not None:
         raise RuntimeError(f"query failed: {query.exception()}")
     starts = sorted(commits)
-    log = spark.read.format("delta").load(D.table_path(cfg.delta_root, D.CHANGE_LOG))
+    log = spark.read.format("delta").load(D.table_path(cfg.delta_root, CHANGE_LOG))
     per_trx = (log.filter(F.col("op").isin(*ROW_OPS)).groupBy("lineage.trx_id")
                .agg(F.max("batch_id").alias("batch_id"), F.min("lineage.binlog_pos").alias("pos")).collect())
     lat, late = [], []  # late: transactions committed in the second half of the paced input

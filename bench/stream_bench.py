@@ -82,9 +82,9 @@ def _count(path: Path) -> int:
 def verify(spark, delta_root: str, rows: int) -> dict:
     from pyspark.sql import functions as F
 
-    from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE
+    from libs.system_tables import CHANGES, QUARANTINE
 
-    every = spark.read.format("delta").load(f"{delta_root}/{CHANGES_TABLE}")
+    every = spark.read.format("delta").load(f"{delta_root}/{CHANGES}")
     changes = every.filter(F.col("op").isin("insert", "update", "delete"))  # not the CREATE DDL
     got = changes.agg(
         F.count("*").alias("change_records"),
@@ -94,7 +94,7 @@ def verify(spark, delta_root: str, rows: int) -> dict:
         F.sum((F.col("op") != "insert").cast("int")).alias("not_insert"),
     ).first().asDict()
     got["ddl_records"] = every.count() - got["change_records"]
-    got["quarantined"] = spark.read.format("delta").load(f"{delta_root}/{QUARANTINE_TABLE}").count()
+    got["quarantined"] = spark.read.format("delta").load(f"{delta_root}/{QUARANTINE}").count()
     got["ok"] = (got["change_records"] == rows and got["transactions"] == 1 and got["quarantined"] == 0
                  and got["distinct_trx_change_seq"] == rows and got["distinct_ids"] == rows
                  and got["not_insert"] == 0)

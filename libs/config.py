@@ -5,7 +5,6 @@ nothing here reads the environment.
 from __future__ import annotations
 
 import math
-import re
 import typing
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
@@ -13,35 +12,77 @@ from typing import Any
 
 import yaml
 
+from libs.assembler.model import AssemblerConfig, UnknownEventPolicy
+from libs.config_errors import ConfigError, one_line  # noqa: F401  (one_line: entry points)
 from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits, limit_docs
+from libs.stream_assembly import StageConfig
 
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
 
 
-class ConfigError(ValueError):
-    """Any configuration or declaration problem (job settings, target declarations, DDL):
-    one type, so an entry point reports every one of them the same way, as one line."""
-
-    def __init__(self, message: str):
-        super().__init__(one_line(message))
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def one_line(text: str) -> str:
-    """A message for a terminal line: no newlines (YAML and SQL parser errors quote the input
-    over several lines, with ANSI underlining)."""
-    return " ".join(_ANSI.sub("", str(text)).split())
-
-
 def _doc(text: str, default: Any = None, *, minimum: float | None = None,
          choices: tuple[str, ...] = (), **kw) -> Any:
     """A field declared once: doc line, default and the bounds its type does not say."""
-    return field(default=default, metadata={"doc": text, "minimum": minimum, "choices": choices},
-                 **kw)
+    if "default_factory" not in kw:
+        kw["default"] = default
+    return field(metadata={"doc": text, "minimum": minimum, "choices": choices}, **kw)
+
+
+def _check_fields(obj: Any, skip: tuple[str, ...] = ()) -> None:
+    """Every field of a config dataclass checked against its type and metadata."""
+    hints = typing.get_type_hints(type(obj))
+    for f in fields(obj):
+        if f.name not in skip:
+            _check_field(f, hints[f.name], getattr(obj, f.name))
+
+
+@dataclass(frozen=True)
+class AssemblySettings:
+    """The `assembly` section: how the assemble stage buffers open transactions and cuts
+    complete ones into segments (libs/assembler/model.py AssemblerConfig, libs/stream_assembly.py
+    StageConfig; their defaults are these defaults)."""
+
+    open_trx_timeout_seconds: int | None = _doc(
+        "Quarantine a source's open transaction once the source was idle this long (checked when "
+        "its state times out, idle_source_timeout_s); null: keep it until its commit arrives",
+        AssemblerConfig.open_trx_timeout_seconds, minimum=1)
+    chunk_max_events: int = _doc("Frames of an open transaction buffered in memory before a chunk is "
+                                 "spilled to the checkpoint", AssemblerConfig.chunk_max_events, minimum=1)
+    chunk_max_bytes: int = _doc("Raw bytes of an open transaction buffered in memory before a chunk is "
+                                "spilled", AssemblerConfig.chunk_max_bytes, minimum=1)
+    segment_max_frames: int = _doc("Frames per segment of a complete transaction: the unit of parallel "
+                                   "row decoding", StageConfig.segment_max_frames, minimum=1)
+    segment_max_bytes: int = _doc("Raw bytes per segment of a complete transaction",
+                                  StageConfig.segment_max_bytes, minimum=1)
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+
+    def stage_config(self, limits: DecodeLimits) -> StageConfig:
+        """The assemble stage's configuration. Unknown events are always quarantined there like
+        other bad input; the sink stops the stream after keeping the frame when
+        unknown_event_policy says fail (libs/bad_input.py)."""
+        assembler = AssemblerConfig(unknown_event_policy=UnknownEventPolicy.QUARANTINE,
+                                    chunk_max_events=self.chunk_max_events,
+                                    chunk_max_bytes=self.chunk_max_bytes,
+                                    open_trx_timeout_seconds=self.open_trx_timeout_seconds)
+        return StageConfig(assembler, segment_max_frames=self.segment_max_frames,
+                           segment_max_bytes=self.segment_max_bytes, limits=limits)
+
+
+@dataclass(frozen=True)
+class RowsSettings:
+    """The `rows` section: the rows stage (pipelines/stages/rows.py)."""
+
+    partitions: int | None = _doc(
+        "Tasks that decode row images, a transaction's segments dealt round-robin over them; null: the "
+        "Spark context's defaultParallelism (its cores: local[2] gives 2, a cluster all its executors' "
+        "cores), read when the query starts", None, minimum=1)
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -68,6 +109,10 @@ class JobConfig:
         "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}", ())
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine",
                                         "fail", choices=POLICIES)
+    undeclared_tables: str = _doc("A row or statement change for a table without a target declaration: "
+                                  "fail (stop the batch) | quarantine (change log + _cdc_quarantine); "
+                                  "DDL of undeclared tables is only recorded (pipelines/apply/applier.py)",
+                                  "fail", choices=POLICIES)
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
                           "strict", choices=EXEC_MODES)
     target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "
@@ -81,14 +126,17 @@ class JobConfig:
     decode_limits: DecodeLimits = _doc("What one frame may cost to decode (a mapping, each key a field "
                                        "of libs/binlog/limits.py DecodeLimits); beyond it the frame is "
                                        "quarantined", DEFAULT_LIMITS)
+    assembly: AssemblySettings = _doc("Open-transaction buffering and segment sizes (a mapping of some "
+                                      "fields of AssemblySettings)", default_factory=AssemblySettings)
+    rows: RowsSettings = _doc("The rows stage (a mapping of some fields of RowsSettings)",
+                              default_factory=RowsSettings)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", decode_limits(self.decode_limits))  # checks its own fields
         object.__setattr__(self, "accept_bad_input_through", _accepted(self.accept_bad_input_through))
-        hints = typing.get_type_hints(JobConfig)
-        for f in fields(self):
-            if f.name not in _SECTIONS:
-                _check_field(f, hints[f.name], getattr(self, f.name))
+        object.__setattr__(self, "assembly", _section("assembly", AssemblySettings, self.assembly))
+        object.__setattr__(self, "rows", _section("rows", RowsSettings, self.rows))
+        _check_fields(self, skip=_SECTIONS)
         if ":" not in self.bootstrap:
             raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
 
@@ -97,7 +145,27 @@ class JobConfig:
         return BadInputPolicy(self.unknown_event_policy, self.bad_input_policy, self.accept_bad_input_through)
 
 
-_SECTIONS = ("decode_limits", "accept_bad_input_through")  # fields converted and checked by their own function
+# fields converted and checked by their own function
+_SECTIONS = ("decode_limits", "accept_bad_input_through", "assembly", "rows")
+
+
+def _section(name: str, kind: type, value: Any) -> Any:
+    """A nested section: an instance of `kind`, or a mapping of some of its fields (the others
+    keep their defaults); an unknown key or a bad value is one line naming `name.field`."""
+    if isinstance(value, kind):
+        return value
+    if value is None:
+        return kind()
+    known = sorted(f.name for f in fields(kind))
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} must be a mapping of {known}, got {value!r}")
+    unknown = sorted(map(str, set(value) - set(known)))
+    if unknown:
+        raise ConfigError(f"{name}: unknown setting(s) {unknown}; known: {known}")
+    try:
+        return kind(**value)
+    except ConfigError as e:
+        raise ConfigError(f"{name}.{e}") from None
 
 
 def _accepted(value: Any) -> tuple[tuple[str, BinlogPosition], ...]:
@@ -170,8 +238,8 @@ def decode_limits(value: Any) -> DecodeLimits:
         raise ConfigError(f"decode_limits.{e}") from None
 
 
-def field_docs() -> dict[str, str]:
-    return {f.name: f.metadata["doc"] for f in fields(JobConfig)}
+def field_docs(kind: type = JobConfig) -> dict[str, str]:
+    return {f.name: f.metadata["doc"] for f in fields(kind)}
 
 
 def _read_yaml(path: str | Path) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Mapping
 
-CHANGE_LOG_TABLE = "_cdc_change_log"
+
 LINEAGE_FIELDS = ("source", "trx_id", "gtid", "server_id", "commit_ts", "binlog_file", "binlog_pos",
                   "change_seq", "operation", "statement")
 

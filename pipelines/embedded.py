@@ -1,4 +1,4 @@
-"""cdc-replicate --embedded: the README's main job on one machine (issue #6 "The embedded default").
+"""cdc-embedded: the README's main job on one machine, with nothing to set up (`scripts/dev run`).
 
     local Kafka broker -> cdc-simulate at a steady rate -> cdc-replicate (decode, assemble,
     rows, apply) -> Delta tables under .run/embedded/delta
@@ -12,6 +12,7 @@ simulator's expected table. Exit status 0 only when they are all equal.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import shutil
 import signal
@@ -22,10 +23,17 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from libs.config import JobConfig
-from libs.paths import RUN_DIR
+from libs.config import ConfigError, JobConfig, load_config
+from libs.kafka_broker import BrokerError, start
+from libs.paths import REPO_ROOT, RUN_DIR
+from libs.shipper.kafka_sink import ensure_topic
 from libs.simulator.compare import compare_table, load_expected
 from libs.simulator.schema import replica_ddl, standard_tables
+from libs.targets import load_targets
+from pipelines.apply import tables as D
+from pipelines.kafka import broker_config
+from pipelines.replicate import build_query, make_applier
+from pipelines.spark_session import SessionOptions, build_session
 
 SOURCE = "sim"
 DATABASE = "sim"
@@ -55,13 +63,14 @@ class _Tally:
 
 
 def _log(message: str) -> None:
-    print(f"cdc-replicate --embedded: {message}", flush=True)
+    print(f"cdc-embedded: {message}", flush=True)
 
 
 def _start_simulator(bootstrap: str, topic: str, opts: EmbeddedOptions, expected: Path) -> subprocess.Popen:
     argv = [sys.executable, "-m", "pipelines.simulate", "--bootstrap", bootstrap, "--topic", topic,
             "--source", SOURCE, "--rate", str(opts.rate), "--seed", str(opts.seed),
-            "--row-image", "minimal", "--ddl-rate", "0",  # DDL is recorded, not executed (issue #5)
+            # DDL is recorded, never executed (pipelines/apply/applier.py): none is simulated
+            "--row-image", "minimal", "--ddl-rate", "0",
             "--expected", str(expected)]
     return subprocess.Popen(argv)
 
@@ -105,9 +114,6 @@ def _stop_between_batches(query, timeout: float = 300.0) -> None:
 
 
 def _verify(spark, cfg: JobConfig, expected: Path) -> bool:
-    from libs.targets import load_targets
-    from pipelines.apply import tables as D
-
     catalog = load_targets(None, [cfg.target_ddl])
     manifest, rows = load_expected(expected)
     equal = True
@@ -121,12 +127,6 @@ def _verify(spark, cfg: JobConfig, expected: Path) -> bool:
 
 
 def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
-    from libs.kafka_broker import start
-    from libs.shipper.kafka_sink import ensure_topic
-    from pipelines.kafka import broker_config
-    from pipelines.replicate import build_query, make_applier
-    from pipelines.spark_session import SessionOptions, build_session
-
     port = int(cfg.bootstrap.rsplit(":", 1)[1])
     broker = start(broker_config(port))
     shutil.rmtree(opts.root, ignore_errors=True)  # a new simulated binlog: start fresh (module doc)
@@ -165,3 +165,33 @@ def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
         if sim.poll() is None:
             sim.kill()
         spark.stop()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="cdc-embedded", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--conf", help="YAML job configuration (default conf/job.yaml); its broker port is used, "
+                                   "its topic, targets and paths are the embedded ones")
+    ap.add_argument("--rate", type=float, default=EmbeddedOptions.rate,
+                    help="simulated transactions per second")
+    ap.add_argument("--duration", type=float, help="stop, drain and verify after this many seconds")
+    ap.add_argument("--seed", type=int, default=EmbeddedOptions.seed, help="the simulated workload's seed")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:  # a configuration error before any broker or Spark session: one line
+        cfg = load_config(args.conf or REPO_ROOT / "conf" / "job.yaml")
+    except ConfigError as e:
+        print(f"cdc-embedded: {e}", file=sys.stderr)
+        return 2
+    try:
+        return run_embedded(cfg, EmbeddedOptions(rate=args.rate, duration=args.duration, seed=args.seed))
+    except (BrokerError, RuntimeError) as e:
+        print(f"cdc-embedded: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,5 +1,5 @@
-"""Appends to the append-only Delta tables (`_cdc_changes`, `_cdc_change_log`, `_cdc_progress`,
-`_cdc_quarantine`), idempotent per (app_id, batch_id) through commit marks (libs/commit_marks.py).
+"""Appends to the append-only Delta tables (libs/system_tables.py: changes, change log, progress,
+quarantine), idempotent per (app_id, batch_id) through commit marks (libs/commit_marks.py).
 
 A writer asks a table's history once per process for its newest mark; after that it knows what
 it committed itself. So a steady batch appends without reading the table's state (Delta's
@@ -7,10 +7,12 @@ txnAppId check reconstructs it on every write: libs/commit_marks.py).
 """
 from __future__ import annotations
 
+from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from libs.commit_marks import last_marked_batch, mark
+from pipelines.delta_txn import committed_version
 
 HISTORY_PAGE = 100  # commits read first; the whole history only if no mark is among them
 
@@ -36,8 +38,6 @@ class MarkedAppends:
 def committed_batch(spark: SparkSession, path: str, app_id: str) -> int:
     """The newest batch `app_id` appended to the table at `path` (-1: none, or no table).
     Commits of earlier releases carried Delta's txnAppId instead of a mark: those count too."""
-    from delta.tables import DeltaTable
-
     if not DeltaTable.isDeltaTable(spark, path):
         return -1
     table = DeltaTable.forPath(spark, path)
@@ -47,7 +47,5 @@ def committed_batch(spark: SparkSession, path: str, app_id: str) -> int:
     if marked is None and len(page) == HISTORY_PAGE:
         marked = last_marked_batch((r.userMetadata for r in table.history().orderBy(F.desc("version"))
                                     .select("userMetadata").collect()), app_id)
-    from pipelines.apply.tables import committed_version  # deferred: pipelines.apply imports this module
-
     txn = committed_version(spark, path, app_id)
     return max(-1 if marked is None else marked, -1 if txn is None else txn)

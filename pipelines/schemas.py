@@ -6,22 +6,13 @@ boolean->boolean, enum->string, array->array, map->map<string,V>, record->struct
 """
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-
 from pyspark.sql import types as T
 
-from libs.paths import REPO_ROOT
+from libs.avro_schemas import avro_schema
 
 _PRIMITIVES = {"string": T.StringType(), "bytes": T.BinaryType(), "int": T.IntegerType(),
                "long": T.LongType(), "boolean": T.BooleanType(), "double": T.DoubleType(),
                "float": T.FloatType()}
-
-
-@lru_cache(maxsize=None)
-def avro_schema(name: str) -> dict:
-    """The parsed Avro schema schemas/<name>.avsc."""
-    return json.loads((REPO_ROOT / "schemas" / f"{name}.avsc").read_text())
 
 
 _NAMESPACE = "\0namespace"  # key of `named` holding the enclosing record's namespace
@@ -86,3 +77,5 @@ def spark_record_schema(name: str, record: str, *,
 CHANGE_RECORD = "change_record"
 QUARANTINE_RECORD = "quarantine_record"
 ASSEMBLED_RECORD = "assembled_record"
+FRAME_HEADER = "frame_header"
+ASSEMBLER_STATE = "assembler_state"

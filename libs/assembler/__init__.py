@@ -1,4 +1,5 @@
-"""Transaction assembler: WL#4162 boundaries -> COMPLETE transactions, per source."""
+"""Transaction assembler (DESIGN.md "Dataflow": assemble): WL#4162 boundaries -> COMPLETE
+transactions, per source."""
 from .assembler import Assembler
 from .change_records import iter_change_records, statement_op, statement_target, to_change_records
 from .model import (
@@ -6,12 +7,12 @@ from .model import (
     Transaction, UnknownEventPolicy,
 )
 from .spill import InMemorySpillStore, SpillStore, release
-from .state import STATE_FIELDS, STATE_SCHEMA, AssemblerState, IdleAction, idle_action
+from .state import STATE_FIELDS, AssemblerState, IdleAction, idle_action
 from .values import column_value
 
 __all__ = [
     "Assembler", "AssembledInput", "AssemblerConfig", "AssemblerOutput", "AssemblerState", "Frame",
-    "IdleAction", "InMemorySpillStore", "Quarantined", "STATE_FIELDS", "STATE_SCHEMA", "SpillRef",
+    "IdleAction", "InMemorySpillStore", "Quarantined", "STATE_FIELDS", "SpillRef",
     "SpillStore", "StreamGapError", "Transaction", "UnknownEventPolicy", "column_value", "idle_action",
     "iter_change_records", "release", "statement_op", "statement_target", "to_change_records",
 ]

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
+from libs.avro_schemas import field_names
 from libs.binlog.constants import BoundaryType
 from libs.boundary import Opening, ParserContext
 
@@ -23,24 +24,15 @@ COUNTER_NAMES = (
     "xa_prepared", "xa_unknown", "open_expired",
 )
 
-# (field, Spark SQL type) in row order: the Spark stage builds its state StructType from this.
-STATE_SCHEMA = (
-    ("source", "string"), ("flavour", "string"), ("fde", "binary"),
-    ("parser_state", "int"), ("parser_opening", "int"),
-    ("last_file", "string"), ("last_pos", "long"), ("last_end_pos", "long"),
-    ("open_trx_key", "string"), ("open_chunk_count", "int"), ("open_event_count", "long"),
-    ("open_start_file", "string"), ("open_start_pos", "long"), ("open_gtid", "string"),
-    ("open_commit_ts_micros", "long"), ("open_poison", "string"), ("open_since", "long"),
-    ("xa_prepared", "string"), ("counters", "string"), ("last_fed_at", "long"),
-)
-STATE_FIELDS = tuple(name for name, _ in STATE_SCHEMA)
+# The stored row, by name (schemas/assembler_state.avsc; the Spark stage derives its state type from it).
+STATE_FIELDS = field_names("assembler_state")
 
 
 def evolve(obj, **changes):
     """dataclasses.replace for the frozen state classes of this module (no slots, no
     __post_init__): a copy of the instance dict with `changes`. dataclasses.replace re-runs
     __init__ field by field, ~10 us, and the assembler replaces its state 4-5 times per frame:
-    it was half of the assembler's time (bench/README.md, session 4)."""
+    it was half of the assembler's time (measured: bench/README.md)."""
     fields = obj.__dataclass_fields__
     for name in changes:  # not `changes.keys() - fields.keys()`: that walks every field, per call
         if name not in fields:

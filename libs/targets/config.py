@@ -38,14 +38,13 @@ from libs.binlog.charsets import charset_name
 import libs.targets.model as model
 import libs.targets.types as types
 import libs.targets.values as values
+from libs.system_tables import SYSTEM_TABLE_PREFIX, SYSTEM_TABLES
 from libs.targets.ddl import MariaDB, TableDDL, check_unique_names, load_ddl_file
 from libs.targets.errors import TargetConfigError
 
-# The job's own Delta tables live under delta_root next to the targets: _cdc_change_log,
-# _cdc_progress, _cdc_quarantine, _cdc_changes (pipelines/apply/tables.py,
-# pipelines/replicate_batch.py). A target named like one would be mixed into it, so the whole
-# prefix is reserved (case-insensitively: a case-insensitive file system or catalog folds it).
-SYSTEM_TABLE_PREFIX = "_cdc_"
+# The job's own Delta tables live under delta_root next to the targets (libs/system_tables.py).
+# A target named like one would be mixed into it, so the whole prefix is reserved
+# (case-insensitively: a case-insensitive file system or catalog folds it).
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
 _SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
 _TARGET_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "source_columns", "columns", "defaults"}
@@ -159,7 +158,7 @@ def _check_delta_table(path: str, where: str, name: Any) -> None:
         raise _fail(path, where, f"{name!r} must be a single path segment (no '/', not '.' or '..')")
     if name.lower().startswith(SYSTEM_TABLE_PREFIX):
         raise _fail(path, where, f"{name!r}: names starting with {SYSTEM_TABLE_PREFIX!r} are reserved "
-                                 f"for the job's own tables (_cdc_progress, _cdc_change_log, ...); "
+                                 f"for the job's own tables ({', '.join(SYSTEM_TABLES)}); "
                                  f"set another delta_table")
 
 

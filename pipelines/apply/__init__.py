@@ -3,11 +3,13 @@
     from pipelines.apply import DeltaApplier
     changes_df.writeStream.foreachBatch(DeltaApplier(catalog, config)).start()
 
-applier.py: DeltaApplier (read touched rows, libs.replay, one MERGE per table, change log,
-quarantine, progress; idempotent per (app_id, batch_id)). tables.py: table names, schemas,
-creation with Delta column DEFAULTs, txnAppId/txnVersion helpers. Lineage SQL: libs/lineage_sql.py.
+applier.py: DeltaApplier (the batch: replay per table, then the writes in their order,
+idempotent per (app_id, batch_id)). touched_rows.py: the reads (rows a batch can touch, the
+whole-table mirror). target_writes.py: one MERGE or overwrite per target. tables.py: target
+schemas and creation with Delta column DEFAULTs. System table names: libs/system_tables.py.
+Lineage SQL: libs/lineage_sql.py. The modules of this package never import the package itself
+(its re-exports below would make that an import cycle).
 """
 from pipelines.apply.applier import ApplyStopped, DeltaApplier
-from pipelines.apply.tables import CHANGE_LOG, PROGRESS, QUARANTINE
 
-__all__ = ["ApplyStopped", "CHANGE_LOG", "DeltaApplier", "PROGRESS", "QUARANTINE"]
+__all__ = ["ApplyStopped", "DeltaApplier"]

@@ -9,22 +9,16 @@ Tables under JobConfig.delta_root (path-based Delta tables):
   _cdc_progress     append-only, schemas/progress_record.avsc, one row per (source, batch).
   _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
 
-Idempotence, per (f"{app_id}:{table}", batch_id): a target's MERGE or whole-table overwrite
-carries Delta's (txnAppId, txnVersion) as the session confs
-spark.databricks.delta.write.txnAppId/txnVersion (set, then unset); Delta skips a write whose
-appId already committed that version or a later one, and `committed_version` reads it back so
-a retried batch does not even replay a table it already wrote. Appends carry a commit mark
-instead (pipelines/marked_appends.py: Delta's txn check costs a state reconstruction per
-commit, which a MERGE pays anyway and an append does not).
+The system tables' names and app ids: libs/system_tables.py. Idempotent writes, per
+(app id, batch_id): pipelines/delta_txn.py (targets) and pipelines/marked_appends.py (appends).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from contextlib import contextmanager
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -35,28 +29,20 @@ from libs.lineage_sql import delta_path_ref, quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.stops import JobStopped
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
+from pipelines.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
 from pipelines.schemas import spark_record_schema, spark_schema
 
-CHANGE_LOG = "_cdc_change_log"
-PROGRESS = "_cdc_progress"
-QUARANTINE = "_cdc_quarantine"
 BATCH_ID_COLUMN = "batch_id"
-TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
-TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-MATERIALIZE_SOURCE_CONF = "spark.databricks.delta.merge.materializeSource"
-LAST_COMMIT_VERSION_CONF = "spark.databricks.delta.lastCommitVersionInSession"
-CHANGE_DATA_FEED_PROPERTY = "delta.enableChangeDataFeed"
 TABLE_PROPERTIES = {
     "delta.feature.allowColumnDefaults": "supported",
     # MySQL column names may hold spaces, commas, '=' ...: Delta accepts them only with column mapping.
     "delta.columnMapping.mode": "name",
 }
 
-_SIMPLE_TYPES = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
-                 "bigint": T.LongType(), "float": T.FloatType(), "double": T.DoubleType(),
-                 "date": T.DateType(), "timestamp": T.TimestampType(), "timestamp_ntz": T.TimestampNTZType(),
-                 "string": T.StringType(),
-                 "binary": T.BinaryType(), "boolean": T.BooleanType()}
+# The Spark types libs/targets/types.py maps MySQL types to, by Spark's own name for each.
+_SIMPLE_TYPES = {t.simpleString(): t for t in (
+    T.ByteType(), T.ShortType(), T.IntegerType(), T.LongType(), T.FloatType(), T.DoubleType(), T.DateType(),
+    T.TimestampType(), T.TimestampNTZType(), T.StringType(), T.BinaryType(), T.BooleanType())}
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 
@@ -71,10 +57,6 @@ def change_log_schema() -> T.StructType:
 
 def progress_schema() -> T.StructType:
     return spark_schema("progress_record")
-
-
-def quarantine_schema() -> T.StructType:
-    return spark_schema("quarantine_record")
 
 
 def spark_type(type_string: str) -> T.DataType:
@@ -188,12 +170,6 @@ def check_target_schema(spark: SparkSession, path: str, target: Target) -> None:
             f"mapped type, written back with mode('overwrite') and option('overwriteSchema', 'true').")
 
 
-def is_delta_table(spark: SparkSession, path: str) -> bool:
-    from delta.tables import DeltaTable
-
-    return DeltaTable.isDeltaTable(spark, path)
-
-
 def ensure_target(spark: SparkSession, path: str, target: Target) -> bool:
     """Create the target if absent. True when this call's CREATE committed the table's first
     version (0): the table is then known to be empty at version 0. False when it existed, or
@@ -209,7 +185,7 @@ def ensure_target(spark: SparkSession, path: str, target: Target) -> bool:
 def _drop_commitless_log(spark: SparkSession, path: str) -> None:
     """A job killed while creating a table can leave `_delta_log` with no commit in it. Delta
     then takes the path for an existing table in CREATE TABLE IF NOT EXISTS (a silent no-op)
-    but not in DeltaTable.forPath: the table was never created (found by the SIGKILL test).
+    but not in DeltaTable.forPath: the table was never created (a SIGKILL test showed it).
     A log directory without a commit or checkpoint file holds nothing: it goes."""
     jvm = spark.sparkContext._jvm
     log = jvm.org.apache.hadoop.fs.Path(path.rstrip("/") + "/_delta_log")
@@ -226,74 +202,6 @@ def ensure_table(spark: SparkSession, path: str, schema: T.StructType) -> None:
     for readers that query before any write, e.g. lineage SQL on a fresh delta_root)."""
     if not is_delta_table(spark, path):
         spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
-
-
-# -- idempotent writes ----------------------------------------------------------------------------
-def txn_app_id(app_id: str, table: str) -> str:
-    return f"{app_id}:{table}"
-
-
-def committed_version(spark: SparkSession, path: str, app_id: str) -> int | None:
-    """The last txnVersion Delta committed for txnAppId `app_id` on the table (None: never)."""
-    if not is_delta_table(spark, path):
-        return None
-    version = _latest_snapshot(spark, path).transactions().get(app_id)
-    return int(version.get()) if version.isDefined() else None
-
-
-def table_version(spark: SparkSession, path: str) -> int | None:
-    """The table's latest Delta version (None: no Delta table at `path`). One listing of the
-    log when nothing changed since this JVM last saw it (DeltaLog instances are cached)."""
-    version = int(_latest_snapshot(spark, path).version())
-    return version if version >= 0 else None
-
-
-def replaceable(spark: SparkSession, path: str, version: int) -> bool:
-    """May the applier replace the table's whole content, computed from `version`? Only while
-    the table is still at that version (another writer's commit since would be overwritten; ask
-    right before the write, see DeltaApplier._write_target) and has no Change Data Feed (whose
-    readers would see every row deleted and inserted again)."""
-    snapshot = _latest_snapshot(spark, path)
-    if int(snapshot.version()) != version:
-        return False
-    cdf = snapshot.metadata().configuration().get(CHANGE_DATA_FEED_PROPERTY)
-    return not (cdf.isDefined() and cdf.get().strip().lower() == "true")
-
-
-def _latest_snapshot(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    return jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, path)._2()
-
-
-def last_commit_version(spark: SparkSession) -> int | None:
-    """The version of the session's last Delta commit (Delta sets this conf on every commit)."""
-    value = spark.conf.get(LAST_COMMIT_VERSION_CONF, None)
-    return None if value in (None, "") else int(value)
-
-
-def forget_last_commit_version(spark: SparkSession) -> None:
-    spark.conf.unset(LAST_COMMIT_VERSION_CONF)
-
-
-@contextmanager
-def delta_txn(spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
-    """Session confs making the enclosed Delta MERGE or write idempotent per (app_id, version).
-
-    Also skips materialising the MERGE source: ours is a driver-built DataFrame (deterministic),
-    the case Delta's materializeSource=auto guards against does not arise, and it costs a job."""
-    saved = spark.conf.get(MATERIALIZE_SOURCE_CONF, None)
-    spark.conf.set(TXN_APP_ID_CONF, app_id)
-    spark.conf.set(TXN_VERSION_CONF, str(int(version)))
-    spark.conf.set(MATERIALIZE_SOURCE_CONF, "none")
-    try:
-        yield
-    finally:
-        spark.conf.unset(TXN_APP_ID_CONF)
-        spark.conf.unset(TXN_VERSION_CONF)
-        if saved is None:
-            spark.conf.unset(MATERIALIZE_SOURCE_CONF)
-        else:
-            spark.conf.set(MATERIALIZE_SOURCE_CONF, saved)
 
 
 # -- Python values <-> Spark ----------------------------------------------------------------------

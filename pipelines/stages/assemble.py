@@ -10,14 +10,13 @@ from typing import Iterator
 
 import pandas as pd
 from pyspark.sql import DataFrame
-from pyspark.sql import types as T
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-from libs.assembler import STATE_FIELDS, STATE_SCHEMA, Assembler, AssemblerState, IdleAction, idle_action
+from libs.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, idle_action
 from libs.assembler.file_spill import FileSpillStore
 from libs.gc_pause import gc_paused
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
-from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
+from pipelines.schemas import ASSEMBLED_RECORD, ASSEMBLER_STATE, spark_schema
 from pipelines.stages.pandas_records import chunked
 
 # PySpark's applyInPandasWithState serializer concatenates the group's frames, some empty, and
@@ -25,9 +24,6 @@ from pipelines.stages.pandas_records import chunked
 # to change, and pandas is pinned: this module is loaded in each worker before the serializer runs.
 warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation with empty or all-NA entries",
                         category=FutureWarning)
-
-_SQL_TYPES = {"string": T.StringType(), "binary": T.BinaryType(), "int": T.IntegerType(), "long": T.LongType()}
-STATE_STRUCT = T.StructType([T.StructField(name, _SQL_TYPES[kind]) for name, kind in STATE_SCHEMA])
 
 
 def _input_frames(pdfs: Iterator[pd.DataFrame]) -> list[InputFrame]:
@@ -58,8 +54,9 @@ class AssembleFn:
         yield from chunked(records, self.schema)
 
     def _on_idle(self, source: str, row: dict, store, now: int) -> tuple[list[dict], dict]:
-        """Idle source (issue #4 "Idle sources time out of state cleanly"): an open transaction
-        waits in the spill store unless the configured timeout says to quarantine it."""
+        """Idle source: its state times out (idle_source_timeout_s); an open transaction waits in
+        the spill store unless JobConfig.assembly.open_trx_timeout_seconds says to quarantine it
+        (never applied: DESIGN.md "Whole transactions")."""
         state = AssemblerState.from_row(row)
         if idle_action(state, now, self.config.assembler) is not IdleAction.QUARANTINE_OPEN:
             return [], row
@@ -73,7 +70,7 @@ def assemble(frames_df: DataFrame, spill_root: str, config: StageConfig, idle_ti
     return frames_df.groupBy("source").applyInPandasWithState(
         AssembleFn(spill_root, config, idle_timeout_ms),
         outputStructType=spark_schema(ASSEMBLED_RECORD),
-        stateStructType=STATE_STRUCT,
+        stateStructType=spark_schema(ASSEMBLER_STATE),
         outputMode="append",
         timeoutConf=GroupStateTimeout.ProcessingTimeTimeout,
     )

@@ -10,30 +10,24 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 from pyspark.sql.functions import pandas_udf
+from pyspark.sql.pandas.types import to_arrow_type
 
 from libs.binlog.vectorized import decode_headers
 from libs.shipper.record import HEADER_BINLOG_FILE, HEADER_BINLOG_POS
+from pipelines.schemas import FRAME_HEADER, spark_schema
 
-HEADER_SCHEMA = T.StructType([
-    T.StructField("timestamp", T.LongType()), T.StructField("type_code", T.IntegerType()),
-    T.StructField("server_id", T.LongType()), T.StructField("event_size", T.LongType()),
-    T.StructField("flags", T.IntegerType()), T.StructField("size_ok", T.BooleanType()),
-])
-
-
-_PANDAS_DTYPES = {T.LongType(): pd.Int64Dtype(), T.IntegerType(): pd.Int32Dtype(), T.BooleanType(): pd.BooleanDtype()}
-_ARROW_TYPES = {T.LongType(): pa.int64(), T.IntegerType(): pa.int32(), T.BooleanType(): pa.bool_()}
+HEADER_SCHEMA = spark_schema(FRAME_HEADER)
+# Masked (nullable) pandas arrays of the header's Arrow types: nulls stay nulls, no per-row objects.
+_PANDAS_DTYPES = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.bool_(): pd.BooleanDtype()}
 
 
 @pandas_udf(HEADER_SCHEMA)
 def common_header(values: pd.Series) -> pd.DataFrame:
     headers = decode_headers(pa.array(values, type=pa.binary()))
-    # column casts, then masked (nullable) pandas arrays: nulls stay nulls, no per-row objects
     return pd.DataFrame({
-        f.name: headers.field(f.name).cast(_ARROW_TYPES[f.dataType]).to_pandas(
-            types_mapper={_ARROW_TYPES[f.dataType]: _PANDAS_DTYPES[f.dataType]}.get)
+        f.name: headers.field(f.name).cast(to_arrow_type(f.dataType)).to_pandas(
+            types_mapper=_PANDAS_DTYPES.get)
         for f in HEADER_SCHEMA.fields})
 
 

@@ -38,10 +38,11 @@ def test_both_quarantine_writers_of_one_batch_land(spark, tmp_path):
     stream = ReplicateBatch(BatchPaths(str(tmp_path), str(tmp_path / "ckpt")), None)
     applier = DeltaApplier(catalog_from_ddl("CREATE TABLE db.t (id INT PRIMARY KEY)"),
                            JobConfig(delta_root=str(tmp_path)))
-    assert stream.quarantine_app_id != applier.quarantine_app_id
+    assert stream.quarantine.app_id != applier.quarantine_app_id
     path = str(tmp_path / "_cdc_quarantine")
-    assert stream.appends.append(_df(spark, "frame"), path, stream.quarantine_app_id, 5)
-    assert applier.appends.append(_df(spark, "change"), path, applier.quarantine_app_id, 5)
+    assert stream.quarantine.path == applier.quarantine.path == path  # one writer class, one table
+    assert stream.quarantine.appends.append(_df(spark, "frame"), path, stream.quarantine.app_id, 5)
+    assert applier.quarantine.appends.append(_df(spark, "change"), path, applier.quarantine.app_id, 5)
     assert _rows(spark, path) == [("change",), ("frame",)]
 
 

@@ -6,7 +6,7 @@ Targets are the manifest's SHOW CREATE TABLE texts (the final schema). What the 
 not do, and this test therefore pins down instead of hiding:
   * DDL is recorded, never executed (libs/replay): t_pk was ALTERed three times, so its early
     row images (positional, no column names) do not fit the final DDL -> t_pk is not declared
-    and its changes are quarantined (undeclared="quarantine"), like t_nokey / t_tmp_drop
+    and its changes are quarantined (undeclared_tables="quarantine"), like t_nokey / t_tmp_drop
     (dropped or renamed during the workload);
   * RENAME t_nokey TO t_nokey2: t_nokey2 only holds what was written under the new name;
   * TRUNCATE t_uk is not executed: the rows it removed on the server are still in Delta;
@@ -30,7 +30,8 @@ from libs.binlog import iter_frames
 from libs.config import JobConfig
 from libs.stream_assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
-from pipelines.apply import CHANGE_LOG, PROGRESS, QUARANTINE, DeltaApplier
+from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.schemas import spark_schema
 from libs.paths import CORPUS_DIR
@@ -92,8 +93,8 @@ def test_row_minimal_workload_applied_to_delta_equals_the_server_tables(spark, t
     manifest = json.loads((SCENARIO / "manifest.json").read_text())
     catalog = _catalog(manifest)
     changes = _change_records()
-    cfg = JobConfig(delta_root=str(tmp_path / "delta"))
-    applier = DeltaApplier(catalog, cfg, app_id="corpus", undeclared="quarantine")
+    cfg = JobConfig(delta_root=str(tmp_path / "delta"), undeclared_tables="quarantine")
+    applier = DeltaApplier(catalog, cfg, app_id="corpus")
     counts = applier(spark.createDataFrame(changes, spark_schema("change_record")), 0)
 
     ours = {}

@@ -14,7 +14,7 @@ from libs.binlog import TruncatedError, iter_frames
 from libs.config import JobConfig
 from libs.paths import CORPUS_DIR
 from pipelines.replicate import build_query
-from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE
+from libs.system_tables import CHANGES, QUARANTINE
 from libs.shipper.file_source import Inputs, iter_file_events
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES, ensure_topic
 from libs.shipper.record import KafkaRecord
@@ -81,10 +81,10 @@ def replicated(spark, kafka_broker, tmp_path_factory):
     batches = [(p["batchId"], p["numInputRows"], p["durationMs"]) for p in query.recentProgress]
     cols = ["source", "trx_id", "trx_end_pos", "gtid", "change_seq", "database", "table", "op", "statement"]
     changes = collections.defaultdict(list)
-    for row in spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES_TABLE}").select(*cols).collect():
+    for row in spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES}").select(*cols).collect():
         changes[row["source"]].append(row.asDict())
     quarantine = collections.defaultdict(list)
-    for row in spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE_TABLE}").select(
+    for row in spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE}").select(
             "source", "binlog_pos", "kind", "reason").collect():
         quarantine[row["source"]].append(row.asDict())
     print(f"\ncorpus through Kafka: {len(files)} files shipped in {shipped - started:.1f}s, "

@@ -15,7 +15,8 @@ import pytest
 
 from libs.paths import CORPUS_DIR, REPO_ROOT
 from libs.assembler.release_log import ReleaseLog
-from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE, RELEASES_DIR
+from libs.system_tables import CHANGES, QUARANTINE
+from pipelines.replicate_batch import RELEASES_DIR
 from pipelines.ship import main as cdc_ship
 from tests.integration.process_tree import sigkill_tree
 from tests.integration.replicate.binlog_oracle import read_oracle
@@ -69,7 +70,7 @@ def test_sigkill_while_a_spilled_transaction_is_open_then_restart_gives_the_orac
     left = {(unquote(d.parent.name), unquote(d.name)) for d in (tmp_path / "ckpt" / "spill").glob("*/*")}
     assert pending and left <= pending
 
-    changes = [r.asDict() for r in spark.read.format("delta").load(str(tmp_path / "delta" / CHANGES_TABLE))
+    changes = [r.asDict() for r in spark.read.format("delta").load(str(tmp_path / "delta" / CHANGES))
                .select("trx_id", "trx_end_pos", "gtid", "change_seq", "database", "table", "op", "statement")
                .collect()]
     # nothing twice
@@ -80,4 +81,4 @@ def test_sigkill_while_a_spilled_transaction_is_open_then_restart_gives_the_orac
     expected = {t.end: (t.gtid, t.changes) for t in oracle.transactions if t.changes}
     assert sum(len(c) for _, c in expected.values()) >= 200_000
     assert our_transactions(changes) == expected
-    assert spark.read.format("delta").load(str(tmp_path / "delta" / QUARANTINE_TABLE)).count() == 0
+    assert spark.read.format("delta").load(str(tmp_path / "delta" / QUARANTINE)).count() == 0

@@ -18,7 +18,8 @@ from libs.paths import REPO_ROOT
 from libs.shipper.kafka_sink import ensure_topic
 from libs.shipper.record import KafkaRecord
 from pipelines.replicate import build_query, make_sink
-from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE, BadInputStopped
+from libs.system_tables import CHANGES, QUARANTINE
+from pipelines.replicate_batch import BadInputStopped
 from tests.unit.stream.test_hostile_frames import poisoned_stream  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.integration
@@ -41,8 +42,8 @@ def run_once(spark, cfg: JobConfig) -> tuple[list, list]:
 
 
 def read_back(spark, cfg: JobConfig) -> tuple[list, list]:
-    changes = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES_TABLE}")
-    quarantine = spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE_TABLE}")
+    changes = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES}")
+    quarantine = spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE}")
     return (sorted(r["trx_end_pos"] for r in changes.select("trx_end_pos").distinct().collect()),
             sorted((r["binlog_pos"], r["kind"], r["reason"]) for r in quarantine.collect()))
 

@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 
 from libs.config import JobConfig
 from pipelines.replicate import build_query
-from pipelines.replicate_batch import CHANGES_TABLE
+from libs.system_tables import CHANGES
 from pipelines.ship import main as cdc_ship
 from tests.unit.stream.test_stream_assembly import CORPUS, OPS, oracle_row_counts
 
@@ -44,7 +44,7 @@ def test_restart_from_checkpoint_mid_stream_gives_same_output_nothing_twice(spar
     ship(kafka_broker.bootstrap, topic, "mdb", files[1:])  # more arrives while the job is down
     replicate(spark, cfg)                                  # restart from the same checkpoint
     replicate(spark, cfg)                                  # and again: nothing new
-    changes = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES_TABLE}")
+    changes = spark.read.format("delta").load(f"{cfg.delta_root}/{CHANGES}")
     expected = sum((oracle_row_counts(f + ".vv.txt.gz") for f in files), collections.Counter())
     assert row_counts(changes) == expected
     assert changes.groupBy("trx_id", "change_seq").count().filter("count > 1").count() == 0

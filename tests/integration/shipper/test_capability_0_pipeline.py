@@ -17,9 +17,9 @@ import pytest
 from libs.binlog import iter_frames, substitute_for_replica
 from libs.config import JobConfig
 from libs.shipper.rebuild import read_records
-from pipelines.apply import CHANGE_LOG
+from libs.system_tables import CHANGE_LOG
 from pipelines.replicate import build_query, make_applier
-from pipelines.replicate_batch import QUARANTINE_TABLE
+from libs.system_tables import QUARANTINE
 from pipelines.ship import main as ship
 from tests.integration.exactly_once.oracle import binlog_row_changes, delta_rows, server_rows
 
@@ -73,5 +73,5 @@ def test_capability_0_stream_with_dummies_replays_to_the_servers_tables(mariadb,
     oracle = collections.Counter((c.table, c.op) for c in
                                  binlog_row_changes([mariadb.binlog_path(start)]) if c.database == DB)
     assert applied == oracle
-    assert spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE_TABLE}").count() == 0
+    assert spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE}").count() == 0
     assert current != start

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from pipelines.apply import CHANGE_LOG, PROGRESS, QUARANTINE, ApplyStopped, DeltaApplier
+from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from pipelines.apply import ApplyStopped, DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.applier import DeltaApplier as _Applier
 from libs.apply_plan import UndeclaredTableError
@@ -107,8 +108,8 @@ def test_statement_dml_quarantined_by_policy_and_undeclared_tables(spark, tmp_pa
     with pytest.raises(ApplyStopped, match="WL#3303"):  # statement_format_policy=fail, on_statement=error
         DeltaApplier(catalog_from_ddl(DDL), config(tmp_path / "2"))(changes_df(spark, [stmt]), 0)
 
-    cfg = config(tmp_path / "3", statement_format_policy="quarantine")
-    counts = DeltaApplier(catalog_from_ddl(DDL), cfg, undeclared="quarantine")(
+    cfg = config(tmp_path / "3", statement_format_policy="quarantine", undeclared_tables="quarantine")
+    counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(
         changes_df(spark, [stmt, ddl, row, a.insert({"id": 1})]), 0)
     assert counts["shop.ghost"] == {"ddl": 1, "insert": 1, "quarantined": 1}
     assert rows_of(spark, cfg, "shop__a") == [(1, None)]

@@ -6,7 +6,8 @@ import datetime as dt
 import pytest
 from chispa import assert_df_equality
 
-from pipelines.apply import CHANGE_LOG, PROGRESS, DeltaApplier
+from libs.system_tables import CHANGE_LOG, PROGRESS
+from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 
 from .builders import COMMIT_TS, Source, catalog_from_ddl, changes_df, config, delta, rows_of

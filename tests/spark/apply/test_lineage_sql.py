@@ -6,7 +6,9 @@ import datetime as dt
 import pytest
 
 from libs import lineage_sql as L
-from pipelines.apply import CHANGE_LOG, PROGRESS, DeltaApplier
+from libs.system_tables import CHANGE_LOG, PROGRESS
+from pipelines.apply import DeltaApplier
+from pipelines import delta_txn
 from pipelines.apply import tables as D
 
 from .builders import COMMIT_TS, Source, catalog_from_ddl, changes_df, config
@@ -40,7 +42,7 @@ def _run(spark, query):
 
 
 def test_applier_leaves_no_txn_confs_behind(spark, lineage_env):
-    for conf in (D.TXN_APP_ID_CONF, D.TXN_VERSION_CONF, D.MATERIALIZE_SOURCE_CONF):
+    for conf in (delta_txn.TXN_APP_ID_CONF, delta_txn.TXN_VERSION_CONF, delta_txn.MATERIALIZE_SOURCE_CONF):
         assert spark.conf.get(conf, None) is None
 
 

@@ -2,13 +2,11 @@
 (libs/targets/config.py SYSTEM_TABLE_PREFIX): a new system table outside it would be unguarded."""
 import pytest
 
-from libs.lineage_sql import CHANGE_LOG_TABLE
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
 from libs.targets.config import SYSTEM_TABLE_PREFIX
-from pipelines.apply.tables import CHANGE_LOG, PROGRESS, QUARANTINE
-from pipelines.replicate_batch import CHANGES_TABLE, QUARANTINE_TABLE
+from libs.system_tables import CHANGE_LOG, CHANGES, PROGRESS, QUARANTINE, SYSTEM_TABLES as DECLARED
 
-SYSTEM_TABLES = {CHANGE_LOG_TABLE, CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES_TABLE, QUARANTINE_TABLE}
+SYSTEM_TABLES = {CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, *DECLARED}
 
 
 @pytest.mark.parametrize("name", sorted(SYSTEM_TABLES))

@@ -1,0 +1,45 @@
+"""The job's own Delta tables and the app ids its writes carry: declared once, here.
+
+The tables live under JobConfig.delta_root next to the targets (DESIGN.md "Lineage": change log
+and progress; "Bad input": quarantine). A target named like one would be mixed into it, so the
+whole prefix is reserved for them (libs/targets/config.py refuses it in declarations).
+
+An app id names one writer of one table: Delta's txnAppId of a target write, or the commit mark
+of an append (libs/commit_marks.py). A write is idempotent per (app id, batch id) (DESIGN.md
+"Exactly once"), so two writers of one table in one batch need two app ids: one's mark must not
+make the other's write look done. The spellings below are those already in written tables'
+histories; changing one would make a batch replayed across an upgrade write twice.
+"""
+from __future__ import annotations
+
+SYSTEM_TABLE_PREFIX = "_cdc_"
+CHANGE_LOG = "_cdc_change_log"  # every change applied or skipped: schemas/lineage.avsc ChangeLogEntry
+PROGRESS = "_cdc_progress"  # per source and batch, the last applied transaction: progress_record.avsc
+QUARANTINE = "_cdc_quarantine"  # frames and changes not applied: quarantine_record.avsc
+CHANGES = "_cdc_changes"  # decoded change records, when no apply stage is configured
+SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES)
+
+APP_ID = "cdc-replicate"  # the replication job's app id (progress rows carry it too)
+
+# The two writers of QUARANTINE in one batch (pipelines/quarantine.py).
+STREAM_STAGES = "stream"  # frames the decode/assemble/rows stages rejected
+APPLY_STAGE = "apply"  # changes the apply stage's replay rejected
+
+
+def table_app_id(app_id: str, table: str) -> str:
+    """The app id of the job's writes to one table (a target, CHANGE_LOG, PROGRESS)."""
+    return f"{app_id}:{table}"
+
+
+def changes_app_id(app_id: str) -> str:
+    """The app id of the CHANGES appends."""
+    return f"{app_id}:changes"
+
+
+def quarantine_app_id(app_id: str, stage: str) -> str:
+    """The app id of one stage's QUARANTINE appends (STREAM_STAGES or APPLY_STAGE)."""
+    if stage == STREAM_STAGES:
+        return table_app_id(app_id, QUARANTINE)
+    if stage == APPLY_STAGE:
+        return f"{table_app_id(app_id, QUARANTINE)}:{APPLY_STAGE}"
+    raise ValueError(f"no quarantine writer stage {stage!r}")  # a programmer error

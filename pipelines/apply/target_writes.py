@@ -1,0 +1,73 @@
+"""The apply stage's target writes: one Delta write per target table and batch (DESIGN.md
+"Dataflow": apply), a MERGE by `_row_id` or a whole-table overwrite; both give the same table.
+Idempotence (Delta's txnAppId/txnVersion around the write) is the caller's (DeltaApplier)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+import pipelines.apply.tables as D
+from libs.lineage_sql import quote_identifier
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.targets.model import Target
+from pipelines.arrow_frames import arrow_table
+
+OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
+
+
+@dataclasses.dataclass
+class TablePlan:
+    """One target's replayed batch: the rows to upsert (whole rows with lineage) and to delete."""
+
+    target: Target
+    path: str
+    upserts: list[dict[str, Any]]
+    deletes: list[dict[str, Any]]
+
+
+def merge_source(plan: TablePlan) -> tuple[pa.Table, T.StructType, list[str]]:
+    """The plan's rows as one Arrow table of the target's columns + OP_COLUMN, its Spark
+    schema (every column nullable: deletes carry only _row_id and lineage) and column names."""
+    schema = D.target_schema(plan.target)
+    source_schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields]
+                                 + [T.StructField(OP_COLUMN, T.StringType(), False)])
+    names = [f.name for f in schema.fields] + [OP_COLUMN]
+    rows = arrow_table([{n: r.get(n) for n in names} for r in plan.upserts + plan.deletes], source_schema)
+    return rows, source_schema, names
+
+
+def mirrored_upserts(plan: TablePlan, rows: pa.Table) -> list[dict[str, Any]]:
+    """The upserts in the representation of a Delta read (D.python_rows), as a mirror holds rows."""
+    kept = list(plan.target.column_names) + [ROW_ID_COLUMN, LINEAGE_COLUMN]
+    return D.python_rows(rows.filter(pc.equal(rows[OP_COLUMN], "upsert")).select(kept))
+
+
+def whole_table(spark: SparkSession, rows: list[dict[str, Any]], target: Target) -> DataFrame:
+    """The target's whole new content (from its mirror) as one partition."""
+    schema = D.target_schema(target)
+    return spark.createDataFrame(arrow_table(rows, schema), schema).coalesce(1)
+
+
+def _col(alias: str, name: str):
+    return F.col(f"{alias}.{quote_identifier(name)}")
+
+
+def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: str) -> None:
+    """MERGE by `_row_id`: delete where the source says delete, else update or insert. The
+    clauses run in this order (Delta: the first matching clause wins)."""
+    assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
+    is_delete = _col("s", OP_COLUMN) == F.lit("delete")
+    (DeltaTable.forPath(spark, path).alias("t")
+     .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
+     .whenMatchedDelete(condition=is_delete)
+     .whenMatchedUpdate(set={k: v for k, v in assignments.items()
+                             if k != quote_identifier(ROW_ID_COLUMN)})
+     .whenNotMatchedInsert(condition=~is_delete, values=assignments)
+     .execute())

@@ -1,0 +1,84 @@
+"""The apply stage's reads: the target rows one batch can touch, and the whole-table mirror
+that spares that read for small tables (libs/target_mirror.py). Nothing here writes."""
+from __future__ import annotations
+
+from functools import reduce
+from typing import Any, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from libs.apply_plan import Lookups
+from libs.lineage_sql import quote_identifier
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.targets.model import Target
+import pipelines.apply.tables as D
+from pipelines.arrow_frames import arrow_frame
+
+# Key lookups up to these sizes read through a filter instead of a broadcast join
+# (read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
+# (keyless tables, null-safe, every column) stay joins: as a filter, Delta's data-skipping
+# expression over min/max/null counts outgrew whole-stage codegen (bench/apply_steady.py).
+IN_LIST_MAX, OR_LIST_MAX = 5000, 16
+
+
+def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any]]:
+    """Target columns + _row_id (+ `extra` columns) of `table`'s rows, through Arrow
+    (D.python_rows)."""
+    names = list(target.column_names) + [ROW_ID_COLUMN, *extra]
+    return D.python_rows(table.select(*(F.col(quote_identifier(n)) for n in names)).toArrow())
+
+
+def read_touched(spark: SparkSession, path: str, target: Target, lookups: Lookups) -> list[dict[str, Any]]:
+    """Target rows matching the lookups, only those collected. A few key tuples are a filter
+    (one scan job; Delta skips files by min/max stats); many, and whole before images, are a
+    broadcast left-semi join. Rows matched twice come back twice: the caller keys them by _row_id."""
+    table = spark.read.format("delta").load(path)
+    filters, parts = [], []
+    for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
+                                       + [(k, v, True) for k, v in lookups.by_image.items()]):
+        if not tuples:
+            continue
+        if not null_safe and len(tuples) <= (IN_LIST_MAX if len(columns) == 1 else OR_LIST_MAX):
+            filters.append(_matches_any(table, columns, tuples))
+        else:
+            parts.append(_semi_join(spark, table, columns, tuples, null_safe))
+    if filters:
+        parts.append(table.filter(reduce(lambda a, b: a | b, filters)))
+    if not parts:
+        return []
+    return rows_of(reduce(DataFrame.unionByName, parts), target)
+
+
+def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tuples,
+               null_safe: bool) -> DataFrame:
+    fields = [T.StructField(f"_k{i}", table.schema[c].dataType, True) for i, c in enumerate(columns)]
+    keys = arrow_frame(spark, [{f"_k{i}": v for i, v in enumerate(t)} for t in tuples], T.StructType(fields))
+    conds = [(table[quote_identifier(c)].eqNullSafe(keys[f"_k{i}"]) if null_safe
+              else table[quote_identifier(c)] == keys[f"_k{i}"]) for i, c in enumerate(columns)]
+    return table.join(F.broadcast(keys), on=reduce(lambda a, b: a & b, conds), how="left_semi")
+
+
+def _matches_any(table: DataFrame, columns: Sequence[str], tuples):
+    """Column predicate: the row's key `columns` equal one of `tuples`. Literals go through
+    D.to_spark_value: a naive datetime is UTC here, not the driver's zone."""
+    cols = [table[quote_identifier(c)] for c in columns]
+    if len(cols) == 1:
+        return cols[0].isin([D.to_spark_value(t[0]) for t in tuples])
+    return reduce(lambda a, b: a | b, (
+        reduce(lambda a, b: a & b, (c == F.lit(D.to_spark_value(v)) for c, v in zip(cols, t)))
+        for t in tuples))
+
+
+def load_mirror(spark: SparkSession, path: str, target: Target, version: int | None,
+                max_rows: int) -> TargetMirror:
+    """A fresh mirror of the table at Delta `version` (None: no table yet, an empty mirror).
+    Raises MirrorOverflow when the table has more than `max_rows` rows."""
+    if version is None:
+        return TargetMirror([], None, max_rows)
+    table = spark.read.format("delta").option("versionAsOf", version).load(path)
+    if table.count() > max_rows:  # answered from Delta's file statistics
+        raise MirrorOverflow(path)
+    return TargetMirror(rows_of(table, target, LINEAGE_COLUMN), version, max_rows)
