@@ -41,14 +41,17 @@ class QuarantineWriter:
         self.appends = MarkedAppends()
         self._create = create
 
-    def append(self, df: DataFrame, batch_id: int) -> None:
+    def append(self, df: DataFrame, batch_id: int) -> bool:
+        """False when `df` is known to be empty (nothing to look at); True otherwise."""
         if self._create:
             self._create = False
             if not is_delta_table(df.sparkSession, self.path):
                 self.appends.append(df, self.path, self.app_id, batch_id)
-                return
-        if not df.isEmpty():
-            self.appends.append(df, self.path, self.app_id, batch_id)
+                return True  # written without asking whether it was empty
+        if df.isEmpty():
+            return False
+        self.appends.append(df, self.path, self.app_id, batch_id)
+        return True
 
     def append_rows(self, spark: SparkSession, rows: Sequence[Mapping[str, Any]], batch_id: int) -> None:
         """Driver-side quarantine records (dicts of quarantine_record, quarantined_at included)."""

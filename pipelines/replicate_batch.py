@@ -97,8 +97,8 @@ class ReplicateBatch:
         try:
             rows = self._rows(batch)                    # change records | failed transactions
             try:
-                self._quarantine(batch, rows, batch_id)         # -> _cdc_quarantine
-                self._stop_on_bad_input(batch, rows.failed)     # after the append: nothing is lost
+                if self._quarantine(batch, rows, batch_id):     # -> _cdc_quarantine
+                    self._stop_on_bad_input(batch, rows.failed)  # after the append: nothing is lost
                 self._apply(rows.changes(), batch_id)           # -> targets (or _cdc_changes)
                 self._record_releases(batch, batch_id)          # deleted by the next batch
             finally:
@@ -117,16 +117,18 @@ class ReplicateBatch:
         decoded = decode_rows(segments, self.partitions, self.limits, self.hints).persist()
         return DecodedRows(segments, decoded, _failed(decoded))
 
-    def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> None:
-        """The assembler's quarantine records and every frame of a failed transaction."""
+    def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> bool:
+        """The assembler's quarantine records and every frame of a failed transaction; False
+        when there were none (a clean batch then asks no more of its rejects)."""
         rejects = assembler_rejects(batch)
         if rows.failed is not None:
             rejects = rejects.unionByName(failed_transaction_frames(rows.segments, rows.failed))
-        self.quarantine.append(rejects, batch_id)
+        return self.quarantine.append(rejects, batch_id)
 
     def _stop_on_bad_input(self, batch: DataFrame, failed: DataFrame | None) -> None:
         """Raise BadInputStopped when a quarantined incident's policy is fail (libs/bad_input.py).
-        Asked only when a policy can stop: one small aggregate of the batch's quarantine rows."""
+        Asked only when something was quarantined and a policy can stop: one small aggregate of
+        the batch's quarantine rows."""
         if not self.bad_input.can_stop:
             return
         rows = (batch.filter((F.col("kind") == "quarantine") & (F.col("q_kind") != CONSEQUENCE))
