@@ -15,7 +15,7 @@ import yaml
 from libs.assembler.model import AssemblerConfig, UnknownEventPolicy
 from libs.config_errors import ConfigError, one_line  # noqa: F401  (one_line: entry points)
 from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
-from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits, limit_docs
+from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.stream_assembly import StageConfig
 
 POLICIES = ("fail", "quarantine")
@@ -132,7 +132,7 @@ class JobConfig:
                               default_factory=RowsSettings)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "decode_limits", decode_limits(self.decode_limits))  # checks its own fields
+        object.__setattr__(self, "decode_limits", _section("decode_limits", DecodeLimits, self.decode_limits))
         object.__setattr__(self, "accept_bad_input_through", _accepted(self.accept_bad_input_through))
         object.__setattr__(self, "assembly", _section("assembly", AssemblySettings, self.assembly))
         object.__setattr__(self, "rows", _section("rows", RowsSettings, self.rows))
@@ -164,7 +164,7 @@ def _section(name: str, kind: type, value: Any) -> Any:
         raise ConfigError(f"{name}: unknown setting(s) {unknown}; known: {known}")
     try:
         return kind(**value)
-    except ConfigError as e:
+    except ValueError as e:  # ConfigError is one; DecodeLimits raises plain ValueError
         raise ConfigError(f"{name}.{e}") from None
 
 
@@ -218,24 +218,6 @@ def _check_field(f: Field, hint: Any, value: Any) -> None:
         problem = f"must be >= {minimum}"
     if problem is not None:
         raise ConfigError(f"{f.name}: {problem}, got {value!r}")
-
-
-def decode_limits(value: Any) -> DecodeLimits:
-    """The `decode_limits` section: a DecodeLimits, or a mapping of some of its fields (the
-    others keep their defaults), each a positive integer."""
-    if isinstance(value, DecodeLimits):
-        return value
-    if value is None:
-        return DEFAULT_LIMITS
-    if not isinstance(value, dict):
-        raise ConfigError(f"decode_limits must be a mapping of {sorted(limit_docs())}, got {value!r}")
-    unknown = sorted(set(value) - set(limit_docs()))
-    if unknown:
-        raise ConfigError(f"decode_limits: unknown setting(s) {unknown}; known: {sorted(limit_docs())}")
-    try:
-        return DecodeLimits(**value)
-    except ValueError as e:
-        raise ConfigError(f"decode_limits.{e}") from None
 
 
 def field_docs(kind: type = JobConfig) -> dict[str, str]:
