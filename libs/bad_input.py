@@ -20,17 +20,15 @@ An incident is every quarantined frame of one source sharing a kind and a reason
 transaction's frames share both; each decode error names its own position in its reason)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
+
+from libs.binlog.file_names import binlog_sort_key
 
 FAIL, QUARANTINE = "fail", "quarantine"
 POLICIES = (FAIL, QUARANTINE)
 UNKNOWN_EVENT = "unknown_event"  # libs/binlog/errors.py UnknownEventError.kind
 CONSEQUENCE = "bad_transaction"  # libs/assembler: the frames around a bad one
-
-_NUMBERED = re.compile(r"^(.*)\.(\d+)$")
-
 
 @dataclass(frozen=True, order=True)
 class BinlogPosition:
@@ -43,8 +41,7 @@ class BinlogPosition:
 
     @staticmethod
     def of(file: str, pos: int) -> "BinlogPosition":
-        m = _NUMBERED.match(file)
-        return BinlogPosition((m.group(1), int(m.group(2))) if m else (file, 0), pos, file)
+        return BinlogPosition(binlog_sort_key(file)[:2], pos, file)
 
     @staticmethod
     def parse(text: str) -> "BinlogPosition":

@@ -11,7 +11,6 @@ seen, a ROLLBACK emits nothing, an XA-prepared group waits for its XA COMMIT."""
 from __future__ import annotations
 
 import logging
-import re
 from typing import Iterable
 
 from libs.binlog.constants import BoundaryType, EventType
@@ -19,6 +18,7 @@ from libs.binlog.errors import UnknownEventError
 from libs.binlog import (Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid,
                          TransactionPayload, XaPrepare, Xid)
 from libs.binlog.event_class import EventClass, event_class
+from libs.binlog.file_names import binlog_sort_key
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import (
     INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, query_kind, query_text,
@@ -380,12 +380,9 @@ def _in_file(frame: Frame) -> bool:
     return frame.pos is not None and frame.pos >= 4
 
 
-_NUMBERED = re.compile(r"^(.*)\.(\d+)$")
-
-
 def _file_order(a: str, b: str) -> int:
-    """Compare binlog file names base.NNNNNN; names of different bases count as newer."""
-    ma, mb = _NUMBERED.match(a), _NUMBERED.match(b)
-    if ma and mb and ma.group(1) == mb.group(1):
-        return (int(ma.group(2)) > int(mb.group(2))) - (int(ma.group(2)) < int(mb.group(2)))
+    """Compare binlog file names base.NNNNNN; names of different bases (or unnumbered) count as newer."""
+    (base_a, na, _), (base_b, nb, _) = binlog_sort_key(a), binlog_sort_key(b)
+    if na >= 0 and nb >= 0 and base_a == base_b:
+        return (na > nb) - (na < nb)
     return 1

@@ -10,19 +10,12 @@ it opens, so a crafted index or Rotate could otherwise ship any readable file.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from libs.binlog.file_names import binlog_sort_key, is_numbered
+
 from .errors import ShipError, UnsafePathError
-
-_SUFFIX = re.compile(r"^(.*)\.(\d+)$")
-
-
-def binlog_sort_key(name: str) -> tuple[str, int, str]:
-    """mdb-bin.000010 after mdb-bin.000009 (and after .999999 comes .1000000)."""
-    m = _SUFFIX.match(name)
-    return (m[1], int(m[2]), name) if m else (name, -1, name)
 
 
 def plain_name_problem(name: str) -> str | None:
@@ -103,7 +96,7 @@ class Inputs:
             index = _single_index(dirs[0])
             if index is not None:
                 return cls(read_index(index), index)
-            files = sorted((p for p in dirs[0].iterdir() if _SUFFIX.match(p.name)),
+            files = sorted((p for p in dirs[0].iterdir() if is_numbered(p.name)),
                            key=lambda p: binlog_sort_key(p.name))
             if not files:
                 raise ShipError(f"{dirs[0]}: no .index file and no binlog files")

@@ -29,9 +29,10 @@ from typing import Callable, Iterator
 from libs.binlog import check_magic
 from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, EventType
 from libs.binlog.errors import BinlogError, TruncatedError
+from libs.binlog.file_names import binlog_sort_key
 from libs.binlog.wire import U32 as _U32
 
-from .binlog_dir import Inputs, binlog_sort_key, contained
+from .binlog_dir import Inputs, contained
 from .errors import IncompleteFileError, ShipError
 from .frame_check import FrameCheck, check_event_size
 
