@@ -57,10 +57,12 @@ class DecodedRows:
     """The rows stage's output for one batch. `decoded` is cached (its errors are asked once,
     then its change records are read); `failed` holds (source, trx_id, reason, kind, trx_file,
     trx_end_pos) of transactions with an undecodable segment, None when there are none: then
-    neither the frame join nor the anti-join runs, so a clean batch shuffles neither."""
+    neither the frame join nor the anti-join runs, so a clean batch shuffles neither.
+    `failed_rows` are the same rows, as collected on the driver."""
 
     segments: DataFrame
     decoded: DataFrame
+    failed_rows: list
     failed: DataFrame | None
 
     def changes(self) -> DataFrame:
@@ -98,7 +100,7 @@ class ReplicateBatch:
             rows = self._rows(batch)                    # change records | failed transactions
             try:
                 if self._quarantine(batch, rows, batch_id):     # -> _cdc_quarantine
-                    self._stop_on_bad_input(batch, rows.failed)  # after the append: nothing is lost
+                    self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
                 self._apply(rows.changes(), batch_id)           # -> targets (or _cdc_changes)
                 self._record_releases(batch, batch_id)          # deleted by the next batch
             finally:
@@ -115,7 +117,7 @@ class ReplicateBatch:
         """Segments -> decoded change records, spread over `partitions` tasks (pipelines/stages/rows.py)."""
         segments = batch.filter(F.col("kind") == "segment")
         decoded = decode_rows(segments, self.partitions, self.limits, self.hints).persist()
-        return DecodedRows(segments, decoded, _failed(decoded))
+        return DecodedRows(segments, decoded, *_failed(decoded))
 
     def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> bool:
         """The assembler's quarantine records and every frame of a failed transaction; False
@@ -125,7 +127,7 @@ class ReplicateBatch:
             rejects = rejects.unionByName(failed_transaction_frames(rows.segments, rows.failed))
         return self.quarantine.append(rejects, batch_id)
 
-    def _stop_on_bad_input(self, batch: DataFrame, failed: DataFrame | None) -> None:
+    def _stop_on_bad_input(self, batch: DataFrame, failed_rows: list) -> None:
         """Raise BadInputStopped when a quarantined incident's policy is fail (libs/bad_input.py).
         Asked only when something was quarantined and a policy can stop: one small aggregate of
         the batch's quarantine rows."""
@@ -137,10 +139,9 @@ class ReplicateBatch:
                      F.max(F.struct("binlog_file", "binlog_pos")).alias("last")).collect())
         incidents = [Incident(r["source"], r["q_kind"], r["reason"], BinlogPosition.of(*r["first"]),
                               BinlogPosition.of(*r["last"])) for r in rows]
-        if failed is not None:  # a rows-stage rejection covers its whole transaction
-            incidents += [Incident(r["source"], r["kind"], r["reason"],
-                                   BinlogPosition.of(r["trx_file"], r["trx_end_pos"]),
-                                   BinlogPosition.of(r["trx_file"], r["trx_end_pos"])) for r in failed.collect()]
+        for r in failed_rows:  # a rows-stage rejection covers its whole transaction
+            end = BinlogPosition.of(r["trx_file"], r["trx_end_pos"])
+            incidents.append(Incident(r["source"], r["kind"], r["reason"], end, end))
         stop = self.bad_input.first_stop(incidents)
         if stop is not None:
             raise BadInputStopped(stop_message(*stop, QUARANTINE))
@@ -162,14 +163,15 @@ class BadInputStopped(JobStopped):
     """A quarantined incident whose policy is fail (libs/bad_input.py); the batch is not applied."""
 
 
-def _failed(decoded: DataFrame) -> DataFrame | None:
-    """(source, trx_id, reason, kind, trx_file, trx_end_pos) of transactions with an error row,
-    or None. Few or none: collected once (decoded is cached) and handed back as a small frame."""
+def _failed(decoded: DataFrame) -> tuple[list, DataFrame | None]:
+    """(source, trx_id, reason, kind, trx_file, trx_end_pos) of transactions with an error row:
+    the collected rows, and the same as a small frame (None when there are none). Few or none:
+    collected once (decoded is cached)."""
     rows = (decoded.filter(F.col("decode_error").isNotNull())
             .groupBy("source", "trx_id").agg(F.first("decode_error").alias("reason"),
                                               F.first("error_kind").alias("kind"),
                                               F.first("trx_file").alias("trx_file"),
                                               F.first("trx_end_pos").alias("trx_end_pos")).collect())
     if not rows:
-        return None
-    return decoded.sparkSession.createDataFrame([tuple(r) for r in rows], _FAILED_SCHEMA)
+        return [], None
+    return rows, decoded.sparkSession.createDataFrame([tuple(r) for r in rows], _FAILED_SCHEMA)
