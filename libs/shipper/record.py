@@ -6,6 +6,12 @@ One record per binlog event:
   headers = HEADER_* below, all UTF-8 text (decimal numbers), so any consumer (the Spark job's
             `headers` column, kcat, Java) reads them without a codec.
 
+Snapshot records (cdc-ship --snapshot, schemas/snapshot_record.avsc) travel in the same stream:
+header record_kind = "snapshot", value = the Avro record, binlog_file/binlog_pos = the position the
+snapshot is consistent with (the next binlog event shipped starts there). A binlog event's record
+has no record_kind header, so the raw-frame contract is unchanged: skip the snapshot records and
+the topic still rebuilds every shipped binlog file byte for byte.
+
 binlog_pos is the event's START offset in binlog_file, computed by the shipper from the byte
 stream (magic + sizes of the events before it), never from the header's log_pos (MariaDB 11.4+
 writes 0 there for events inside transactions). The next event of the same file starts at
@@ -23,23 +29,32 @@ HEADER_BINLOG_POS = "binlog_pos"    # start offset of the event in that file (de
 HEADER_SERVER_ID = "server_id"      # server_id from the event's common header (decimal)
 HEADER_SOURCE = "source"            # the source id (same as the key)
 HEADER_EVENT_TYPE = "event_type"    # type code byte of the event (decimal), for cheap filtering
+HEADER_RECORD_KIND = "record_kind"  # absent: a binlog event; "snapshot": a snapshot record
 HEADER_NAMES = (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SERVER_ID, HEADER_SOURCE,
-                HEADER_EVENT_TYPE)
+                HEADER_EVENT_TYPE, HEADER_RECORD_KIND)
+BINLOG_EVENT, SNAPSHOT = "binlog", "snapshot"
 
 
 @dataclass(frozen=True)
 class KafkaRecord:
-    """One shipped event: where it lives in the source's binlog and its exact bytes."""
+    """One shipped event: where it lives in the source's binlog and its exact bytes; or a
+    snapshot record (kind SNAPSHOT) and the position its snapshot is consistent with."""
 
     source: str
     binlog_file: str
     binlog_pos: int
     value: bytes
+    kind: str = BINLOG_EVENT
+
+    @property
+    def is_snapshot(self) -> bool:
+        return self.kind == SNAPSHOT
 
     @property
     def end_pos(self) -> int:
-        """Where the next event of the same file starts (the resume point)."""
-        return self.binlog_pos + len(self.value)
+        """Where the next event of the same file starts (the resume point). A snapshot record
+        takes no room in the binlog: the next event starts at its own position."""
+        return self.binlog_pos if self.is_snapshot else self.binlog_pos + len(self.value)
 
     @property
     def server_id(self) -> int:
@@ -53,6 +68,11 @@ class KafkaRecord:
         return self.source.encode("utf-8")
 
     def headers(self) -> list[tuple[str, bytes]]:
+        if self.is_snapshot:
+            return [(HEADER_BINLOG_FILE, self.binlog_file.encode("utf-8")),
+                    (HEADER_BINLOG_POS, str(self.binlog_pos).encode()),
+                    (HEADER_SOURCE, self.source.encode("utf-8")),
+                    (HEADER_RECORD_KIND, SNAPSHOT.encode())]
         return [(HEADER_BINLOG_FILE, self.binlog_file.encode("utf-8")),
                 (HEADER_BINLOG_POS, str(self.binlog_pos).encode()),
                 (HEADER_SERVER_ID, str(self.server_id).encode()),
@@ -67,11 +87,14 @@ class KafkaRecord:
         missing = [n for n in (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SOURCE) if n not in h]
         if missing:
             raise ValueError(f"record without header(s) {', '.join(missing)}")
-        if value is None or len(value) < COMMON_HEADER.size:
+        kind = h.get(HEADER_RECORD_KIND, BINLOG_EVENT.encode()).decode("utf-8")
+        if kind not in (BINLOG_EVENT, SNAPSHOT):
+            raise ValueError(f"record of unknown kind {kind!r}")
+        if kind == BINLOG_EVENT and value is None or len(value) < COMMON_HEADER.size:
             raise ValueError(f"record value of {0 if value is None else len(value)} bytes is not "
                              f"a binlog event")
         source = h[HEADER_SOURCE].decode("utf-8")
         if key is not None and key.decode("utf-8") != source:
             raise ValueError(f"record key {key!r} differs from source header {source!r}")
         return cls(source, h[HEADER_BINLOG_FILE].decode("utf-8"),
-                   int(h[HEADER_BINLOG_POS].decode()), bytes(value))
+                   int(h[HEADER_BINLOG_POS].decode()), bytes(value or b""), kind)

@@ -8,7 +8,29 @@ from .frames import ROW_FULL, frames_of
 
 
 def test_header_names_are_the_documented_contract():
-    assert record.HEADER_NAMES == ("binlog_file", "binlog_pos", "server_id", "source", "event_type")
+    assert record.HEADER_NAMES == ("binlog_file", "binlog_pos", "server_id", "source", "event_type",
+                                   "record_kind")
+
+
+def test_a_binlog_event_has_no_record_kind_header():
+    pos, frame = frames_of(ROW_FULL)[1]
+    assert "record_kind" not in dict(KafkaRecord("s", "f", pos, frame).headers())
+
+
+def test_snapshot_record_round_trips_and_takes_no_room_in_the_binlog():
+    from libs.snapshot.record import BEGIN, SnapshotRecord
+    value = SnapshotRecord(BEGIN, "run-1", "mdb-bin.000002", 1234, 1, 0, tables=("d.t",)).encode()
+    rec = KafkaRecord("s", "mdb-bin.000002", 1234, value, record.SNAPSHOT)
+    assert dict(rec.headers())["record_kind"] == b"snapshot"
+    back = KafkaRecord.from_kafka(rec.key(), rec.value, rec.headers())
+    assert back == rec and back.is_snapshot
+    assert back.end_pos == 1234  # the next binlog event starts at the snapshot's position
+
+
+def test_unknown_record_kind_is_refused():
+    with pytest.raises(ValueError, match="unknown kind 'other'"):
+        KafkaRecord.from_kafka(b"s", b"x" * 19, [("binlog_file", b"f"), ("binlog_pos", b"4"),
+                                                 ("source", b"s"), ("record_kind", b"other")])
 
 
 def test_headers_carry_start_position_server_id_and_source():
