@@ -1,0 +1,1 @@
+"""Consistent snapshot: the existing rows of a source's tables, shipped beside the binlog."""
