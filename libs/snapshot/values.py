@@ -6,25 +6,26 @@ So this module writes no text rules of its own: it turns the bytes the server se
 (libs/binlog/values.py) and hands it, with the real type the Table_map logs, to the function the
 binlog path uses, libs/assembler/values.py `column_value` (as change_records.py does).
 
-| DATA_TYPE (information_schema)       | type_code (Table_map)  | SELECT expression    | Python value given to column_value |
-|--------------------------------------|------------------------|----------------------|------------------------------------|
-| tinyint smallint mediumint int bigint| TINY SHORT INT24 LONG LONGLONG | `c`          | int ('00042' of ZEROFILL is 42)    |
-| decimal                              | NEWDECIMAL             | `c`                  | Decimal, `scale` digits as printed |
-| float                                | FLOAT                  | CAST(`c` AS DOUBLE)  | float, rounded to single [1]       |
-| double                               | DOUBLE                 | `c`                  | float [2]                          |
-| bit                                  | BIT                    | `c`                  | int of the big-endian bytes [3]    |
-| year                                 | YEAR                   | `c`                  | int, '0000' = 0                    |
-| date                                 | DATE                   | `c`                  | str 'YYYY-MM-DD' [4]               |
-| time                                 | TIME2                  | `c`                  | str '[-]HHH:MM:SS[.fsp digits]'    |
-| datetime                             | DATETIME2              | `c`                  | str 'YYYY-MM-DD HH:MM:SS[.fsp]' [4]|
-| timestamp                            | TIMESTAMP2             | UNIX_TIMESTAMP(`c`)  | str 'SECONDS[.fsp]', 0 = zero [5]  |
-| char / varchar                       | STRING / VARCHAR       | `c`                  | bytes + the column charset [6]     |
-| binary / varbinary                   | STRING / VARCHAR       | `c`                  | bytes; BINARY(n) unpadded [7]      |
-| tinytext .. longtext, tinyblob .. longblob | BLOB             | `c`                  | bytes (+ charset for text) [6]     |
-| enum / set                           | ENUM / SET             | `c`                  | str: the label(s) [8]              |
-| json (MySQL; MariaDB's is longtext)  | JSON                   | `c`                  | str: JSON text [9]                 |
-| uuid / inet6 / inet4 (MariaDB)       | STRING                 | `c`                  | the stored 16 / 16 / 4 bytes [10]  |
-| geometry point linestring polygon multi* geom*collection | GEOMETRY | `c`        | bytes: SRID + WKB                  |
+| DATA_TYPE                  | Table_map type   | SELECT expression   | value given to column_value         |
+|----------------------------|------------------|---------------------|-------------------------------------|
+| tinyint smallint mediumint | TINY SHORT INT24 | `c`                 | int ('00042' of ZEROFILL: 42)       |
+| int bigint                 | LONG LONGLONG    | `c`                 | int                                 |
+| decimal                    | NEWDECIMAL       | `c`                 | Decimal, `scale` digits             |
+| float                      | FLOAT            | CAST(`c` AS DOUBLE) | float, rounded to single [1]        |
+| double                     | DOUBLE           | `c`                 | float [2]                           |
+| bit                        | BIT              | `c`                 | int of the big-endian bytes [3]     |
+| year                       | YEAR             | `c`                 | int, '0000' = 0                     |
+| date                       | DATE             | `c`                 | str 'YYYY-MM-DD' [4]                |
+| time                       | TIME2            | `c`                 | str '[-]HHH:MM:SS[.fsp]'            |
+| datetime                   | DATETIME2        | `c`                 | str 'YYYY-MM-DD HH:MM:SS[.fsp]' [4] |
+| timestamp                  | TIMESTAMP2       | UNIX_TIMESTAMP(`c`) | str 'SECONDS[.fsp]', zero '0' [5]   |
+| char / varchar             | STRING / VARCHAR | `c`                 | bytes + the column charset [6]      |
+| binary / varbinary         | STRING / VARCHAR | `c`                 | bytes; BINARY(n) unpadded [7]       |
+| *text, *blob               | BLOB             | `c`                 | bytes (+ charset for text) [6]      |
+| enum / set                 | ENUM / SET       | `c`                 | str: the label(s) [8]               |
+| json (MySQL only)          | JSON             | `c`                 | str: JSON text [9]                  |
+| uuid / inet6 / inet4       | STRING           | `c`                 | the stored 16 / 16 / 4 bytes [10]   |
+| geometry, point, ...       | GEOMETRY         | `c`                 | bytes: SRID + WKB                   |
 
 [1] Field_float::val_str prints 6 significant digits ('3.40282e38' is not the stored float);
     CAST AS DOUBLE widens the stored single exactly and prints the shortest text that reads
@@ -112,8 +113,9 @@ def _text(raw) -> str:
 def source_column(row: tuple) -> SourceColumn:
     """One row of COLUMNS_QUERY (values as bytes, as connect_kwargs() delivers them, or str)."""
     position, name, data_type, column_type, charset = row
-    return SourceColumn(ordinal=int(_text(position)) - 1, name=_text(name), data_type=_text(data_type).lower(),
-                        column_type=_text(column_type), charset=None if charset is None else _text(charset).lower())
+    return SourceColumn(ordinal=int(_text(position)) - 1, name=_text(name),
+                        data_type=_text(data_type).lower(), column_type=_text(column_type),
+                        charset=None if charset is None else _text(charset).lower())
 
 
 # ---- raw bytes -> the decoder's Python value --------------------------------------------------
@@ -219,8 +221,8 @@ _ADDRESS_FAMILIES = frozenset({"uuid", "inet6", "inet4"})
 def _rule(column: SourceColumn) -> _Rule:
     rule = RULES.get(column.data_type)
     if rule is None:
-        raise ValueError(f"column {column.name!r}: type {column.column_type!r} ({column.data_type}) "
-                         f"has no snapshot conversion")
+        raise ValueError(f"column {column.name!r}: type {column.column_type!r} ({column.data_type}) has no "
+                         "snapshot conversion")
     return rule
 
 

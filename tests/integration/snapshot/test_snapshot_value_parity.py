@@ -50,7 +50,7 @@ EXTRA_ROWS = """(1, 16777215, 1.2345678, 0.30000000000000004, 'it''s', 'é,ü', 
     (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"""
 EXTRA_IGNORED = "(5, NULL, NULL, NULL, 'not a member', NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
 
-ROWS = {**dict.fromkeys(TABLES, 4), EXTRA_TABLE: 5}  # every INSERTS entry writes ids 1-4
+ROWS = {**dict.fromkeys(TABLES, 4), EXTRA_TABLE: 5}  # ids 1-4 in every INSERTS entry; 1-5 here
 # Columns: t_int 13, t_num 10, t_time 11, t_str 11, t_enum 6, t_misc 7 (the matrix), extra 12.
 CELLS_PER_MODE = 4 * (13 + 10 + 11 + 11 + 6 + 7) + 5 * 12
 
@@ -65,7 +65,8 @@ def _workload(database: str) -> str:
              f"CREATE DATABASE {database}; USE {database};"]
     for table, columns in TABLES.items():
         parts += [f"CREATE TABLE {table} {columns};", f"INSERT INTO {table} VALUES {INSERTS[table]};"]
-    parts += [f"CREATE TABLE {EXTRA_TABLE} {EXTRA_COLUMNS};", f"INSERT INTO {EXTRA_TABLE} VALUES {EXTRA_ROWS};",
+    parts += [f"CREATE TABLE {EXTRA_TABLE} {EXTRA_COLUMNS};",
+              f"INSERT INTO {EXTRA_TABLE} VALUES {EXTRA_ROWS};",
               f"INSERT IGNORE INTO {EXTRA_TABLE} VALUES {EXTRA_IGNORED};"]
     return "\n".join(parts)
 
