@@ -32,7 +32,9 @@ def common_header(values: pd.Series) -> pd.DataFrame:
 
 
 def _header(name: str):
-    return F.filter(F.col("headers"), lambda h: h["key"] == name)[0]["value"].cast("string")
+    """The header's value as text; NULL when the record has no such header (F.get: [0] fails
+    under ANSI mode on an empty array)."""
+    return F.get(F.filter(F.col("headers"), lambda h: h["key"] == name), 0)["value"].cast("string")
 
 
 def frames(kafka_df: DataFrame) -> DataFrame:
