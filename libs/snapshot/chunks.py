@@ -82,7 +82,7 @@ class TableProgress:
         rate = self.rows / max(now - self.started, 1e-9)
         if self.estimated is None:
             eta = "ETA ?"
-        elif self.rows >= self.estimated:
+        elif self.rows > self.estimated:
             eta = f"ETA ? (past the estimate of ~{self.estimated:,} rows)"
         else:
             left_s = (self.estimated - self.rows) / max(rate, 1e-9)
