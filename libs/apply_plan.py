@@ -40,7 +40,7 @@ from libs.targets.model import Target, default_delta_table_name
 
 ROW_OPS = ("insert", "update", "delete")
 MAX_LOOKUP_ROUNDS = 8
-UNDECLARED_FAIL, UNDECLARED_QUARANTINE = "fail", "quarantine"
+UNDECLARED_FAIL, UNDECLARED_QUARANTINE, UNDECLARED_IGNORE = "fail", "quarantine", "ignore"
 UNDECLARED_TABLE = "undeclared_table"  # quarantine kind and change-log outcome prefix
 
 
@@ -95,7 +95,9 @@ def _key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
 
 
 def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups:
-    """Key values and before images of the batch's row changes (see module docstring)."""
+    """Key values and before images of the batch's row changes (see module docstring). Snapshot
+    rows are not looked up: their table was emptied when its snapshot started, and a run reads
+    each row once (libs/snapshot/changes.py)."""
     out = Lookups({key: set() for key in target.enforced_keys})
     for change in changes:
         if change["op"] not in ROW_OPS:
@@ -117,6 +119,8 @@ def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Look
     """Enforced-key values of the rows the replay wrote that were not read (empty when closed)."""
     out = Lookups()
     for write in result.upserts:
+        if write.lineage.operation == "snapshot":  # a new row: nothing stored can hold its key
+            continue
         for key in target.enforced_keys:
             kv = _key_tuple(key, write.values)
             if kv is not None and kv not in read.by_key.get(key, ()):
@@ -177,7 +181,8 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
     like DDL of declared tables. A row or statement change raises UndeclaredTableError under
     policy 'fail' (the default: a missing declaration is a configuration error, and a silently
     dropped change would break "exactly once"); under 'quarantine' it is logged with outcome
-    'undeclared_table' and a quarantine record."""
+    'undeclared_table' and a quarantine record; under 'ignore' it is only logged, with outcome
+    'undeclared_ignored'."""
     lineage = Lineage.of_change(change)
     qualified = f"{change['database']}.{change['table']}"
     delta_table = default_delta_table_name(change["database"], change["table"]) if change["table"] else ""
@@ -187,6 +192,8 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
                  after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage)
     if change["op"] == "ddl":
         return ChangeLogEntry(outcome="ddl_recorded", **entry), None
+    if policy == UNDECLARED_IGNORE:
+        return ChangeLogEntry(outcome="undeclared_ignored", **entry), None
     error = ReplayError(UNDECLARED_TABLE, "no target declaration for this source table (conf/ or DDL)",
                         qualified, None, lineage, change.get("statement"))
     if policy != UNDECLARED_QUARANTINE:

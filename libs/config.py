@@ -5,6 +5,7 @@ nothing here reads the environment.
 from __future__ import annotations
 
 import math
+import re
 import typing
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
@@ -86,6 +87,41 @@ class RowsSettings:
 
 
 @dataclass(frozen=True)
+class TablesSettings:
+    """The `tables` section: which source tables the job replicates, and where their targets
+    come from (README "Onboarding")."""
+
+    include: tuple[str, ...] = _doc("Regexes of 'db.table' (re.fullmatch) the job replicates; empty: every "
+                                    "table", ())
+    exclude: tuple[str, ...] = _doc("Regexes of 'db.table' the job leaves out, even when included; their "
+                                    "changes are dropped before the apply stage", ())
+    from_source: bool = _doc("A table without a declaration gets its target from the source's schema as a "
+                             "snapshot publishes it (SHOW CREATE TABLE); a declaration always wins", True)
+
+    def __post_init__(self) -> None:
+        for name in ("include", "exclude"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = (value,)
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{name}: must be a list of regexes, got {value!r}")
+            for regex in value:
+                try:
+                    re.compile(regex)
+                except re.error as e:
+                    raise ConfigError(f"{name}: {regex!r} is not a regex: {e}") from None
+            object.__setattr__(self, name, tuple(value))
+        _check_fields(self, skip=("include", "exclude"))
+
+    def selects(self, database: str, table: str) -> bool:
+        """Does the job replicate source table database.table?"""
+        name = f"{database}.{table}"
+        if self.include and not any(re.fullmatch(r, name) for r in self.include):
+            return False
+        return not any(re.fullmatch(r, name) for r in self.exclude)
+
+
+@dataclass(frozen=True)
 class JobConfig:
     bootstrap: str = _doc("Kafka bootstrap servers, host:port[,host:port]", "127.0.0.1:19092")
     topic: str = _doc("Kafka topic of raw binlog frames (key = source id)", "binlog")
@@ -109,10 +145,11 @@ class JobConfig:
         "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}", ())
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine",
                                         "fail", choices=POLICIES)
-    undeclared_tables: str = _doc("A row or statement change for a table without a target declaration: "
-                                  "fail (stop the batch) | quarantine (change log + _cdc_quarantine); "
-                                  "DDL of undeclared tables is only recorded (pipelines/apply/applier.py)",
-                                  "fail", choices=POLICIES)
+    undeclared_tables: str = _doc("A row or statement change for a selected table (tables.include/exclude) "
+                                  "without a target (declared, or from the source's schema): fail (stop the "
+                                  "batch) | quarantine (change log + _cdc_quarantine) | ignore (change log "
+                                  "only); DDL of such tables is only recorded (pipelines/apply/applier.py)",
+                                  "fail", choices=(*POLICIES, "ignore"))
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
                           "strict", choices=EXEC_MODES)
     target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "
@@ -130,12 +167,15 @@ class JobConfig:
                                       "fields of AssemblySettings)", default_factory=AssemblySettings)
     rows: RowsSettings = _doc("The rows stage (a mapping of some fields of RowsSettings)",
                               default_factory=RowsSettings)
+    tables: TablesSettings = _doc("Which tables are replicated and whether targets come from the source "
+                                  "(a mapping of some fields of TablesSettings)", default_factory=TablesSettings)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", _section("decode_limits", DecodeLimits, self.decode_limits))
         object.__setattr__(self, "accept_bad_input_through", _accepted(self.accept_bad_input_through))
         object.__setattr__(self, "assembly", _section("assembly", AssemblySettings, self.assembly))
         object.__setattr__(self, "rows", _section("rows", RowsSettings, self.rows))
+        object.__setattr__(self, "tables", _section("tables", TablesSettings, self.tables))
         _check_fields(self, skip=_SECTIONS)
         if ":" not in self.bootstrap:
             raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
@@ -146,7 +186,7 @@ class JobConfig:
 
 
 # fields converted and checked by their own function
-_SECTIONS = ("decode_limits", "accept_bad_input_through", "assembly", "rows")
+_SECTIONS = ("decode_limits", "accept_bad_input_through", "assembly", "rows", "tables")
 
 
 def _section(name: str, kind: type, value: Any) -> Any:

@@ -25,6 +25,9 @@ from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, dec
 from libs.binlog.constants import STMT_END_F
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.boundary import query_text
+from libs.shipper.record import BINLOG_EVENT, SNAPSHOT
+from libs.snapshot import changes as snapshot_changes
+from libs.snapshot.record import SnapshotRecord
 from libs.targets.decoding import DecodeHints
 
 
@@ -38,6 +41,7 @@ class InputFrame:
     pos: int | None
     kafka_partition: int | None = None
     kafka_offset: int | None = None
+    kind: str = BINLOG_EVENT  # or SNAPSHOT: a snapshot record beside the frames (libs/snapshot/changes.py)
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,12 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
     assembler = Assembler(source, store, config.assembler, state)
     ctx = context_for(state, config.limits)
     ctx.defer_rows = True  # row images are decoded by decode_segment, in parallel
-    out = assembler.feed(_decoded(frames, ctx, source), now=now)
-    records: list[dict] = []
+    frames = list(frames)
+    # Snapshot records pass through as they are: the apply stage orders them by their position
+    # and supersedes older binlog changes (libs/snapshot/protocol.py), not this stage.
+    records: list[dict] = [snapshot_changes.assembled_record(source, f.raw, f.file, f.pos, f.kafka_partition,
+                                                             f.kafka_offset) for f in frames if f.kind == SNAPSHOT]
+    out = assembler.feed(_decoded((f for f in frames if f.kind != SNAPSHOT), ctx, source), now=now)
     for trx in out.transactions:
         records.extend(segment_records(trx, assembler.state.fde, config))
     records.extend(quarantine_record(q) for q in out.quarantined)
@@ -148,7 +156,11 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
     """Decode one segment's frames into change records (raises BinlogError / ValueError on a row
     image that does not match its table map: the caller quarantines the whole transaction).
     `hints`: what the target declarations know that the Table_maps may not say (UNSIGNED,
-    fsp of old temporal types, charsets, ENUM/SET labels: libs/targets/decoding.py)."""
+    fsp of old temporal types, charsets, ENUM/SET labels: libs/targets/decoding.py).
+    A snapshot record's segment (kind snapshot) holds its record as its one frame; its rows are
+    already change-record images (libs/snapshot/changes.py)."""
+    if segment.get("kind") == "snapshot":
+        return snapshot_changes.change_records(segment["source"], SnapshotRecord.decode(segment["frames"][0]["raw"]))
     ctx = _context(segment["source"], segment["fde"], limits)
     if hints is not None:
         ctx.unsigned_overrides = hints.unsigned_overrides

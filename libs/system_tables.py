@@ -17,7 +17,8 @@ CHANGE_LOG = "_cdc_change_log"  # every change applied or skipped: schemas/linea
 PROGRESS = "_cdc_progress"  # per source and batch, the last applied transaction: progress_record.avsc
 QUARANTINE = "_cdc_quarantine"  # frames and changes not applied: quarantine_record.avsc
 CHANGES = "_cdc_changes"  # decoded change records, when no apply stage is configured
-SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES)
+SOURCE_SCHEMAS = "_cdc_source_schemas"  # each snapshot table's schema and position: source_schema_record.avsc
+SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, SOURCE_SCHEMAS)
 
 APP_ID = "cdc-replicate"  # the replication job's app id (progress rows carry it too)
 

@@ -102,9 +102,12 @@ def load_catalog(cfg: JobConfig) -> TargetCatalog | None:
 
 
 def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None) -> DeltaApplier | None:
-    """The Delta apply stage when targets are declared; None writes change records."""
+    """The Delta apply stage when targets are declared or may come from the source
+    (JobConfig.tables.from_source, the default); None writes change records."""
     catalog = catalog if catalog is not None else load_catalog(cfg)
-    return None if catalog is None else DeltaApplier(catalog, cfg)
+    if catalog is None and not cfg.tables.from_source:
+        return None
+    return DeltaApplier(catalog or TargetCatalog(()), cfg)
 
 
 # -- the entry point -------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
 from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, stop_message
 from libs.binlog.limits import DecodeLimits
+from libs.snapshot.changes import change_records as snapshot_change_records
+from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
 from libs.targets.decoding import DecodeHints
@@ -95,9 +97,10 @@ class ReplicateBatch:
 
     def _replicate(self, batch_df: DataFrame, batch_id: int) -> None:
         self._delete_released_chunks(batch_id)
-        batch = batch_df.persist()                      # kind: segment | quarantine | release
+        batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release
         try:
-            rows = self._rows(batch)                    # change records | failed transactions
+            hints = self._prepare(batch, batch_id)      # source schemas of snapshot tables -> targets
+            rows = self._rows(batch, hints)             # change records | failed transactions
             try:
                 if self._quarantine(batch, rows, batch_id):     # -> _cdc_quarantine
                     self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
@@ -113,10 +116,23 @@ class ReplicateBatch:
         """Earlier batches are committed (this one runs): the spill chunks they released can go."""
         self.release_log.delete_before(batch_id, FileSpillStore(self.paths.spill_root))
 
-    def _rows(self, batch: DataFrame) -> DecodedRows:
-        """Segments -> decoded change records, spread over `partitions` tasks (pipelines/stages/rows.py)."""
-        segments = batch.filter(F.col("kind") == "segment")
-        decoded = decode_rows(segments, self.partitions, self.limits, self.hints).persist()
+    def _prepare(self, batch: DataFrame, batch_id: int) -> DecodeHints | None:
+        """The batch's snapshot `table` records (a few small rows) go to the apply stage first:
+        a table's source schema may give it a target whose declaration tells the rows stage what
+        the binlog does not say (libs/snapshot/tables.py). Returns the hints for the batch."""
+        prepare = getattr(self.apply, "prepare_batch", None)
+        if prepare is None:
+            return self.hints
+        tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
+                  .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
+        truncates = [c for r in tables for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
+        return prepare(batch.sparkSession, truncates, batch_id)
+
+    def _rows(self, batch: DataFrame, hints: DecodeHints | None) -> DecodedRows:
+        """Segments and snapshot records -> decoded change records, spread over `partitions`
+        tasks (pipelines/stages/rows.py)."""
+        segments = batch.filter(F.col("kind").isin("segment", "snapshot"))
+        decoded = decode_rows(segments, self.partitions, self.limits, hints).persist()
         return DecodedRows(segments, decoded, *_failed(decoded))
 
     def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> bool:

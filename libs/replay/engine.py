@@ -106,8 +106,11 @@ class ReplayResult:
 
 
 def commit_order(change: Mapping[str, Any]) -> tuple:
-    """Sort key of change records of one source: commit position, then change_seq."""
-    return (change["trx_file"], change["trx_end_pos"], change["change_seq"])
+    """Sort key of change records of one source: commit position, then change_seq. commit_ts
+    only orders records at one position: a snapshot run and the run that resumed it, taken
+    later, can be consistent with the same position (libs/snapshot/changes.py); one binlog
+    transaction ends at each position."""
+    return (change["trx_file"], change["trx_end_pos"], change["commit_ts"], change["change_seq"])
 
 
 class _Replayer:
@@ -176,8 +179,7 @@ class _Replayer:
     # -- operations ------------------------------------------------------------------------
     def insert(self, change, lineage) -> None:
         after = self._after_values(change, lineage, None)
-        row = {c.name: after[c.name] if c.name in after else self._default(c, lineage, ER_NO_DEFAULT_FOR_FIELD)
-               for c in self.target.columns}
+        row = self._row(after, lineage)
         conflicts = self.state.conflicts(row)
         if not conflicts:
             row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
@@ -252,6 +254,30 @@ class _Replayer:
 
     def ddl(self, change, lineage) -> None:
         self._entry(change, lineage, "ddl_recorded")
+
+    def snapshot(self, change, lineage) -> None:
+        """A row read by a consistent snapshot: inserted; a row with the same key is replaced
+        (it can only come from the same batch: libs/snapshot/changes.py)."""
+        row = self._row(self._after_values(change, lineage, None), lineage)
+        for _, other in self.state.conflicts(row):
+            if other.alive:
+                self.state.delete(other, lineage)
+        row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
+        self.state.add(row_id, row, lineage=lineage)
+        self._entry(change, lineage, "applied", row_id, self._key_text(row))
+
+    def _row(self, after: Mapping[str, Any], lineage) -> dict[str, Any]:
+        """A whole new row: the after image, the target's defaults for the columns it lacks."""
+        return {c.name: after[c.name] if c.name in after else self._default(c, lineage, ER_NO_DEFAULT_FOR_FIELD)
+                for c in self.target.columns}
+
+    def truncate(self, change, lineage) -> None:
+        """Every row of the table goes (a snapshot starts the table anew). The caller replays
+        from the batch's last truncate on an empty table and replaces the table's content."""
+        for row in list(self.state.rows):
+            if row.alive:
+                self.state.delete(row, lineage)
+        self._entry(change, lineage, "table_replaced")
 
     def run(self, change: Mapping[str, Any]) -> None:
         if (change["database"], change["table"]) != (self.target.database, self.target.table):

@@ -62,6 +62,8 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
+from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
+from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
 from libs.target_mirror import MirrorOverflow, TargetMirror
@@ -69,8 +71,9 @@ from libs.targets import TargetCatalog
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import Target
 from pipelines.apply.target_writes import (
-    OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, whole_table,
+    OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
+from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.touched_rows import load_mirror, read_touched
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_txn import (
@@ -111,9 +114,12 @@ class DeltaApplier:
 
     def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = APP_ID):
         self.catalog, self.config, self.app_id = catalog, config, app_id
+        self.declared = catalog  # by hand; self.catalog adds the targets derived from the source
         self.undeclared = config.undeclared_tables
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
+        self.source_schemas = SourceSchemas(config.delta_root, app_id)
+        self.snapshots: SnapshotTables | None = None  # read from _cdc_source_schemas by the first batch
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
         self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
@@ -131,6 +137,22 @@ class DeltaApplier:
         return self.quarantine.app_id
 
     # -- the foreachBatch entry point --------------------------------------------------------------
+    def prepare_batch(self, spark: SparkSession, truncates: Sequence[Mapping[str, Any]], batch_id: int) -> DecodeHints:
+        """Keep the batch's snapshot `table` records (their truncate change records) before its
+        rows are decoded: their source schemas may add targets, whose declarations tell the rows
+        stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
+        first = self.snapshots is None
+        if first:
+            self.snapshots = self.source_schemas.load(spark)
+        tables = [SnapshotTable.of_change(c) for c in truncates]
+        self.source_schemas.append(spark, tables, batch_id)
+        self.snapshots.add(tables)
+        if first or tables:
+            self.catalog = with_source_targets(self.declared, self.snapshots, self.config.tables.selects,
+                                               from_source=self.config.tables.from_source)
+            self.decode_hints = DecodeHints(self.catalog.targets)
+        return self.decode_hints
+
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
         with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
             return self._apply(changes_df, batch_id)
@@ -141,6 +163,7 @@ class DeltaApplier:
         changes = arrow_rows(collected)                          # dicts, the replay's input
         if not changes:
             return {}
+        self.prepare_batch(spark, [c for c in changes if c["op"] == TRUNCATE], batch_id)
         replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
         log_table = None
         if replayed.log:  # its Spark schema: D.change_log_schema()
@@ -156,9 +179,19 @@ class DeltaApplier:
         out = _Replayed()
         row_of = {id(change): row for row, change in enumerate(changes)}
         pending: list[tuple[Counter, list, Any]] = []
+        selects = self.config.tables.selects
         with ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="replay") as pool:
             for (database, table), group in group_changes(changes).items():
                 tally = out.counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
+                if not selects(database, table):  # JobConfig.tables: not replicated
+                    tally["not_selected"] = len(group)
+                    continue
+                current = [c for c in group if not self.snapshots.is_superseded(c)]
+                if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
+                    tally["superseded_by_snapshot"] = len(group) - len(current)
+                    group = current
+                    if not group:
+                        continue
                 target = self.catalog.get(database, table)
                 if target is None:
                     entries = [undeclared(change, self.undeclared) for change in group]
@@ -217,13 +250,12 @@ class DeltaApplier:
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
             D.check_target_schema(spark, path, target)  # once per table and process
             self._schema_checked.add(path)
-        mirror = self._mirror(spark, path, target)
-        if mirror is not None:
-            read = mirror.select if mirror.version is not None else None
-        elif path in self._ready or D.is_delta_table(spark, path):
-            read = partial(self._read_touched, spark, path, target)
+        truncated = max((i for i, c in enumerate(changes) if c["op"] == TRUNCATE), default=None)
+        if truncated is not None:  # the table starts anew: nothing before it counts, nothing to read
+            changes, read = changes[truncated:], None
+            self._mirrors.pop(path, None)
         else:
-            read = None  # no table yet: nothing to read
+            read = self._reader(spark, path, target)
         try:
             result = replay_touched(target, changes, read, mode=self.config.exec_mode)
         except ReplayStopped as stop:
@@ -231,7 +263,18 @@ class DeltaApplier:
         upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
         deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
                    for d in result.deletes]
-        return TablePlan(target, path, upserts, deletes), result
+        only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
+        return TablePlan(target, path, upserts, deletes, replace=truncated is not None, append=only_new), result
+
+    def _reader(self, spark: SparkSession, path: str, target: Target):
+        """How the replay reads the rows a batch touches: from the mirror, from Delta, or None
+        (no table yet: nothing to read)."""
+        mirror = self._mirror(spark, path, target)
+        if mirror is not None:
+            return mirror.select if mirror.version is not None else None
+        if path in self._ready or D.is_delta_table(spark, path):
+            return partial(self._read_touched, spark, path, target)
+        return None
 
     def _mirror(self, spark: SparkSession, path: str, target: Target) -> TargetMirror | None:
         """The table's mirror when it equals the table's latest Delta version; else a fresh one
@@ -267,7 +310,7 @@ class DeltaApplier:
                                 table_app_id(self.app_id, CHANGE_LOG), batch_id)
         now = now_utc()
         self.quarantine.append_rows(spark, [quarantine_row(e, now) for e in errors], batch_id)
-        self._write_targets(spark, batch_id, [p for p in plans if p.upserts or p.deletes])
+        self._write_targets(spark, batch_id, [p for p in plans if p.upserts or p.deletes or p.replace])
         self._append_progress(spark, batch_id, changes)
 
     def _write_targets(self, spark: SparkSession, batch_id: int, plans: list[TablePlan]) -> None:
@@ -303,8 +346,13 @@ class DeltaApplier:
         scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
         created = self._ensure_target(spark, plan)
         rows, source_schema, names = merge_source(plan)
-        mirror, base = self._advance_mirror(plan, rows, created)
-        write = self._overwrite(spark, plan, mirror, base)
+        if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
+            mirror, base = None, None
+            self._mirrors.pop(plan.path, None)
+            write = new_rows_write(spark, plan)
+        else:
+            mirror, base = self._advance_mirror(plan, rows, created)
+            write = self._overwrite(spark, plan, mirror, base)
         if write is None:
             write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names)
         with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):

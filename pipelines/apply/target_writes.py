@@ -24,12 +24,16 @@ OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 
 @dataclasses.dataclass
 class TablePlan:
-    """One target's replayed batch: the rows to upsert (whole rows with lineage) and to delete."""
+    """One target's replayed batch: the rows to upsert (whole rows with lineage) and to delete.
+    `replace`: the upserts are the table's whole new content (a snapshot started it anew);
+    `append`: every upsert is a new snapshot row, which no stored row can match."""
 
     target: Target
     path: str
     upserts: list[dict[str, Any]]
     deletes: list[dict[str, Any]]
+    replace: bool = False
+    append: bool = False
 
 
 def merge_source(plan: TablePlan) -> tuple[pa.Table, T.StructType, list[str]]:
@@ -71,3 +75,11 @@ def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: st
                              if k != quote_identifier(ROW_ID_COLUMN)})
      .whenNotMatchedInsert(condition=~is_delete, values=assignments)
      .execute())
+
+
+def new_rows_write(spark: SparkSession, plan: TablePlan):
+    """The write of a plan whose rows are new (plan.replace / plan.append): an overwrite or an
+    append of them, no MERGE (a MERGE joins the whole table: a snapshot of n chunks would scan
+    the table n times)."""
+    table = spark.createDataFrame(arrow_table(plan.upserts, D.target_schema(plan.target)), D.target_schema(plan.target))
+    return table.write.format("delta").mode("overwrite" if plan.replace else "append").save

@@ -28,9 +28,9 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
 
 def _input_frames(pdfs: Iterator[pd.DataFrame]) -> list[InputFrame]:
     pdf = pd.concat(list(pdfs), ignore_index=True).sort_values("kafka_offset", kind="stable")
-    return [InputFrame(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off))
-            for raw, file, pos, part, off in zip(pdf["raw"], pdf["binlog_file"], pdf["binlog_pos"],
-                                                  pdf["kafka_partition"], pdf["kafka_offset"])]
+    return [InputFrame(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off), kind)
+            for raw, file, pos, part, off, kind in zip(pdf["raw"], pdf["binlog_file"], pdf["binlog_pos"],
+                                                        pdf["kafka_partition"], pdf["kafka_offset"], pdf["record_kind"])]
 
 
 class AssembleFn:

@@ -14,7 +14,7 @@ from pyspark.sql.functions import pandas_udf
 from pyspark.sql.pandas.types import to_arrow_type
 
 from libs.binlog.vectorized import decode_headers
-from libs.shipper.record import HEADER_BINLOG_FILE, HEADER_BINLOG_POS
+from libs.shipper.record import BINLOG_EVENT, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND
 from pipelines.schemas import FRAME_HEADER, spark_schema
 
 HEADER_SCHEMA = spark_schema(FRAME_HEADER)
@@ -36,11 +36,13 @@ def _header(name: str):
 
 
 def frames(kafka_df: DataFrame) -> DataFrame:
-    """Kafka source rows -> (source, binlog_file, binlog_pos, kafka_partition, kafka_offset, raw, header)."""
+    """Kafka source rows -> (source, binlog_file, binlog_pos, record_kind, kafka_partition, kafka_offset, raw,
+    header). record_kind: 'binlog' for a binlog event (no header), 'snapshot' for a snapshot record."""
     return kafka_df.select(
         F.col("key").cast("string").alias("source"),
         _header(HEADER_BINLOG_FILE).alias("binlog_file"),
         _header(HEADER_BINLOG_POS).cast("long").alias("binlog_pos"),
+        F.coalesce(_header(HEADER_RECORD_KIND), F.lit(BINLOG_EVENT)).alias("record_kind"),
         F.col("partition").alias("kafka_partition"),
         F.col("offset").alias("kafka_offset"),
         F.col("value").alias("raw"),

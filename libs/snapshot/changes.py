@@ -1,0 +1,60 @@
+"""Snapshot records -> what the stream stages carry (no Spark).
+
+assemble stage: every snapshot record leaves as one assembled record of kind `snapshot`
+  (schemas/assembled_record.avsc) with its head decoded (kind, table, chunk) and its bytes as
+  the one frame of a segment, so the rows stage spreads chunks over its tasks like segments, and
+  an undecodable record is quarantined with its bytes like a failed transaction's frames.
+rows stage: `change_records` turns one into change records (schemas/change_record.avsc):
+  table  -> one `truncate` (the table's content is replaced from here on; statement = the
+            source's SHOW CREATE TABLE),
+  rows   -> one `snapshot` per row (an insert that replaces a row with the same key), statement
+            = the SELECT that read it,
+  begin / table_end / end -> none (they order the run; the shipper needs them to resume).
+Every record of a run is at the run's consistent position P: trx_file/trx_end_pos and
+binlog_file/binlog_pos = P, commit_ts = the snapshot's time, trx_id = one per (run, table).
+change_seq: 0 for the truncate, (chunk_no + 1) * 2^20 + row for the rows, so the truncate sorts
+first and a row id (source, trx_id, change_seq) is unique.
+"""
+from __future__ import annotations
+
+from libs.assembler.change_records import ROWS_PER_EVENT
+
+from .record import ROWS, TABLE, SnapshotRecord
+
+TRUNCATE, SNAPSHOT_OP = "truncate", "snapshot"
+
+
+def assembled_record(source: str, raw: bytes, file: str | None, pos: int | None,
+                     kafka_partition: int | None, kafka_offset: int | None) -> dict:
+    """The assemble stage's record for one snapshot record; a record whose head does not decode
+    is a quarantine record (kind bad_snapshot_record), kept with its bytes."""
+    where = {"source": source, "binlog_file": file, "binlog_pos": pos,
+             "kafka_partition": kafka_partition, "kafka_offset": kafka_offset}
+    try:
+        head = SnapshotRecord.decode(raw, head_only=True)
+    except ValueError as err:
+        return {"kind": "quarantine", **where, "type_code": None, "q_kind": "bad_snapshot_record",
+                "reason": f"{err} (source {source}, offset {kafka_offset})", "raw": raw}
+    return {"kind": "snapshot", **where, "snapshot_kind": head.kind,
+            "trx_id": head.trx_id if head.table is not None else f"snapshot:{head.snapshot_id}",
+            "gtid": head.gtid, "server_id": head.server_id, "commit_ts": head.snapshot_ts,
+            "trx_file": head.binlog_file, "trx_end_pos": head.binlog_pos, "segment_no": head.chunk_no or 0,
+            "frames": [{"file": file, "pos": pos, "raw": raw, "event_index": 0, "context": False}]}
+
+
+def change_records(source: str, record: SnapshotRecord) -> list[dict]:
+    """The change records of one decoded snapshot record (module docstring)."""
+    if record.kind not in (TABLE, ROWS):
+        return []
+    base = {"source": source, "trx_id": record.trx_id, "gtid": record.gtid, "xid": None,
+            "server_id": record.server_id, "commit_ts": record.snapshot_ts, "trx_file": record.binlog_file,
+            "trx_end_pos": record.binlog_pos, "database": record.database, "table": record.table,
+            "before": None, "binlog_file": record.binlog_file, "binlog_pos": record.binlog_pos}
+    if record.kind == TABLE:
+        return [{**base, "change_seq": 0, "op": TRUNCATE, "after": None, "statement": record.create_table}]
+    first = (record.chunk_no + 1) * ROWS_PER_EVENT
+    if len(record.rows) >= ROWS_PER_EVENT:
+        raise ValueError(f"snapshot chunk {record.chunk_no} of {record.qualified_table} holds {len(record.rows)} "
+                         f"rows, more than {ROWS_PER_EVENT - 1}")
+    return [{**base, "change_seq": first + i, "op": SNAPSHOT_OP, "after": row, "statement": record.statement}
+            for i, row in enumerate(record.rows)]

@@ -1,0 +1,91 @@
+"""Which source tables have a snapshot, where, and with which schema: what the apply stage keeps
+of the snapshot `table` records (persisted in `_cdc_source_schemas`, pipelines/apply/source_schemas.py).
+
+Two uses:
+  * rule 2 of libs/snapshot/protocol.py: a binlog change at or before its table's latest snapshot
+    position is already in the snapshot rows (`is_superseded`);
+  * targets derived from the source: the table's SHOW CREATE TABLE becomes its declaration when
+    none is declared (`derived_ddl`; a declaration always wins: README "Onboarding").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from libs.targets.ddl import TableDDL, parse_ddl
+
+from .protocol import Position, superseded
+
+SNAPSHOT_OPS = ("snapshot", "truncate")
+
+
+@dataclass(frozen=True)
+class SnapshotTable:
+    source: str
+    database: str
+    table: str
+    snapshot_id: str
+    position: Position
+    create_table: str
+
+    @classmethod
+    def of_change(cls, change: Mapping[str, Any]) -> "SnapshotTable":
+        """From a snapshot `truncate` change record (libs/snapshot/changes.py)."""
+        return cls(change["source"], change["database"], change["table"], change["trx_id"],
+                   Position(change["trx_file"], int(change["trx_end_pos"])), change["statement"])
+
+
+class SnapshotTables:
+    """The latest snapshot of each (source, database, table)."""
+
+    def __init__(self, tables: Iterable[SnapshotTable] = ()):
+        self._latest: dict[tuple[str, str, str], SnapshotTable] = {}
+        self.add(tables)
+
+    def add(self, tables: Iterable[SnapshotTable]) -> None:
+        for t in tables:
+            key = (t.source, t.database, t.table)
+            old = self._latest.get(key)
+            if old is None or t.position.key() >= old.position.key():
+                self._latest[key] = t
+
+    def __len__(self) -> int:
+        return len(self._latest)
+
+    def get(self, source: str, database: str, table: str) -> SnapshotTable | None:
+        return self._latest.get((source, database, table))
+
+    def is_superseded(self, change: Mapping[str, Any]) -> bool:
+        """A binlog change already in its table's snapshot rows (protocol.py rule 2)."""
+        if change["op"] in SNAPSHOT_OPS:
+            return False
+        latest = self._latest.get((change["source"], change["database"], change["table"]))
+        if latest is None:
+            return False
+        return superseded(latest.position, Position(change["trx_file"], int(change["trx_end_pos"])))
+
+    def derived_ddl(self, declared: Iterable[tuple[str, str]] = ()) -> list[TableDDL]:
+        """The source schema of every snapshot table not declared by hand (one per table: a
+        table read from several sources takes the first source's schema)."""
+        skip = set(declared)
+        out: dict[tuple[str, str], TableDDL] = {}
+        for t in self._latest.values():
+            name = (t.database, t.table)
+            if name in skip or name in out:
+                continue
+            quoted = t.database.replace("`", "``")
+            (ddl,) = parse_ddl(f"USE `{quoted}`;\n{t.create_table}", f"SHOW CREATE TABLE of {t.database}.{t.table} "
+                                                                    f"(source {t.source}, snapshot at {t.position})")
+            out[name] = ddl
+        return list(out.values())
+
+
+def with_source_targets(declared, snapshots: SnapshotTables, selects, *, from_source: bool = True):
+    """The declared targets plus one per snapshot table that is selected (JobConfig.tables) and
+    not declared, from its source schema (README "Onboarding": a declaration always wins)."""
+    from libs.targets.config import TargetCatalog, build_catalog  # the catalog imports nothing of ours
+    if not from_source or not len(snapshots):
+        return declared
+    names = {(t.database, t.table) for t in declared.targets}
+    ddl = [d for d in snapshots.derived_ddl(names) if selects(d.database, d.table)]
+    return TargetCatalog(declared.targets + build_catalog(None, "<source schema>", ddl).targets)

@@ -1,0 +1,40 @@
+"""`_cdc_source_schemas`: the snapshot `table` records the apply stage has read, kept so a
+restarted job still knows each table's source schema and snapshot position
+(libs/snapshot/tables.py; schemas/source_schema_record.avsc). Appended in the micro-batch that
+read the records, before its rows are decoded, idempotently per (app_id, batch_id)."""
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from libs.snapshot.protocol import Position
+from libs.snapshot.tables import SnapshotTable, SnapshotTables
+from libs.system_tables import SOURCE_SCHEMAS, table_app_id
+from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_txn import is_delta_table
+from pipelines.marked_appends import MarkedAppends
+from pipelines.schemas import SOURCE_SCHEMA_RECORD, spark_schema
+
+
+class SourceSchemas:
+    def __init__(self, delta_root: str, app_id: str):
+        self.path = f"{delta_root.rstrip('/')}/{SOURCE_SCHEMAS}"
+        self.app_id = table_app_id(app_id, SOURCE_SCHEMAS)
+        self.appends = MarkedAppends()
+
+    def load(self, spark: SparkSession) -> SnapshotTables:
+        """Every table record kept so far (none when the table does not exist yet)."""
+        if not is_delta_table(spark, self.path):
+            return SnapshotTables()
+        rows = spark.read.format("delta").load(self.path).collect()
+        return SnapshotTables(SnapshotTable(r["source"], r["database"], r["table"], r["snapshot_id"],
+                                            Position(r["binlog_file"], r["binlog_pos"]), r["create_table"])
+                              for r in rows)
+
+    def append(self, spark: SparkSession, tables: list[SnapshotTable], batch_id: int) -> None:
+        if not tables:
+            return
+        rows = [{"source": t.source, "database": t.database, "table": t.table, "snapshot_id": t.snapshot_id,
+                 "binlog_file": t.position.file, "binlog_pos": t.position.pos, "create_table": t.create_table,
+                 "batch_id": batch_id} for t in tables]
+        self.appends.append(arrow_frame(spark, rows, spark_schema(SOURCE_SCHEMA_RECORD)), self.path,
+                            self.app_id, batch_id)

@@ -1,0 +1,85 @@
+"""Snapshot records through the apply stage: a target derived from the source's SHOW CREATE
+TABLE, snapshot rows inserted with lineage `snapshot`, binlog changes at or before the snapshot's
+position superseded, later ones applied on top (MINIMAL images), a later chunk appended, a
+re-snapshot replacing the table, and a restarted job that still knows the schema and position."""
+import datetime as dt
+
+import pytest
+
+from libs.snapshot.changes import change_records
+from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
+from libs.system_tables import CHANGE_LOG, SOURCE_SCHEMAS
+from libs.targets import TargetCatalog
+from pipelines.apply import DeltaApplier
+
+from .builders import Source, changes_df, config, delta, rows_of
+
+pytestmark = pytest.mark.spark
+
+CREATE = "CREATE TABLE `a` (\n  `id` int(11) NOT NULL,\n  `v` varchar(10) DEFAULT 'dflt',\n  PRIMARY KEY (`id`)\n)"
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _cv(ordinal, name, text):
+    return {"ordinal": ordinal, "name": name, "type_code": 15 if ordinal else 3, "text": text, "binary": None}
+
+
+def snapshot(run: str, pos: int, kind: str, rows=(), chunk=0, ts=10**15):
+    record = SnapshotRecord(kind, run, "mdb-bin.000002", pos, 1, ts, gtid="0-1-9", database="shop", table="a",
+                            create_table=CREATE if kind == TABLE else None,
+                            statement="SELECT `id`, `v` FROM `shop`.`a`" if kind == ROWS else None,
+                            chunk_no=chunk if kind == ROWS else None,
+                            rows=[[_cv(0, "id", str(i)), _cv(1, "v", v)] for i, v in rows] if kind == ROWS else None)
+    return [{**c, "commit_ts": EPOCH + dt.timedelta(microseconds=c["commit_ts"])}
+            for c in change_records("src1", record)]
+
+
+def test_snapshot_then_binlog_then_resnapshot(spark, tmp_path):
+    cfg = config(tmp_path)
+    a = Source("shop", "a", ["id", "v"], names=False)  # NO_LOG metadata: names from the source schema
+    # trx 1 ends at 1100 (before the snapshot at 1250: already in its rows), trx 3 at 1300 (after)
+    early = a.update({"id": 2}, {"v": "early"}, trx=1)
+    late = a.update({"id": 2}, {"v": "late"}, trx=3)
+    batch0 = [early] + snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x"), (2, "y"), (3, None)]) + [late]
+    applier = DeltaApplier(TargetCatalog(()), cfg)
+    counts = applier(changes_df(spark, batch0), 0)
+    assert counts["shop.a"]["superseded_by_snapshot"] == 1
+    assert rows_of(spark, cfg, "shop__a") == [(1, "x"), (2, "late"), (3, None)]
+
+    # the next chunk of the same run, and a change after it: appended, then applied
+    batch1 = snapshot("r1", 1250, ROWS, [(4, "p"), (5, "q")], chunk=1) + [a.delete({"id": 1}, trx=4)]
+    applier(changes_df(spark, batch1), 1)
+    assert rows_of(spark, cfg, "shop__a") == [(2, "late"), (3, None), (4, "p"), (5, "q")]
+    lineage = {r["id"]: (r["_lineage"]["operation"], r["_lineage"]["statement"], r["_lineage"]["binlog_pos"])
+               for r in delta(spark, cfg, "shop__a").collect()}
+    assert lineage[4] == ("snapshot", "SELECT `id`, `v` FROM `shop`.`a`", 1250)
+    assert lineage[2][0] == "update"
+
+    # a restarted job: the source schema and the snapshot position come from _cdc_source_schemas
+    restarted = DeltaApplier(TargetCatalog(()), cfg)
+    stale = a.update({"id": 3}, {"v": "stale"}, trx=2)  # ends at 1200 <= 1250: already in the snapshot
+    counts = restarted(changes_df(spark, [stale, a.insert({"id": 6, "v": "n"}, trx=5)]), 2)
+    assert counts["shop.a"]["superseded_by_snapshot"] == 1
+    assert rows_of(spark, cfg, "shop__a") == [(2, "late"), (3, None), (4, "p"), (5, "q"), (6, "n")]
+
+    # a re-snapshot (a new run at 1700): the table's content is replaced
+    batch3 = snapshot("r2", 1700, TABLE, ts=2 * 10**15) + snapshot("r2", 1700, ROWS, [(7, "only")], ts=2 * 10**15)
+    restarted(changes_df(spark, batch3), 3)
+    assert rows_of(spark, cfg, "shop__a") == [(7, "only")]
+    assert delta(spark, cfg, SOURCE_SCHEMAS).count() == 2
+    outcomes = rows_of(spark, cfg, CHANGE_LOG, "op", "outcome")
+    assert outcomes.count(("truncate", "table_replaced")) == 2
+    assert outcomes.count(("snapshot", "applied")) == 6
+
+    # batch 3 again (a replay after a crash): nothing changes
+    restarted(changes_df(spark, batch3), 3)
+    assert rows_of(spark, cfg, "shop__a") == [(7, "only")]
+    assert delta(spark, cfg, SOURCE_SCHEMAS).count() == 2
+
+
+def test_a_table_left_out_by_the_job_is_not_replicated(spark, tmp_path):
+    cfg = config(tmp_path, tables={"exclude": [r"shop\.a"]})
+    counts = DeltaApplier(TargetCatalog(()), cfg)(
+        changes_df(spark, snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x")])), 0)
+    assert counts["shop.a"]["not_selected"] == 2
+    assert not (tmp_path / "delta" / "shop__a").exists()
