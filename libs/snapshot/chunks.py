@@ -55,7 +55,7 @@ def last_state(record: KafkaRecord | None) -> LastRecord | None:
     position = Position(record.binlog_file, record.end_pos)
     if not record.is_snapshot:
         return LastRecord(position)
-    snap = SnapshotRecord.decode(record.value)
+    snap = SnapshotRecord.decode(record.value, head_only=True)  # its rows are not needed
     return LastRecord(position, snap.kind, tuple(snap.tables or ()))
 
 

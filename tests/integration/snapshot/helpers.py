@@ -1,6 +1,6 @@
-"""What the snapshot tests need beside the shipper: a recorded workload, the server's table content
-at a binlog position P (exact, from the server itself), the topic's snapshot records, and cdc-ship
-in a subprocess.
+"""What the snapshot tests need beside the shipper (tests/integration/shipper/helpers.py): a
+recorded workload, the server's table content at a binlog position P (exact, from the server
+itself), and the topic's snapshot records.
 
 The content at P, soundly: every workload transaction is recorded with its GTID seq_no
 (@@last_gtid right after its COMMIT, same session); the binlog files on disk give each GTID
@@ -14,14 +14,9 @@ snapshot's own column conversions, are the server's rows at P. Statements are de
 from __future__ import annotations
 
 import collections
-import os
 import random
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 from libs.binlog import iter_frames
 from libs.binlog.file_names import binlog_sort_key
@@ -29,7 +24,6 @@ from libs.shipper.rebuild import read_records
 from libs.snapshot import source, values
 from libs.snapshot.record import SnapshotRecord
 
-ROOT = Path(__file__).resolve().parents[3]
 GTID_EVENT = 162
 COLUMN_KEYS = ("ordinal", "name", "type_code", "text", "binary")
 
@@ -73,8 +67,8 @@ def workload_transaction(rng: random.Random, i: int, tables: set[str]) -> list[s
         if i % 2:
             out.append(f"DELETE FROM {{db}}.t_nokey WHERE a = {r % 40} AND b = 'dup' LIMIT 1")
     if "t_blob" in tables and i % 2 == 1:
-        out.append(f"UPDATE {{db}}.t_blob SET data = UNHEX(REPEAT('00FF{i % 256:02X}', {i % 50 + 1})), "
-                   f"txt = CONCAT(txt, 'é') WHERE id = {r}")
+        out.append(f"UPDATE {{db}}.t_blob SET data = UNHEX(REPEAT('00FF{i % 256:02X}', "
+                   f"{i % 50 + 1})), txt = CONCAT(txt, 'é') WHERE id = {r}")
     return out
 
 
@@ -86,17 +80,20 @@ CREATE TABLE {db}.t_nokey (a INT, b VARCHAR(20));
 CREATE TABLE {db}.t_blob (id INT PRIMARY KEY, data BLOB, txt TEXT) DEFAULT CHARSET=utf8mb4;
 """
 LOAD_SQL = """
-INSERT INTO {db}.t_pk SELECT seq, CONCAT('n', seq), seq % 17, IF(seq % 5 = 0, NULL, REPEAT('t', seq % 40)) FROM seq_1_to_{n_pk};
+INSERT INTO {db}.t_pk SELECT seq, CONCAT('n', seq), seq % 17,
+  IF(seq % 5 = 0, NULL, REPEAT('t', seq % 40)) FROM seq_1_to_{n_pk};
 INSERT INTO {db}.t_cpk SELECT seq % 50, seq DIV 50, CONCAT('v', seq) FROM seq_0_to_{n_cpk_1};
 INSERT INTO {db}.t_uk SELECT CONCAT('c', seq), seq / 8 FROM seq_1_to_{n_uk};
 INSERT INTO {db}.t_nokey SELECT seq % 40, 'dup' FROM seq_1_to_{n_nokey};
-INSERT INTO {db}.t_blob SELECT seq, UNHEX(REPEAT(LPAD(HEX(seq % 256), 2, '0'), seq % 300)), REPEAT('ü', seq % 30) FROM seq_1_to_{n_blob};
+INSERT INTO {db}.t_blob SELECT seq, UNHEX(REPEAT(LPAD(HEX(seq % 256), 2, '0'), seq % 300)),
+  REPEAT('ü', seq % 30) FROM seq_1_to_{n_blob};
 """
 
 
 def create_schema(db, name: str, sizes: dict[str, int], ref: str) -> None:
     """`name` (binlogged) and its reference copy `ref` (never binlogged) with the same rows."""
-    script = f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; USE {name};" + TABLES_SQL.format(db=name)
+    script = (f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; USE {name};"
+              + TABLES_SQL.format(db=name))
     script += LOAD_SQL.format(db=name, n_cpk_1=sizes["n_cpk"] - 1, **sizes)
     copy = [f"SET SESSION sql_log_bin = 0; DROP DATABASE IF EXISTS {ref}; CREATE DATABASE {ref};"]
     for t in ("t_pk", "t_cpk", "t_uk", "t_nokey", "t_blob"):
@@ -188,18 +185,3 @@ def snapshot_rows(snaps, snapshot_id: str, table: str) -> collections.Counter:
     return collections.Counter(row_key(row) for _r, s in snaps
                                if s.snapshot_id == snapshot_id and s.kind == "rows"
                                and s.table == table for row in s.rows)
-
-
-LAUNCH = ("import sys; from tests.unit.snapshot.values_fallback import install; install(); "
-          "from pipelines.ship import main; sys.exit(main(sys.argv[1:]))")
-
-
-def start_cdc_ship(*args: str) -> subprocess.Popen:
-    """cdc-ship in a subprocess (SIGKILL-able). Until libs/snapshot/values.py is merged the
-    launcher installs the test-only stand-in first (a no-op once the real module exists)."""
-    with tempfile.NamedTemporaryFile(prefix="cdc-ship-snap-", suffix=".log", delete=False) as log:
-        proc = subprocess.Popen([sys.executable, "-c", LAUNCH, *args], cwd=ROOT, stdout=log,
-                                stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    proc.log_path = Path(log.name)
-    return proc

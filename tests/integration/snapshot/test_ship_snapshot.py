@@ -17,9 +17,9 @@ from libs.shipper.rebuild import rebuild
 from libs.snapshot.record import SnapshotRecord
 from pipelines.ship import main
 
-from ..shipper.helpers import password_file
+from ..shipper.helpers import password_file, shipper_output, start_shipper
 from .helpers import (Recorder, Reference, create_schema, gtid_positions, snapshot_rows,
-                      start_cdc_ship, topic_records, workload)
+                      topic_records, workload)
 
 pytestmark = pytest.mark.integration
 
@@ -123,14 +123,14 @@ def test_snapshot_of_a_living_database(mariadb, kafka_broker, topic, capsys):
 def wait_for_table_record(bootstrap, topic, source_id, table, proc, timeout=30.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.log_path.read_text()
+        assert proc.poll() is None, shipper_output(proc)
         last = last_record(bootstrap, topic, source_id)
         if last is not None and last.is_snapshot:
             rec = SnapshotRecord.decode(last.value)
             if rec.kind == "table" and rec.table == table:
                 return rec
         time.sleep(0.1)
-    raise AssertionError(f"no table record of {table}: {proc.log_path.read_text()}")
+    raise AssertionError(f"no table record of {table}: {shipper_output(proc)}")
 
 
 def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
@@ -142,7 +142,7 @@ def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
     lock = mariadb.connect()
     lock.cursor().execute(f"LOCK TABLES {name}.t_nokey WRITE")
     recorder, stop, errors, thread = start_workload(mariadb, name, set(TABLES) - {"t_nokey"}, 2)
-    proc = start_cdc_ship("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
+    proc = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
                           "--password-file", password_file(mariadb), "--bootstrap",
                           kafka_broker.bootstrap, "--topic", topic, "--source", "snapk",
                           "--snapshot", *include)

@@ -51,7 +51,8 @@ class FakeCursor:
 
 
 class FakeConn:
-    """Answers by statement prefix; `answers` values are row lists, exceptions, or callables."""
+    """Answers by statement prefix; `answers` values are row lists, exceptions, or callables
+    of the statement's arguments."""
 
     def __init__(self, server_info: str, answers: dict):
         self.server_info, self.answers = server_info, answers
@@ -67,15 +68,15 @@ class FakeConn:
     def answer(self, sql, args):
         for prefix, rows in self.answers.items():
             if sql.startswith(prefix):
-                return rows() if callable(rows) else rows
+                return rows(args) if callable(rows) else rows
         return []
 
 
 def mariadb_conn(gtids=(b"0-1-10", b"0-1-10")):
     gtid = iter(gtids)
     return FakeConn("10.11.19-MariaDB-log", {
-        "SELECT @@gtid_binlog_pos,": lambda: [(next(gtid), b"7", NOW)],
-        "SELECT @@gtid_binlog_pos": lambda: [(next(gtid),)],
+        "SELECT @@gtid_binlog_pos,": lambda _args: [(next(gtid), b"7", NOW)],
+        "SELECT @@gtid_binlog_pos": lambda _args: [(next(gtid),)],
         "SHOW STATUS LIKE 'binlog_snapshot_%'": [(b"Binlog_snapshot_file", b"mdb-bin.000003"),
                                                  (b"Binlog_snapshot_position", b"1234")],
     })
@@ -215,7 +216,8 @@ def test_chunks_are_lazy_on_an_endless_stream():
 
 
 COLUMNS = {
-    ("d", "a"): [(b"1", b"id", b"int", b"int(11)", None), (b"2", b"name", b"varchar", b"varchar(9)", b"utf8mb4")],
+    ("d", "a"): [(b"1", b"id", b"int", b"int(11)", None),
+                 (b"2", b"name", b"varchar", b"varchar(9)", b"utf8mb4")],
     ("d", "b"): [(b"1", b"k", b"int", b"int(11)", None)],
 }
 DATA = {"SELECT `id`, `name` FROM `d`.`a`": [(str(i).encode(), f"n{i}".encode()) for i in range(7)],
@@ -223,25 +225,12 @@ DATA = {"SELECT `id`, `name` FROM `d`.`a`": [(str(i).encode(), f"n{i}".encode())
 
 
 def table_conn():
-    def columns():
-        sql, args = table_conn_state["last"]
-        return COLUMNS[args]
-
-    conn = FakeConn("10.11.19-MariaDB", {
+    return FakeConn("10.11.19-MariaDB", {
         "SHOW CREATE TABLE `d`.`a`": [(b"a", b"CREATE TABLE `a` (...)")],
         "SHOW CREATE TABLE `d`.`b`": [(b"b", b"CREATE TABLE `b` (...)")],
-        values.COLUMNS_QUERY: columns,
+        values.COLUMNS_QUERY: lambda args: COLUMNS[args],
         **DATA})
-    original = conn.answer
 
-    def answer(sql, args):
-        table_conn_state["last"] = (sql, args)
-        return original(sql, args)
-    conn.answer = answer
-    return conn
-
-
-table_conn_state: dict = {}
 POINT = source.SnapshotPoint("mdb-bin.000003", 1234, "0-1-10", 7, NOW_US)
 
 
