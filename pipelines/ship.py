@@ -125,10 +125,6 @@ def _check_snapshot_args(ap: argparse.ArgumentParser, args: argparse.Namespace) 
                  "no --start-file or --gtid")
     if (args.include or args.exclude) and not args.snapshot:
         ap.error("--include/--exclude select the tables of --snapshot or --resnapshot")
-    try:
-        TableFilter.compile(args.include, args.exclude)
-    except ValueError as exc:
-        ap.error(str(exc))
 
 
 def _server_options(args: argparse.Namespace) -> ServerOptions:
@@ -160,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.start_pos < 4:
         ap.error("--start-pos must be >= 4")
     _check_snapshot_args(ap, args)
+    try:
+        TableFilter.compile(args.include, args.exclude)
+    except ValueError as exc:  # one line, exit 2: nothing has connected yet
+        print(f"cdc-ship: {exc}", file=sys.stderr)
+        return 2
     stop = {"asked": False}
 
     def on_signal(signum, _frame):

@@ -46,7 +46,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 import pymysql.cursors
 from pymysql.err import MySQLError

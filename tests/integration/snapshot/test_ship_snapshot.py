@@ -133,6 +133,31 @@ def wait_for_table_record(bootstrap, topic, source_id, table, proc, timeout=30.0
     raise AssertionError(f"no table record of {table}: {shipper_output(proc)}")
 
 
+def assert_killed_run_then_remaining_run(snaps, name):
+    """Two runs: the killed one (t_blob, t_cpk finished, t_nokey begun), then one of the
+    remaining tables at a later P2, every record with header position P1. (ids, P1, P2)."""
+    ids = list(dict.fromkeys(s.snapshot_id for _r, s in snaps))
+    assert len(ids) == 2
+    first = [s for _r, s in snaps if s.snapshot_id == ids[0]]
+    second = [s for _r, s in snaps if s.snapshot_id == ids[1]]
+    p1 = (first[0].binlog_file, first[0].binlog_pos)
+    p2 = (second[0].binlog_file, second[0].binlog_pos)
+    assert (binlog_sort_key(p2[0]), p2[1]) > (binlog_sort_key(p1[0]), p1[1])
+    # every snapshot record, of both runs, says the binlog continues at the first run's P
+    assert {(r.binlog_file, r.binlog_pos) for r, _s in snaps} == {p1}
+    assert [(s.kind, s.table) for s in first if s.kind != "rows"] == [
+        ("begin", None), ("table", "t_blob"), ("table_end", "t_blob"), ("table", "t_cpk"),
+        ("table_end", "t_cpk"), ("table", "t_nokey")]
+    assert [(s.kind, s.table) for s in second if s.kind != "rows"] == [
+        ("begin", None), ("table", "t_nokey"), ("table_end", "t_nokey"), ("table", "t_pk"),
+        ("table_end", "t_pk"), ("table", "t_uk"), ("table_end", "t_uk"), ("end", None)]
+    assert second[0].tables == tuple(f"{name}.{t}" for t in ("t_nokey", "t_pk", "t_uk"))
+    assert first[-1].tables == second[0].tables  # the killed run's last record named them
+    # nothing of the finished tables twice
+    assert not [s for s in second if s.table in ("t_blob", "t_cpk")]
+    return ids, p1, p2
+
+
 def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
     name = "snap_k"
     create_schema(mariadb, name, SMALL, ref=f"{name}_ref")
@@ -143,9 +168,9 @@ def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
     lock.cursor().execute(f"LOCK TABLES {name}.t_nokey WRITE")
     recorder, stop, errors, thread = start_workload(mariadb, name, set(TABLES) - {"t_nokey"}, 2)
     proc = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
-                          "--password-file", password_file(mariadb), "--bootstrap",
-                          kafka_broker.bootstrap, "--topic", topic, "--source", "snapk",
-                          "--snapshot", *include)
+                         "--password-file", password_file(mariadb), "--bootstrap",
+                         kafka_broker.bootstrap, "--topic", topic, "--source", "snapk",
+                         "--snapshot", *include)
     try:
         wait_for_table_record(kafka_broker.bootstrap, topic, "snapk", "t_nokey", proc)
         proc.kill()  # SIGKILL: no flush, no goodbye
@@ -166,25 +191,7 @@ def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
     assert not errors, errors
     assert ship(mariadb, kafka_broker, topic, "snapk", "--snapshot", "--non-block", *include) == 0
     records, snaps = topic_records(kafka_broker.bootstrap, topic, "snapk")
-    ids = list(dict.fromkeys(s.snapshot_id for _r, s in snaps))
-    assert len(ids) == 2
-    first = [s for _r, s in snaps if s.snapshot_id == ids[0]]
-    second = [s for _r, s in snaps if s.snapshot_id == ids[1]]
-    p1, p2 = (first[0].binlog_file, first[0].binlog_pos), (second[0].binlog_file, second[0].binlog_pos)
-    key = lambda p: (binlog_sort_key(p[0]), p[1])  # noqa: E731
-    assert key(p2) > key(p1)
-    # every snapshot record, of both runs, says the binlog continues at the first run's P
-    assert {(r.binlog_file, r.binlog_pos) for r, _s in snaps} == {p1}
-    assert [(s.kind, s.table) for s in first if s.kind != "rows"] == [
-        ("begin", None), ("table", "t_blob"), ("table_end", "t_blob"), ("table", "t_cpk"),
-        ("table_end", "t_cpk"), ("table", "t_nokey")]
-    assert [(s.kind, s.table) for s in second if s.kind != "rows"] == [
-        ("begin", None), ("table", "t_nokey"), ("table_end", "t_nokey"), ("table", "t_pk"),
-        ("table_end", "t_pk"), ("table", "t_uk"), ("table_end", "t_uk"), ("end", None)]
-    assert second[0].tables == tuple(f"{name}.{t}" for t in ("t_nokey", "t_pk", "t_uk"))
-    assert first[-1].tables == second[0].tables  # the killed run's last record named them
-    # nothing of the finished tables twice
-    assert not [s for s in second if s.table in ("t_blob", "t_cpk")]
+    ids, p1, p2 = assert_killed_run_then_remaining_run(snaps, name)
     assert_binlog_continues_at(mariadb, records, *p1)
 
     # every table's rows are those of its latest run, = the server's rows at that run's P
