@@ -4,7 +4,15 @@
            --bootstrap HOST:PORT --topic T --source S
   cdc-ship --server HOST:PORT [--user U] [--password-file F | --defaults-extra-file F]
            [--server-id N] [--capability 4] [--start-file F --start-pos P | --gtid STATE]
+           [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]...
+           [--snapshot-chunk-rows N]
            --bootstrap HOST:PORT --topic T --source S
+
+--snapshot first publishes a consistent snapshot of the included tables through the topic
+(schemas/snapshot_record.avsc: begin, per table: table, rows..., table_end; end), then follows
+the binlog from exactly the snapshot's position; a run killed mid-way is continued on restart by
+a new run of the tables it had not finished (libs/snapshot/protocol.py, libs/snapshot/source.py).
+MariaDB takes no lock for it; MySQL holds a global read lock for a moment to read the position.
 
 The replication password comes from --password-file, the [client] group of a MySQL option
 file (--defaults-extra-file, which may also give the user), or the environment variable
@@ -26,6 +34,9 @@ from libs.shipper import credentials
 from libs.shipper.errors import CredentialError, ShipError
 from libs.shipper.replica_source import ServerOptions
 from libs.shipper.shipper import ShipConfig, ship_files, ship_server
+from libs.snapshot.chunks import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
+from libs.snapshot.protocol import INITIAL, RESNAPSHOT
+from libs.snapshot.table_filter import TableFilter
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -70,7 +81,50 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--non-block", action="store_true",
                     help="server: stop at the end of the binlog instead of waiting")
     ap.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines")
+    _snapshot_arguments(ap)
     return ap
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of rows, got {text!r}")
+    return int(text)
+
+
+def _snapshot_arguments(ap: argparse.ArgumentParser) -> None:
+    snap = ap.add_mutually_exclusive_group()
+    snap.add_argument("--snapshot", dest="snapshot", action="store_const", const=INITIAL,
+                      help="server: publish a consistent snapshot of the included tables first, "
+                           "unless the topic already has records of this source (then follow "
+                           "the binlog); an unfinished snapshot run is resumed by a new run of "
+                           "its remaining tables")
+    snap.add_argument("--resnapshot", dest="snapshot", action="store_const", const=RESNAPSHOT,
+                      help="server: publish a new snapshot run of the included tables now, on a "
+                           "topic that already has records (e.g. after adding a table to "
+                           "--include); the binlog continues where the topic left it")
+    ap.add_argument("--include", action="append", default=[], metavar="REGEX",
+                    help="snapshot only tables whose 'db.table' fully matches REGEX "
+                         "(repeatable; default: every table outside the system schemas)")
+    ap.add_argument("--exclude", action="append", default=[], metavar="REGEX",
+                    help="never snapshot tables whose 'db.table' fully matches REGEX "
+                         "(repeatable; wins over --include)")
+    ap.add_argument("--snapshot-chunk-rows", type=_positive, default=DEFAULT_CHUNK_ROWS,
+                    metavar="N", help="at most N rows per snapshot rows record (and at most "
+                                      f"~{DEFAULT_CHUNK_BYTES // (1024 * 1024)} MB of values; "
+                                      f"default {DEFAULT_CHUNK_ROWS})")
+
+
+def _check_snapshot_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    used = args.snapshot or args.include or args.exclude or (
+        args.snapshot_chunk_rows != DEFAULT_CHUNK_ROWS)
+    if used and not args.server:
+        ap.error("--snapshot, --resnapshot, --include, --exclude and --snapshot-chunk-rows "
+                 "need --server")
+    if args.snapshot and (args.start_file or args.gtid):
+        ap.error("--snapshot/--resnapshot start the binlog at the snapshot's position: "
+                 "no --start-file or --gtid")
+    if (args.include or args.exclude) and not args.snapshot:
+        ap.error("--include/--exclude select the tables of --snapshot or --resnapshot")
 
 
 def _server_options(args: argparse.Namespace) -> ServerOptions:
@@ -101,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--gtid and --start-file exclude each other")
     if args.start_pos < 4:
         ap.error("--start-pos must be >= 4")
+    _check_snapshot_args(ap, args)
+    try:
+        TableFilter.compile(args.include, args.exclude)
+    except ValueError as exc:  # one line, exit 2: nothing has connected yet
+        print(f"cdc-ship: {exc}", file=sys.stderr)
+        return 2
     stop = {"asked": False}
 
     def on_signal(signum, _frame):
@@ -115,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             opts = _server_options(args)
             stats = ship_server(cfg, opts, start_file=args.start_file, start_pos=args.start_pos,
-                                gtid=args.gtid, should_stop=lambda: stop["asked"])
+                                gtid=args.gtid, should_stop=lambda: stop["asked"],
+                                snapshot=args.snapshot, include=tuple(args.include),
+                                exclude=tuple(args.exclude),
+                                snapshot_chunk_rows=args.snapshot_chunk_rows)
     except CredentialError as exc:
         print(f"cdc-ship: {exc}", file=sys.stderr)
         return 2
@@ -125,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    snap = stats.snapshot
+    if snap is not None and snap.runs:
+        print(f"cdc-ship {args.source}: snapshot of {snap.tables} table(s), {snap.rows} rows "
+              f"to {args.topic}", file=sys.stderr)
     print(f"cdc-ship {args.source}: shipped {stats.events} events to {args.topic}"
           + (f", {stats.holes} hole(s) in the server stream" if stats.holes else ""),
           file=sys.stderr)

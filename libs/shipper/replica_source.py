@@ -43,11 +43,15 @@ class ConnectError(ShipError):
     """The server could not be reached (worth retrying, unlike a refused replication start)."""
 
 
-def connect(opts: ServerOptions, *, read_timeout: float | None = None) -> pymysql.Connection:
+def connect(opts: ServerOptions, *, read_timeout: float | None = None,
+            extra: dict | None = None) -> pymysql.Connection:
+    """A client connection; `extra` adds or overrides pymysql.connect arguments (the snapshot
+    reader's raw-bytes conversions, libs/snapshot/values.connect_kwargs)."""
+    kwargs = dict(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
+                  autocommit=True, connect_timeout=10, read_timeout=read_timeout,
+                  charset="utf8mb4")
     try:
-        return pymysql.connect(host=opts.host, port=opts.port, user=opts.user,
-                               password=opts.password, autocommit=True, connect_timeout=10,
-                               read_timeout=read_timeout, charset="utf8mb4")
+        return pymysql.connect(**{**kwargs, **(extra or {})})
     except MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
         # CR_* client errors (>= 2000: unreachable, lost) are worth retrying; a server's

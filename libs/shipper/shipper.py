@@ -39,6 +39,7 @@ class ShipStats:
     reconnects: int = 0
     holes: int = 0
     resumed_from: tuple[str, int] | None = None
+    snapshot: object | None = None  # snapshot_run.SnapshotStats when --snapshot/--resnapshot
 
 
 def _log(msg: str) -> None:
@@ -120,28 +121,29 @@ class _ServerLag:
 def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None = None,
                 start_pos: int = 4, gtid: str | None = None,
                 should_stop: Callable[[], bool] = lambda: False,
-                give_up_after_s: float = 60.0) -> ShipStats:
-    """Stream from the server until stopped (or, with opts.non_block, to the end of its binlog)."""
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source)
+                give_up_after_s: float = 60.0, snapshot: str | None = None,
+                include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+                snapshot_chunk_rows: int = 5000) -> ShipStats:
+    """Stream from the server until stopped (or, with opts.non_block, to the end of its binlog).
+
+    snapshot 'initial' / 'resnapshot' (libs/snapshot/protocol.py): first publish a consistent
+    snapshot of the tables `include`/`exclude` select when the topic's last record of the source
+    says one is due (libs/shipper/snapshot_run.py), then follow the binlog from where that run
+    says it continues. A bad include/exclude regex raises ValueError before anything connects."""
     stats = ShipStats()
+    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source)
     state: dict = {"tracker": None}
     lag = _ServerLag(opts, lambda: state["tracker"])
     progress = Progress(cfg.source, interval_s=cfg.progress_s, lag_bytes=lag)
     failing_since: float | None = None
     first = True
     try:
+        if snapshot is not None:
+            stats.snapshot = _snapshot_first(cfg, opts, sink, snapshot, include, exclude,
+                                             snapshot_chunk_rows)
         while not should_stop():
             sink.flush()  # everything produced so far is in Kafka before we ask where we are
-            last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
-            if last is not None:
-                file, pos, use_gtid = last.binlog_file, last.end_pos, None
-                if first:
-                    stats.resumed_from = (file, pos)
-                    _log(f"cdc-ship {cfg.source}: resuming at {file}:{pos} (topic {cfg.topic})")
-            else:
-                file, pos, use_gtid = start_file, start_pos, gtid
-                if file is None and gtid is None:
-                    file = _first_binlog(opts)
+            file, pos, use_gtid = _resume_at(cfg, opts, stats, first, start_file, start_pos, gtid)
             first = False
             try:
                 ended = _stream_once(cfg, opts, sink, progress, stats, state, file, pos, use_gtid,
@@ -168,6 +170,29 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
         sink.flush()
     progress.report(force=True)
     return stats
+
+
+def _snapshot_first(cfg, opts, sink, mode, include, exclude, chunk_rows):
+    # imported here: the snapshot reader and its value conversions load only when asked for
+    from . import snapshot_run
+    snap = snapshot_run.SnapshotOptions(mode, tuple(include), tuple(exclude), chunk_rows)
+    return snapshot_run.snapshot_if_due(cfg.bootstrap, cfg.topic, cfg.source, opts, sink, snap,
+                                        progress_s=cfg.progress_s)
+
+
+def _resume_at(cfg, opts, stats, first, start_file, start_pos, gtid):
+    """(file, pos, gtid) to dump from: where the source's last record in the topic ends (a
+    snapshot record: its header position), else the requested start."""
+    last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
+    if last is None:
+        if start_file is None and gtid is None:
+            return _first_binlog(opts), start_pos, None
+        return start_file, start_pos, gtid
+    if first:
+        stats.resumed_from = (last.binlog_file, last.end_pos)
+        _log(f"cdc-ship {cfg.source}: resuming at {last.binlog_file}:{last.end_pos} "
+             f"(topic {cfg.topic})")
+    return last.binlog_file, last.end_pos, None
 
 
 def _first_binlog(opts: ServerOptions) -> str:

@@ -1,0 +1,95 @@
+"""Pure parts of a snapshot run (no I/O): cutting a row stream into `rows` records, the per-table
+progress line, and what the start decision needs of the source's last Kafka record.
+
+Chunks are bounded twice, by rows (`max_rows`, cdc-ship --snapshot-chunk-rows) and by the bytes of
+the raw values (`max_bytes`): a table of wide BLOB rows gives small chunks, a table of narrow rows
+chunks of max_rows, and memory stays bounded whatever the table's size. A single row larger than
+max_bytes goes alone in its chunk (it cannot be split; KafkaSink refuses it above 64 MB).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, Iterable, Iterator, Sequence, TextIO
+
+from libs.shipper.record import KafkaRecord
+from libs.snapshot.protocol import LastRecord, Position
+from libs.snapshot.record import SnapshotRecord
+
+DEFAULT_CHUNK_ROWS = 5000
+DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
+VALUE_OVERHEAD = 16  # bytes counted per value besides its raw length (ordinal, name, Avro framing)
+
+RawRow = Sequence[bytes | None]
+
+
+def raw_size(row: RawRow) -> int:
+    """The bytes a raw row counts for in a chunk's budget."""
+    return sum(VALUE_OVERHEAD + (len(v) if v is not None else 0) for v in row)
+
+
+def cut_chunks(rows: Iterable[RawRow], *, max_rows: int = DEFAULT_CHUNK_ROWS,
+               max_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[list[RawRow]]:
+    """Consecutive lists of rows, each of at most max_rows rows and (unless a single row is
+    larger) at most max_bytes by raw_size. Lazy: holds one chunk at a time."""
+    if max_rows < 1 or max_bytes < 1:
+        raise ValueError(f"chunk limits must be positive (rows {max_rows}, bytes {max_bytes})")
+    chunk: list[RawRow] = []
+    size = 0
+    for row in rows:
+        n = raw_size(row)
+        if chunk and (len(chunk) >= max_rows or size + n > max_bytes):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(row)
+        size += n
+    if chunk:
+        yield chunk
+
+
+def last_state(record: KafkaRecord | None) -> LastRecord | None:
+    """protocol.LastRecord of the source's last record in the topic: a binlog event's end, or a
+    snapshot record's header position C with its kind and remaining tables."""
+    if record is None:
+        return None
+    position = Position(record.binlog_file, record.end_pos)
+    if not record.is_snapshot:
+        return LastRecord(position)
+    snap = SnapshotRecord.decode(record.value, head_only=True)  # its rows are not needed
+    return LastRecord(position, snap.kind, tuple(snap.tables or ()))
+
+
+class TableProgress:
+    """One line on stderr every `interval_s` seconds while a table is read: rows so far, rows/s
+    and an ETA against information_schema.TABLES.TABLE_ROWS, which InnoDB only estimates (it
+    can be off by a large factor, so the ETA is a hint, never a limit)."""
+
+    def __init__(self, source: str, table: str, estimated_rows: int | None, *,
+                 interval_s: float = 5.0, out: TextIO = sys.stderr,
+                 clock: Callable[[], float] = time.monotonic):
+        self.source, self.table, self.estimated = source, table, estimated_rows
+        self.interval_s, self.out, self.clock = interval_s, out, clock
+        self.rows = 0
+        self.started = self._last = clock()
+
+    def add(self, n: int) -> None:
+        self.rows += n
+        if self.clock() - self._last >= self.interval_s:
+            self.report()
+
+    def line(self) -> str:
+        now = self.clock()
+        rate = self.rows / max(now - self.started, 1e-9)
+        if self.estimated is None:
+            eta = "ETA ?"
+        elif self.rows > self.estimated:
+            eta = f"ETA ? (past the estimate of ~{self.estimated:,} rows)"
+        else:
+            left_s = (self.estimated - self.rows) / max(rate, 1e-9)
+            eta = f"ETA {left_s:,.0f} s (of ~{self.estimated:,} rows, estimated)"
+        return (f"cdc-ship {self.source}: snapshot {self.table}: {self.rows:,} rows, "
+                f"{rate:,.0f} rows/s, {eta}")
+
+    def report(self) -> None:
+        print(self.line(), file=self.out, flush=True)
+        self._last = self.clock()

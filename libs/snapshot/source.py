@@ -1,0 +1,272 @@
+"""Server side of `cdc-ship --snapshot`: which tables, one consistent snapshot and its binlog
+position P, and every table's rows read inside that one transaction (pymysql).
+
+Opening the snapshot, MariaDB (never a global read lock):
+
+    SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ
+    SET SESSION net_write_timeout = 3600       -- the server waits while a chunk goes to Kafka
+    <values.SESSION_SETUP>
+    SELECT @@gtid_binlog_pos                    -- GTID state before ...
+    START TRANSACTION WITH CONSISTENT SNAPSHOT
+    SHOW STATUS LIKE 'binlog_snapshot_%'        -- binlog_snapshot_file/_position: P, exact
+    SELECT @@gtid_binlog_pos, @@server_id, UTC_TIMESTAMP(6)    -- ... and after
+
+  MariaDB records the binlog position of a consistent snapshot with the snapshot itself (InnoDB
+  and the binlog agree on the commit order), so P is exact and nothing is locked. It has no GTID
+  counterpart: the two reads of @@gtid_binlog_pos bracket the snapshot, and when they are equal
+  no transaction committed in between, so that state is the one at P. When they differ the
+  transaction is rolled back and opened again (at most GTID_ATTEMPTS times), then gtid is left
+  None: P is exact anyway, the gtid is informative.
+
+MySQL (same session set-up):
+
+    FLUSH TABLES WITH READ LOCK
+    START TRANSACTION WITH CONSISTENT SNAPSHOT
+    SHOW MASTER STATUS                          -- 8.2+: SHOW BINARY LOG STATUS (8.4 has only it)
+    SELECT @@gtid_executed, @@server_id, UTC_TIMESTAMP(6)
+    UNLOCK TABLES
+
+  MySQL does not report a snapshot's binlog position, so it is read under a global read lock.
+  The cost: FLUSH TABLES WITH READ LOCK first waits for every running statement to finish (a
+  long SELECT or ALTER holds it up, and every write arriving meanwhile queues behind it), then
+  blocks all commits of the server while START TRANSACTION and two more statements run, until
+  UNLOCK TABLES (usually milliseconds; the wait before it is unbounded).
+
+Per table, inside the snapshot transaction: SHOW CREATE TABLE (the `table` record's
+create_table), the columns (values.COLUMNS_QUERY), then ONE unbuffered SELECT of
+values.select_expression per column (pymysql SSCursor: rows arrive as they are read), cut into
+`rows` records of at most chunk_rows rows and ~chunk_bytes of values (chunks.cut_chunks), so
+memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
+issue first suggested): a killed run is never continued from its last chunk but re-read whole,
+per table, in a new run (libs/snapshot/protocol.py), so key ranges would buy nothing but more
+queries, and keyless tables would need another plan anyway.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator
+
+import pymysql.cursors
+from pymysql.err import MySQLError
+
+from libs.shipper import replica_source
+from libs.shipper.errors import ShipError
+from libs.shipper.replica_source import ServerOptions
+from libs.snapshot import values
+from libs.snapshot.chunks import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, TableProgress, cut_chunks
+from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
+from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API
+
+SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+TABLES_QUERY = ("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES "
+                "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ("
+                + ", ".join(f"'{s}'" for s in SYSTEM_SCHEMAS) + ") "
+                "ORDER BY TABLE_SCHEMA, TABLE_NAME")
+SESSION_STATEMENTS = ("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                      "SET SESSION net_write_timeout = 3600")
+GTID_ATTEMPTS = 3
+FETCH_ROWS = 1000  # rows asked of the unbuffered cursor at a time
+
+
+class SnapshotError(ShipError):
+    """A snapshot that cannot be taken or read: names source, table and position."""
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    database: str
+    name: str
+    estimated_rows: int | None = None  # information_schema.TABLES.TABLE_ROWS (an estimate)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.name}"
+
+
+@dataclass(frozen=True)
+class SnapshotPoint:
+    """Where and when the consistent snapshot was taken."""
+
+    file: str
+    pos: int
+    gtid: str | None
+    server_id: int
+    ts_us: int  # the server's UTC time, epoch microseconds
+
+
+def _text(value) -> str | None:
+    return value.decode("utf-8") if isinstance(value, bytes | bytearray) else (
+        None if value is None else str(value))
+
+
+def _query(conn, sql: str, args=None) -> list[tuple]:
+    with conn.cursor() as cur:
+        if args is None:
+            cur.execute(sql)
+        else:
+            cur.execute(sql, args)
+        return list(cur.fetchall())
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def connect(opts: ServerOptions) -> pymysql.Connection:
+    """The snapshot connection: every value arrives as the server's raw bytes."""
+    return replica_source.connect(opts, extra=values.connect_kwargs())
+
+
+def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[SourceTable]:
+    """Included BASE TABLEs, system schemas never, each once, in (schema, name) order."""
+    found: dict[str, SourceTable] = {}
+    for schema, name, rows in _query(conn, TABLES_QUERY):
+        table = SourceTable(_text(schema), _text(name), None if rows is None else int(_text(rows)))
+        if table.database.lower() not in SYSTEM_SCHEMAS and keep(table.qualified):
+            found.setdefault(table.qualified, table)
+    return list(found.values())
+
+
+def _session(conn) -> None:
+    setup = values.SESSION_SETUP
+    for statement in (*SESSION_STATEMENTS, *([setup] if isinstance(setup, str) else setup)):
+        _query(conn, statement)
+
+
+def _utc_micros(value) -> int:
+    if not isinstance(value, dt.datetime):
+        value = dt.datetime.fromisoformat(_text(value))
+    epoch = dt.datetime(1970, 1, 1)
+    return (value.replace(tzinfo=None) - epoch) // dt.timedelta(microseconds=1)
+
+
+def open_snapshot(conn) -> SnapshotPoint:
+    """Start the consistent-snapshot transaction on `conn` (module docstring) and return P."""
+    _session(conn)
+    info = conn.get_server_info()
+    return _open_mariadb(conn) if "mariadb" in info.lower() else _open_mysql(conn, info)
+
+
+def _open_mariadb(conn) -> SnapshotPoint:
+    point, exact = _mariadb_attempt(conn)
+    for _ in range(GTID_ATTEMPTS - 1):
+        if exact:
+            break
+        _query(conn, "ROLLBACK")  # a commit slipped between the two GTID reads: again
+        point, exact = _mariadb_attempt(conn)
+    return point if exact else replace(point, gtid=None)
+
+
+def _mariadb_attempt(conn) -> tuple[SnapshotPoint, bool]:
+    """(P with the GTID state read before, whether no GTID moved during START TRANSACTION)."""
+    before = _text(_query(conn, "SELECT @@gtid_binlog_pos")[0][0])
+    _query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    status = {_text(k).lower(): _text(v)
+              for k, v in _query(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")}
+    after, server_id, now = _query(conn, "SELECT @@gtid_binlog_pos, @@server_id, "
+                                         "UTC_TIMESTAMP(6)")[0]
+    file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
+    if not file:
+        raise SnapshotError("the server has no binary log position (is log_bin on?)")
+    point = SnapshotPoint(file, int(pos), before or None, int(_text(server_id)), _utc_micros(now))
+    return point, _text(after) == before
+
+
+def _mysql_version(info: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", info)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _open_mysql(conn, info: str) -> SnapshotPoint:
+    status_sql = ("SHOW BINARY LOG STATUS" if _mysql_version(info) >= (8, 2)
+                  else "SHOW MASTER STATUS")
+    _query(conn, "FLUSH TABLES WITH READ LOCK")
+    try:
+        _query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        status = _query(conn, status_sql)
+        gtid, server_id, now = _query(conn, "SELECT @@gtid_executed, @@server_id, "
+                                            "UTC_TIMESTAMP(6)")[0]
+    finally:
+        _query(conn, "UNLOCK TABLES")
+    if not status or not _text(status[0][0]):
+        raise SnapshotError("the server has no binary log position (is log_bin on?)")
+    return SnapshotPoint(_text(status[0][0]), int(_text(status[0][1])), _text(gtid) or None,
+                         int(_text(server_id)), _utc_micros(now))
+
+
+def describe(conn, table: SourceTable) -> tuple[str, list]:
+    """(SHOW CREATE TABLE text, values.SourceColumn list in ordinal order)."""
+    create = _text(_query(conn, f"SHOW CREATE TABLE {quote(table.database)}.{quote(table.name)}"
+                          )[0][1])
+    columns = [values.source_column(row)
+               for row in _query(conn, values.COLUMNS_QUERY, (table.database, table.name))]
+    return create, sorted(columns, key=lambda c: c.ordinal)
+
+
+def select_statement(table: SourceTable, columns: list) -> str:
+    exprs = ", ".join(values.select_expression(c) for c in columns)
+    return f"SELECT {exprs} FROM {quote(table.database)}.{quote(table.name)}"
+
+
+def stream_rows(conn, statement: str) -> Iterator[tuple]:
+    """The SELECT's rows as the server sends them (unbuffered: FETCH_ROWS held at a time)."""
+    cur = conn.cursor(pymysql.cursors.SSCursor)
+    try:
+        cur.execute(statement)
+        while batch := cur.fetchmany(FETCH_ROWS):
+            yield from batch
+    finally:
+        cur.close()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: its id and consistent point, stamped on each of its records."""
+
+    source: str
+    snapshot_id: str
+    point: SnapshotPoint
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    progress_s: float = 5.0
+
+    def record(self, kind: str, remaining: list[str], **fields) -> SnapshotRecord:
+        p = self.point
+        return SnapshotRecord(kind, self.snapshot_id, p.file, p.pos, p.server_id, p.ts_us,
+                              gtid=p.gtid, tables=tuple(remaining), **fields)
+
+
+def run_records(conn, run: Run, tables: list[SourceTable]) -> Iterator[SnapshotRecord]:
+    """begin, per table: table, rows..., table_end; then end. `tables` of every record = the
+    run's tables not finished yet (a table's own records include it until its table_end)."""
+    remaining = [t.qualified for t in tables]
+    yield run.record(BEGIN, remaining)
+    for table in tables:
+        try:
+            yield from _table_records(conn, run, table, remaining)
+        except MySQLError as exc:
+            raise SnapshotError(f"snapshot of table {table.qualified} failed: {exc}",
+                                source=run.source, file=run.point.file,
+                                pos=run.point.pos) from None
+    yield run.record(END, remaining)
+
+
+def _table_records(conn, run: Run, table: SourceTable, remaining: list[str]):
+    where = dict(database=table.database, table=table.name)
+    create, columns = describe(conn, table)
+    yield run.record(TABLE, remaining, create_table=create, **where)
+    statement = select_statement(table, columns)
+    progress = TableProgress(run.source, table.qualified, table.estimated_rows,
+                             interval_s=run.progress_s)
+    count = 0
+    for no, chunk in enumerate(cut_chunks(stream_rows(conn, statement), max_rows=run.chunk_rows,
+                                          max_bytes=run.chunk_bytes)):
+        rows = [values.row_image(columns, raw) for raw in chunk]
+        count += len(rows)
+        progress.add(len(rows))
+        yield run.record(ROWS, remaining, statement=statement, chunk_no=no, rows=rows, **where)
+    remaining.remove(table.qualified)
+    yield run.record(TABLE_END, remaining, row_count=count, **where)
+    progress.report()

@@ -1,0 +1,31 @@
+"""--include / --exclude of cdc-ship --snapshot: which tables a run reads (pure, no I/O)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class TableFilter:
+    """--include / --exclude: regexes matched with re.fullmatch against 'db.table'. No include
+    means every table; an exclude wins over an include."""
+
+    include: tuple[re.Pattern, ...] = ()
+    exclude: tuple[re.Pattern, ...] = ()
+
+    @classmethod
+    def compile(cls, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> "TableFilter":
+        """Raises ValueError naming the flag and the pattern when a regex is bad."""
+        def one(flag: str, text: str) -> re.Pattern:
+            try:
+                return re.compile(text)
+            except re.error as exc:
+                raise ValueError(f"{flag} {text!r} is not a regular expression: {exc}") from None
+        return cls(tuple(one("--include", p) for p in include),
+                   tuple(one("--exclude", p) for p in exclude))
+
+    def __call__(self, qualified: str) -> bool:
+        if self.include and not any(p.fullmatch(qualified) for p in self.include):
+            return False
+        return not any(p.fullmatch(qualified) for p in self.exclude)

@@ -1,0 +1,187 @@
+"""What the snapshot tests need beside the shipper (tests/integration/shipper/helpers.py): a
+recorded workload, the server's table content at a binlog position P (exact, from the server
+itself), and the topic's snapshot records.
+
+The content at P, soundly: every workload transaction is recorded with its GTID seq_no
+(@@last_gtid right after its COMMIT, same session); the binlog files on disk give each GTID
+event's position. The transactions in a snapshot at P are exactly those whose GTID event lies
+before P (P is a transaction boundary: MariaDB's binlog_snapshot_position). A reference copy of
+the tables, taken before the workload started, with sql_log_bin = 0 so it never reaches the
+binlog, gets those transactions replayed in seq_no (= commit) order; its rows, read with the
+snapshot's own column conversions, are the server's rows at P. Statements are deterministic
+(no NOW(), RAND(); LIMIT 1 only among identical rows), so the replay reproduces the effect.
+"""
+from __future__ import annotations
+
+import collections
+import random
+import threading
+import time
+
+from libs.binlog import iter_frames
+from libs.binlog.file_names import binlog_sort_key
+from libs.shipper.rebuild import read_records
+from libs.snapshot import source, values
+from libs.snapshot.record import SnapshotRecord
+
+GTID_EVENT = 162
+COLUMN_KEYS = ("ordinal", "name", "type_code", "text", "binary")
+
+
+class Recorder:
+    """Committed transactions as (seq_no, [sql with {db}]), from any number of sessions."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.done: list[tuple[int, list[str]]] = []
+
+    def commit(self, conn, db: str, statements: list[str]) -> None:
+        with conn.cursor() as cur:
+            cur.execute("BEGIN")
+            for sql in statements:
+                cur.execute(sql.format(db=db))
+            cur.execute("COMMIT")
+            cur.execute("SELECT @@last_gtid")
+            seq = int(cur.fetchone()[0].split("-")[-1])
+        with self.lock:
+            self.done.append((seq, statements))
+
+
+def workload_transaction(rng: random.Random, i: int, tables: set[str]) -> list[str]:
+    """One deterministic transaction over the test schema (tables_schema), only `tables`."""
+    r = rng.randint(1, 2000)
+    out = []
+    if "t_pk" in tables:
+        out += [f"UPDATE {{db}}.t_pk SET qty = qty + 1, note = CONCAT(IFNULL(note, ''), 'u') "
+                f"WHERE id = {r}",
+                f"INSERT INTO {{db}}.t_pk (id, name, qty) VALUES ({100000 + i}, 'w{i}', {i})"]
+        if i % 3 == 0:
+            out.append(f"DELETE FROM {{db}}.t_pk WHERE id = {r + 1}")
+    if "t_cpk" in tables and i % 2 == 0:
+        out.append(f"UPDATE {{db}}.t_cpk SET v = 'w{i}' WHERE a = {r % 50} AND b = {r % 37}")
+    if "t_uk" in tables:
+        out.append(f"INSERT INTO {{db}}.t_uk VALUES ('w{i}', {i} * 0.25)")
+        out.append(f"UPDATE {{db}}.t_uk SET val = val + 1 WHERE code = 'c{r}'")
+    if "t_nokey" in tables:
+        out.append(f"INSERT INTO {{db}}.t_nokey VALUES ({r % 40}, 'dup')")
+        if i % 2:
+            out.append(f"DELETE FROM {{db}}.t_nokey WHERE a = {r % 40} AND b = 'dup' LIMIT 1")
+    if "t_blob" in tables and i % 2 == 1:
+        out.append(f"UPDATE {{db}}.t_blob SET data = UNHEX(REPEAT('00FF{i % 256:02X}', "
+                   f"{i % 50 + 1})), txt = CONCAT(txt, 'é') WHERE id = {r}")
+    return out
+
+
+TABLES_SQL = """
+CREATE TABLE {db}.t_pk (id INT PRIMARY KEY, name VARCHAR(40), qty INT DEFAULT 7, note TEXT);
+CREATE TABLE {db}.t_cpk (a INT, b INT, v VARCHAR(20), PRIMARY KEY (a, b));
+CREATE TABLE {db}.t_uk (code VARCHAR(12) NOT NULL, val DOUBLE, UNIQUE KEY (code));
+CREATE TABLE {db}.t_nokey (a INT, b VARCHAR(20));
+CREATE TABLE {db}.t_blob (id INT PRIMARY KEY, data BLOB, txt TEXT) DEFAULT CHARSET=utf8mb4;
+"""
+LOAD_SQL = """
+INSERT INTO {db}.t_pk SELECT seq, CONCAT('n', seq), seq % 17,
+  IF(seq % 5 = 0, NULL, REPEAT('t', seq % 40)) FROM seq_1_to_{n_pk};
+INSERT INTO {db}.t_cpk SELECT seq % 50, seq DIV 50, CONCAT('v', seq) FROM seq_0_to_{n_cpk_1};
+INSERT INTO {db}.t_uk SELECT CONCAT('c', seq), seq / 8 FROM seq_1_to_{n_uk};
+INSERT INTO {db}.t_nokey SELECT seq % 40, 'dup' FROM seq_1_to_{n_nokey};
+INSERT INTO {db}.t_blob SELECT seq, UNHEX(REPEAT(LPAD(HEX(seq % 256), 2, '0'), seq % 300)),
+  REPEAT('ü', seq % 30) FROM seq_1_to_{n_blob};
+"""
+
+
+def create_schema(db, name: str, sizes: dict[str, int], ref: str) -> None:
+    """`name` (binlogged) and its reference copy `ref` (never binlogged) with the same rows."""
+    script = (f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; USE {name};"
+              + TABLES_SQL.format(db=name))
+    script += LOAD_SQL.format(db=name, n_cpk_1=sizes["n_cpk"] - 1, **sizes)
+    copy = [f"SET SESSION sql_log_bin = 0; DROP DATABASE IF EXISTS {ref}; CREATE DATABASE {ref};"]
+    for t in ("t_pk", "t_cpk", "t_uk", "t_nokey", "t_blob"):
+        copy.append(f"CREATE TABLE {ref}.{t} LIKE {name}.{t}; "
+                    f"INSERT INTO {ref}.{t} SELECT * FROM {name}.{t};")
+    db.sql(script + "\n" + "\n".join(copy))
+
+
+def workload(db, name: str, recorder: Recorder, stop: threading.Event, errors: list, *,
+             tables: set[str], seed: int, pause_s: float = 0.004) -> None:
+    try:
+        conn = db.connect()
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION binlog_row_image = MINIMAL")
+        rng, i = random.Random(seed), 0
+        while not stop.is_set():
+            recorder.commit(conn, name, workload_transaction(rng, i, tables))
+            i += 1
+            time.sleep(pause_s)
+        conn.close()
+    except Exception as exc:  # noqa: BLE001 - surfaced by the test
+        errors.append(exc)
+
+
+def gtid_positions(db) -> dict[int, tuple]:
+    """seq_no -> (binlog sort key, position) of every GTID event in the server's binlog files."""
+    found = {}
+    for (name, _size) in db.query("SHOW BINARY LOGS"):
+        for pos, frame in iter_frames(db.binlog_path(name).read_bytes()):
+            if frame[4] == GTID_EVENT:
+                found[int.from_bytes(frame[19:27], "little")] = (binlog_sort_key(name), pos)
+    return found
+
+
+def row_key(row: list[dict]) -> tuple:
+    return tuple(tuple(v.get(k) for k in COLUMN_KEYS) for v in row)
+
+
+class Reference:
+    """The reference copy, advanced to a binlog position by replaying the recorded workload."""
+
+    def __init__(self, db, ref: str, recorder: Recorder, positions: dict[int, tuple]):
+        self.db, self.ref, self.positions = db, ref, positions
+        self.pending = sorted(recorder.done)
+        self.conn = source.connect(_Opts(db))
+        setup = values.SESSION_SETUP
+        with self.conn.cursor() as cur:
+            for sql in ("SET SESSION sql_log_bin = 0", *([setup] if isinstance(setup, str) else setup)):
+                cur.execute(sql)
+        self.applied = 0
+
+    def advance_to(self, file: str, pos: int) -> int:
+        """Apply the recorded transactions committed before file:pos; how many so far."""
+        at = (binlog_sort_key(file), pos)
+        with self.conn.cursor() as cur:
+            while self.pending and self.positions[self.pending[0][0]] < at:
+                _seq, statements = self.pending.pop(0)
+                cur.execute("BEGIN")
+                for sql in statements:
+                    cur.execute(sql.format(db=self.ref))
+                cur.execute("COMMIT")
+                self.applied += 1
+        return self.applied
+
+    def rows(self, table: str) -> collections.Counter:
+        t = source.SourceTable(self.ref, table)
+        _create, columns = source.describe(self.conn, t)
+        return collections.Counter(row_key(values.row_image(columns, raw))
+                                   for raw in source.stream_rows(self.conn,
+                                                                 source.select_statement(t, columns)))
+
+    def close(self):
+        self.conn.close()
+
+
+class _Opts:
+    def __init__(self, db):
+        self.host, self.port, self.user, self.password = db.host, db.port, db.user, db.password
+
+
+def topic_records(bootstrap: str, topic: str, source_id: str):
+    """(every record of the source in order, [(record, decoded SnapshotRecord)] of the snapshot)."""
+    records = list(read_records(bootstrap, topic, source_id))
+    snaps = [(r, SnapshotRecord.decode(r.value)) for r in records if r.is_snapshot]
+    return records, snaps
+
+
+def snapshot_rows(snaps, snapshot_id: str, table: str) -> collections.Counter:
+    return collections.Counter(row_key(row) for _r, s in snaps
+                               if s.snapshot_id == snapshot_id and s.kind == "rows"
+                               and s.table == table for row in s.rows)
