@@ -25,7 +25,7 @@ from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, dec
 from libs.binlog.constants import STMT_END_F
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.boundary import query_text
-from libs.shipper.record import BINLOG_EVENT, SNAPSHOT
+from libs.shipper.record import BINLOG_EVENT, FORMAT, SNAPSHOT
 from libs.snapshot import changes as snapshot_changes
 from libs.snapshot.record import SnapshotRecord
 from libs.targets.decoding import DecodeHints
@@ -75,13 +75,12 @@ def _format_description(fde: bytes):
 
 def _decoded(frames: Iterable[InputFrame], ctx: DecodeContext, source: str) -> Iterator[AssembledInput]:
     for f in frames:
+        where = dict(kafka_partition=f.kafka_partition, kafka_offset=f.kafka_offset, format_record=f.kind == FORMAT)
         try:
             event = decode_event(f.raw, f.pos if f.pos is not None else 0, ctx, file=f.file, source=source)
-            yield AssembledInput(f.raw, f.file, f.pos, event=event,
-                                 kafka_partition=f.kafka_partition, kafka_offset=f.kafka_offset)
+            yield AssembledInput(f.raw, f.file, f.pos, event=event, **where)
         except BinlogError as err:
-            yield AssembledInput(f.raw, f.file, f.pos, error=err,
-                                 kafka_partition=f.kafka_partition, kafka_offset=f.kafka_offset)
+            yield AssembledInput(f.raw, f.file, f.pos, error=err, **where)
 
 
 def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFrame], store: SpillStore,

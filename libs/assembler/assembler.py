@@ -81,6 +81,9 @@ class Assembler:
         frame = Frame(item.file if item.file is not None else where.file,
                       item.pos if item.pos is not None else where.pos,
                       item.raw, item.kafka_partition, item.kafka_offset, event)
+        if item.format_record:
+            self._format_record(frame)
+            return
         artificial = event is not None and _not_binlog_bytes(event)
         if artificial and not _in_file(frame):
             return  # fake Rotate / heartbeat of a dump stream: IGNORE (WL#4162 D2.1), no file bytes
@@ -183,6 +186,16 @@ class Assembler:
         log.warning(reason)
         self._quarantine_open("boundary", reason)
         self.state = evolve(self.state, parser=INITIAL)
+
+    def _format_record(self, frame: Frame) -> None:
+        """The Format_description a dump started inside a file sends (log_pos 0): the context
+        of what follows; anything else in a format record is bad input, kept in quarantine."""
+        if frame.event is not None and frame.event.header.type_code == EventType.FORMAT_DESCRIPTION:
+            self._format_description(frame)
+            return
+        self._quarantine([frame], "bad_format_record",
+                         f"a format record that is not a Format_description (source {self.source}, "
+                         f"file {frame.file}, pos {frame.pos})", frame.raw[4] if len(frame.raw) > 4 else None)
 
     def _format_description(self, frame: Frame) -> None:
         body = frame.event.body

@@ -45,6 +45,9 @@ class AssembledInput:
     error: BinlogError | None = None
     kafka_partition: int | None = None
     kafka_offset: int | None = None
+    # A dump's Format_description shipped as a format record (libs/shipper/record.py): the
+    # stream's decoding context, not file content (no position to track, nothing to apply).
+    format_record: bool = False
 
     def __post_init__(self) -> None:
         if (self.event is None) == (self.error is None):

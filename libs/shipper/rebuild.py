@@ -1,7 +1,7 @@
 """Rebuild binlog files from a topic (DESIGN.md "Kafka record": a consumer must be able to
 rebuild the binlog file from the topic byte for byte).
 
-For one source: binlog records in partition order (snapshot records are skipped), grouped by binlog_file; inside a file every record
+For one source: binlog records in partition order (snapshot and format records are skipped), grouped by binlog_file; inside a file every record
 must start where the previous one ended (binlog_pos == previous binlog_pos + len(value)), so a
 gap or a duplicate is an error naming source, file and position. A file whose first record is at
 position 4 is written as magic + values = the original file up to the last shipped event.
@@ -47,7 +47,7 @@ def rebuild(records: Iterable[KafkaRecord]) -> dict[str, RebuiltFile]:
     files: dict[str, RebuiltFile] = {}
     current: RebuiltFile | None = None
     for rec in records:
-        if rec.is_snapshot:  # typed rows beside the frames, not binlog bytes
+        if rec.is_side:  # snapshot rows or a dump's Format_description: not file bytes
             continue
         if current is None or rec.binlog_file != current.name:
             if rec.binlog_file in files:

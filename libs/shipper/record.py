@@ -8,9 +8,12 @@ One record per binlog event:
 
 Snapshot records (cdc-ship --snapshot, schemas/snapshot_record.avsc) travel in the same stream:
 header record_kind = "snapshot", value = the Avro record, binlog_file/binlog_pos = the position the
-snapshot is consistent with (the next binlog event shipped starts there). A binlog event's record
-has no record_kind header, so the raw-frame contract is unchanged: skip the snapshot records and
-the topic still rebuilds every shipped binlog file byte for byte.
+snapshot is consistent with (the next binlog event shipped starts there). So does the
+Format_description a server sends when a dump starts in the middle of a file (record_kind =
+"format", value = that event, binlog_pos = where the dump starts): it is not file content (its
+log_pos is 0), but without it nothing after it can be decoded. A binlog event's record has no
+record_kind header, so the raw-frame contract is unchanged: skip the side records and the topic
+still rebuilds every shipped binlog file byte for byte.
 
 binlog_pos is the event's START offset in binlog_file, computed by the shipper from the byte
 stream (magic + sizes of the events before it), never from the header's log_pos (MariaDB 11.4+
@@ -32,7 +35,8 @@ HEADER_EVENT_TYPE = "event_type"    # type code byte of the event (decimal), for
 HEADER_RECORD_KIND = "record_kind"  # absent: a binlog event; "snapshot": a snapshot record
 HEADER_NAMES = (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SERVER_ID, HEADER_SOURCE,
                 HEADER_EVENT_TYPE, HEADER_RECORD_KIND)
-BINLOG_EVENT, SNAPSHOT = "binlog", "snapshot"
+BINLOG_EVENT, SNAPSHOT, FORMAT = "binlog", "snapshot", "format"
+SIDE_KINDS = (SNAPSHOT, FORMAT)  # records beside the binlog bytes: they take no room in a file
 
 
 @dataclass(frozen=True)
@@ -51,10 +55,15 @@ class KafkaRecord:
         return self.kind == SNAPSHOT
 
     @property
+    def is_side(self) -> bool:
+        """A snapshot or format record: beside the binlog bytes, not in them."""
+        return self.kind != BINLOG_EVENT
+
+    @property
     def end_pos(self) -> int:
         """Where the next event of the same file starts (the resume point). A snapshot record
-        takes no room in the binlog: the next event starts at its own position."""
-        return self.binlog_pos if self.is_snapshot else self.binlog_pos + len(self.value)
+        or format record takes no room in the binlog: the next event starts at its own position."""
+        return self.binlog_pos if self.is_side else self.binlog_pos + len(self.value)
 
     @property
     def server_id(self) -> int:
@@ -68,11 +77,11 @@ class KafkaRecord:
         return self.source.encode("utf-8")
 
     def headers(self) -> list[tuple[str, bytes]]:
-        if self.is_snapshot:
+        if self.is_side:
             return [(HEADER_BINLOG_FILE, self.binlog_file.encode("utf-8")),
                     (HEADER_BINLOG_POS, str(self.binlog_pos).encode()),
                     (HEADER_SOURCE, self.source.encode("utf-8")),
-                    (HEADER_RECORD_KIND, SNAPSHOT.encode())]
+                    (HEADER_RECORD_KIND, self.kind.encode())]
         return [(HEADER_BINLOG_FILE, self.binlog_file.encode("utf-8")),
                 (HEADER_BINLOG_POS, str(self.binlog_pos).encode()),
                 (HEADER_SERVER_ID, str(self.server_id).encode()),
@@ -88,7 +97,7 @@ class KafkaRecord:
         if missing:
             raise ValueError(f"record without header(s) {', '.join(missing)}")
         kind = h.get(HEADER_RECORD_KIND, BINLOG_EVENT.encode()).decode("utf-8")
-        if kind not in (BINLOG_EVENT, SNAPSHOT):
+        if kind not in (BINLOG_EVENT, *SIDE_KINDS):
             raise ValueError(f"record of unknown kind {kind!r}")
         if kind == BINLOG_EVENT and value is None or len(value) < COMMON_HEADER.size:
             raise ValueError(f"record value of {0 if value is None else len(value)} bytes is not "

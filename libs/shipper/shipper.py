@@ -20,9 +20,9 @@ from .errors import ShipError
 from .file_source import Inputs, iter_file_events
 from .kafka_sink import KafkaSink, last_record
 from .progress import Progress
-from .record import KafkaRecord
+from .record import FORMAT, KafkaRecord
 from .replica_source import ConnectError, ServerOptions
-from .stream import PUBLISH, StreamTracker
+from .stream import ARTIFICIAL_FDE, PUBLISH, StreamTracker
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,10 @@ def _stream_once(cfg, opts, sink, progress, stats, state, file, pos, gtid, shoul
                 sink.send(KafkaRecord(cfg.source, step.file, step.pos, frame))
                 progress.event(step.file, step.pos, frame)
                 stats.events += 1
+            elif step.kind == ARTIFICIAL_FDE:
+                # A dump that starts inside a file gets its Format_description with log_pos 0:
+                # not file content, but the job cannot decode what follows without it.
+                sink.send(KafkaRecord(cfg.source, step.file, step.pos, frame, FORMAT))
             else:
                 sink.poll()
             progress.report()

@@ -53,7 +53,7 @@ def last_state(record: KafkaRecord | None) -> LastRecord | None:
     if record is None:
         return None
     position = Position(record.binlog_file, record.end_pos)
-    if not record.is_snapshot:
+    if not record.is_snapshot:  # a binlog event or a dump's Format_description
         return LastRecord(position)
     snap = SnapshotRecord.decode(record.value, head_only=True)  # its rows are not needed
     return LastRecord(position, snap.kind, tuple(snap.tables or ()))

@@ -85,6 +85,13 @@ from pipelines.quarantine import QuarantineWriter, now_utc
 TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _write_targets)
 
 
+def _since_last_truncate(changes: list) -> list:
+    """A table's changes from its last truncate on (a snapshot starts the table anew: what came
+    before is in neither the old rows nor the new ones)."""
+    last = max((i for i, c in enumerate(changes) if c["op"] == TRUNCATE), default=0)
+    return changes[last:]
+
+
 class ApplyStopped(JobStopped):
     """The batch cannot be applied (strict mode); nothing of it was written. Carries the
     ReplayError (table, key, lineage with GTID/file/position)."""
@@ -186,7 +193,7 @@ class DeltaApplier:
                 if not selects(database, table):  # JobConfig.tables: not replicated
                     tally["not_selected"] = len(group)
                     continue
-                current = [c for c in group if not self.snapshots.is_superseded(c)]
+                current = _since_last_truncate([c for c in group if not self.snapshots.is_superseded(c)])
                 if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
                     tally["superseded_by_snapshot"] = len(group) - len(current)
                     group = current
@@ -250,9 +257,9 @@ class DeltaApplier:
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
             D.check_target_schema(spark, path, target)  # once per table and process
             self._schema_checked.add(path)
-        truncated = max((i for i, c in enumerate(changes) if c["op"] == TRUNCATE), default=None)
-        if truncated is not None:  # the table starts anew: nothing before it counts, nothing to read
-            changes, read = changes[truncated:], None
+        truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (_since_last_truncate): nothing to read
+        if truncated:
+            read = None
             self._mirrors.pop(path, None)
         else:
             read = self._reader(spark, path, target)
@@ -264,7 +271,7 @@ class DeltaApplier:
         deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
                    for d in result.deletes]
         only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
-        return TablePlan(target, path, upserts, deletes, replace=truncated is not None, append=only_new), result
+        return TablePlan(target, path, upserts, deletes, replace=truncated, append=only_new), result
 
     def _reader(self, spark: SparkSession, path: str, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

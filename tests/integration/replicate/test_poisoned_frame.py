@@ -104,7 +104,7 @@ def test_the_command_line_reports_a_stop_as_one_line_without_a_trace(kafka_broke
     frames, poisoned_at = poisoned_stream
     produce(kafka_broker.bootstrap, topic, frames)
     conf = tmp_path / "job.yaml"
-    conf.write_text("bad_input_policy: fail\nmax_offsets_per_trigger: 7\n")
+    conf.write_text("bad_input_policy: fail\nmax_offsets_per_trigger: 7\ntables: {from_source: false}\n")
     run = subprocess.run(
         [sys.executable, "-m", "pipelines.replicate", "--conf", str(conf), "--bootstrap", kafka_broker.bootstrap,
          "--topic", topic, "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt"),
