@@ -191,11 +191,9 @@ class Assembler:
         """The Format_description a dump started inside a file sends (log_pos 0): the context
         of what follows; anything else in a format record is bad input, kept in quarantine."""
         if frame.event is not None and frame.event.header.type_code == EventType.FORMAT_DESCRIPTION:
-            self._format_description(frame)
-            return
-        self._quarantine([frame], "bad_format_record",
-                         f"a format record that is not a Format_description (source {self.source}, "
-                         f"file {frame.file}, pos {frame.pos})", frame.raw[4] if len(frame.raw) > 4 else None)
+            return self._format_description(frame)
+        self._quarantine([frame], "bad_format_record", f"a format record that is not a Format_description "
+                         f"(source {self.source}, file {frame.file}, pos {frame.pos})")
 
     def _format_description(self, frame: Frame) -> None:
         body = frame.event.body

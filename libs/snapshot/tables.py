@@ -89,3 +89,10 @@ def with_source_targets(declared, snapshots: SnapshotTables, selects, *, from_so
     names = {(t.database, t.table) for t in declared.targets}
     ddl = [d for d in snapshots.derived_ddl(names) if selects(d.database, d.table)]
     return TargetCatalog(declared.targets + build_catalog(None, "<source schema>", ddl).targets)
+
+
+def since_last_truncate(changes: list) -> list:
+    """A table's changes (commit order) from its last truncate on: a snapshot starts the table
+    anew, so what came before is in neither the old rows nor the new ones."""
+    last = max((i for i, c in enumerate(changes) if c["op"] == "truncate"), default=0)
+    return changes[last:]

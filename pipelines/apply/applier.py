@@ -63,7 +63,7 @@ from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStoppe
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
-from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
+from libs.snapshot.tables import since_last_truncate
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
 from libs.target_mirror import MirrorOverflow, TargetMirror
@@ -83,13 +83,6 @@ from pipelines.marked_appends import MarkedAppends
 from pipelines.quarantine import QuarantineWriter, now_utc
 
 TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _write_targets)
-
-
-def _since_last_truncate(changes: list) -> list:
-    """A table's changes from its last truncate on (a snapshot starts the table anew: what came
-    before is in neither the old rows nor the new ones)."""
-    last = max((i for i, c in enumerate(changes) if c["op"] == TRUNCATE), default=0)
-    return changes[last:]
 
 
 class ApplyStopped(JobStopped):
@@ -125,8 +118,7 @@ class DeltaApplier:
         self.undeclared = config.undeclared_tables
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
-        self.source_schemas = SourceSchemas(config.delta_root, app_id)
-        self.snapshots: SnapshotTables | None = None  # read from _cdc_source_schemas by the first batch
+        self.source_schemas = SourceSchemas(config.delta_root, app_id)  # snapshot tables: schemas, positions
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
         self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
@@ -148,15 +140,8 @@ class DeltaApplier:
         """Keep the batch's snapshot `table` records (their truncate change records) before its
         rows are decoded: their source schemas may add targets, whose declarations tell the rows
         stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
-        first = self.snapshots is None
-        if first:
-            self.snapshots = self.source_schemas.load(spark)
-        tables = [SnapshotTable.of_change(c) for c in truncates]
-        self.source_schemas.append(spark, tables, batch_id)
-        self.snapshots.add(tables)
-        if first or tables:
-            self.catalog = with_source_targets(self.declared, self.snapshots, self.config.tables.selects,
-                                               from_source=self.config.tables.from_source)
+        if self.source_schemas.keep(spark, truncates, batch_id):
+            self.catalog = self.source_schemas.catalog(self.declared, self.config.tables)
             self.decode_hints = DecodeHints(self.catalog.targets)
         return self.decode_hints
 
@@ -193,7 +178,7 @@ class DeltaApplier:
                 if not selects(database, table):  # JobConfig.tables: not replicated
                     tally["not_selected"] = len(group)
                     continue
-                current = _since_last_truncate([c for c in group if not self.snapshots.is_superseded(c)])
+                current = since_last_truncate([c for c in group if not self.source_schemas.tables.is_superseded(c)])
                 if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
                     tally["superseded_by_snapshot"] = len(group) - len(current)
                     group = current
@@ -257,7 +242,7 @@ class DeltaApplier:
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
             D.check_target_schema(spark, path, target)  # once per table and process
             self._schema_checked.add(path)
-        truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (_since_last_truncate): nothing to read
+        truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
         if truncated:
             read = None
             self._mirrors.pop(path, None)

@@ -7,11 +7,13 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from libs.snapshot.protocol import Position
-from libs.snapshot.tables import SnapshotTable, SnapshotTables
+from libs.config import TablesSettings
+from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
 from libs.system_tables import SOURCE_SCHEMAS, table_app_id
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_txn import is_delta_table
 from pipelines.marked_appends import MarkedAppends
+from libs.targets import TargetCatalog
 from pipelines.schemas import SOURCE_SCHEMA_RECORD, spark_schema
 
 
@@ -20,6 +22,23 @@ class SourceSchemas:
         self.path = f"{delta_root.rstrip('/')}/{SOURCE_SCHEMAS}"
         self.app_id = table_app_id(app_id, SOURCE_SCHEMAS)
         self.appends = MarkedAppends()
+        self.tables = SnapshotTables()  # every table record kept so far (read by the first `keep`)
+        self._loaded = False
+
+    def keep(self, spark: SparkSession, truncates, batch_id: int) -> bool:
+        """Keep the batch's table records (their truncate change records); True when the set of
+        snapshot tables may have changed (first call of the process, or new records)."""
+        first = not self._loaded
+        if first:
+            self.tables, self._loaded = self.load(spark), True
+        tables = [SnapshotTable.of_change(c) for c in truncates]
+        self.append(spark, tables, batch_id)
+        self.tables.add(tables)
+        return first or bool(tables)
+
+    def catalog(self, declared: TargetCatalog, settings: TablesSettings) -> TargetCatalog:
+        """The declared targets plus those derived from the kept source schemas."""
+        return with_source_targets(declared, self.tables, settings.selects, from_source=settings.from_source)
 
     def load(self, spark: SparkSession) -> SnapshotTables:
         """Every table record kept so far (none when the table does not exist yet)."""

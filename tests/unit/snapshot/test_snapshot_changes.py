@@ -77,3 +77,14 @@ def test_source_schema_targets_and_a_declaration_wins():
     assert with_source_targets(declared, tables, lambda d, t: True).get("d", "t").column_names == ("id", "note")
     assert with_source_targets(TargetCatalog(()), tables, lambda d, t: False).get("d", "t") is None
     assert with_source_targets(TargetCatalog(()), tables, lambda d, t: True, from_source=False).get("d", "t") is None
+
+
+@pytest.mark.parametrize("ops, kept", [
+    (["update", "insert"], ["update", "insert"]),
+    (["update", "truncate", "snapshot"], ["truncate", "snapshot"]),
+    (["truncate", "snapshot", "truncate", "snapshot", "delete"], ["truncate", "snapshot", "delete"]),
+    ([], []),
+])
+def test_since_last_truncate(ops, kept):
+    from libs.snapshot.tables import since_last_truncate
+    assert [c["op"] for c in since_last_truncate([{"op": op} for op in ops])] == kept

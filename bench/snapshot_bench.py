@@ -1,0 +1,113 @@
+"""Snapshot throughput, end to end (issue #16 acceptance): a private MariaDB loaded with
+--rows rows over five tables (PK, composite PK, unique-only, keyless, BLOB/TEXT: the onboarding
+test's schema, tests/integration/snapshot/helpers.py), then, in the same run:
+
+  mariadb-dump --single-transaction of the database to /dev/null        (the yardstick)
+  cdc-ship --snapshot: server -> topic (the project's Kafka broker)     (the shipper's part)
+  cdc-replicate --available-now: topic -> Delta, targets from the source (the job's part)
+
+and prints rows/s of each and the shipper/mariadb-dump ratio (target >= 0.5). Every figure is
+one run on this machine; compare two builds with farm-bench.
+
+    .venv/bin/python bench/snapshot_bench.py [--rows 1000000] [--chunk-rows 5000]
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from libs.config import JobConfig  # noqa: E402
+from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop  # noqa: E402
+from libs.paths import KAFKA_JARS_DIR  # noqa: E402
+from tests.integration.mariadb_server import MariaDBServer  # noqa: E402
+from tests.integration.snapshot.helpers import create_schema  # noqa: E402
+
+DB = "bench_snap"
+
+
+def _sizes(rows: int) -> dict[str, int]:
+    """The onboarding test's table mix, scaled: 40% t_pk, 25% t_cpk, 15% t_uk, 10% t_nokey, 10% t_blob."""
+    return dict(n_pk=rows * 40 // 100, n_cpk=rows * 25 // 100, n_uk=rows * 15 // 100,
+                n_nokey=rows * 10 // 100, n_blob=rows - rows * 90 // 100)
+
+
+def _timed(label: str, fn) -> float:
+    t0 = time.monotonic()
+    fn()
+    seconds = time.monotonic() - t0
+    print(f"{label}: {seconds:.1f} s", flush=True)
+    return seconds
+
+
+def _dump(server: MariaDBServer) -> None:
+    binary = shutil.which("mariadb-dump") or shutil.which("mysqldump")
+    subprocess.run([binary, f"--host={server.host}", f"--port={server.port}", f"--user={server.user}",
+                    f"--password={server.password}", "--single-transaction", DB],
+                   stdout=subprocess.DEVNULL, check=True)
+
+
+def _ship(server: MariaDBServer, broker: BrokerConfig, chunk_rows: int, password_file: Path) -> None:
+    from pipelines.ship import main
+    rc = main(["--server", f"{server.host}:{server.port}", "--user", server.user, "--password-file",
+               str(password_file), "--bootstrap", broker.bootstrap, "--topic", "bench", "--source", "bench",
+               "--snapshot", "--include", rf"{DB}\..*", "--non-block", "--snapshot-chunk-rows", str(chunk_rows),
+               "--progress", "30"])
+    if rc != 0:
+        raise SystemExit(f"cdc-ship exited {rc}")
+
+
+def _replicate(broker: BrokerConfig, work: Path) -> None:
+    from pipelines.replicate import build_query, make_applier
+    from pipelines.spark_session import SessionOptions, build_session
+    spark = build_session(SessionOptions(app_name="snapshot-bench", driver_memory="3g"))
+    cfg = JobConfig(bootstrap=broker.bootstrap, topic="bench", delta_root=str(work / "delta"),
+                    checkpoint=str(work / "ckpt"), available_now=True, tables={"include": [rf"{DB}\..*"]})
+    query = build_query(spark, cfg, make_applier(cfg))
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise SystemExit(f"cdc-replicate failed: {query.exception()}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--chunk-rows", type=int, default=5000)
+    ap.add_argument("--skip-delta", action="store_true", help="stop after the topic (no Spark job)")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="snapshot-bench-"))
+    server = MariaDBServer.start(work / "mariadb")
+    broker = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=work / "kafka", port=free_port_pair())
+    try:
+        start(broker)
+        sizes = _sizes(args.rows)
+        _timed(f"load {sum(sizes.values()):,} rows", lambda: create_schema(server, DB, sizes, ref=f"{DB}_ref"))
+        password_file = work / "password"
+        password_file.write_text(server.password + "\n")
+        password_file.chmod(0o600)
+        rows = sum(sizes.values())
+        dump_s = _timed("mariadb-dump --single-transaction > /dev/null", lambda: _dump(server))
+        ship_s = _timed("cdc-ship --snapshot (server -> topic)", lambda: _ship(server, broker, args.chunk_rows,
+                                                                               password_file))
+        print(f"rows: {rows:,}")
+        print(f"mariadb-dump: {rows / dump_s:,.0f} rows/s")
+        print(f"cdc-ship --snapshot: {rows / ship_s:,.0f} rows/s")
+        print(f"ratio shipper / mariadb-dump: {dump_s / ship_s:.2f} (target >= 0.5)")
+        if not args.skip_delta:
+            delta_s = _timed("cdc-replicate (topic -> Delta)", lambda: _replicate(broker, work))
+            print(f"end to end (server -> topic -> Delta): {rows / (ship_s + delta_s):,.0f} rows/s")
+    finally:
+        stop(broker)
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
