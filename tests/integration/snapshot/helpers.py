@@ -118,6 +118,19 @@ def workload(db, name: str, recorder: Recorder, stop: threading.Event, errors: l
         errors.append(exc)
 
 
+def start_workload(db, name: str, tables, seed: int):
+    """The workload in a thread, returned once it has committed 20 transactions (or failed):
+    (recorder, stop event, errors, thread)."""
+    recorder, stop, errors = Recorder(), threading.Event(), []
+    thread = threading.Thread(target=workload, args=(db, name, recorder, stop, errors),
+                              kwargs=dict(tables=set(tables), seed=seed), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while len(recorder.done) < 20 and time.monotonic() < deadline and not errors:
+        time.sleep(0.02)
+    return recorder, stop, errors, thread
+
+
 def gtid_positions(db) -> dict[int, tuple]:
     """seq_no -> (binlog sort key, position) of every GTID event in the server's binlog files."""
     found = {}

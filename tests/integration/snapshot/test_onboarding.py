@@ -6,7 +6,6 @@ A second round kills the shipper (SIGKILL) in the middle of its snapshot, restar
 requires the same equality with nothing duplicated."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -18,7 +17,7 @@ from pipelines.ship import main as ship_main
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
 
 from ..shipper.helpers import password_file, start_shipper
-from .helpers import Recorder, create_schema, topic_records, workload
+from .helpers import create_schema, start_workload, topic_records
 
 pytestmark = pytest.mark.integration
 
@@ -30,17 +29,6 @@ def _ship_args(db, kafka_broker, topic, source, name):
     return ["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
             "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", source, "--snapshot",
             "--include", rf"{name}\..*", "--non-block", "--snapshot-chunk-rows", "1000", "--progress", "1"]
-
-
-def _start_workload(db, name):
-    recorder, stop, errors = Recorder(), threading.Event(), []
-    thread = threading.Thread(target=workload, args=(db, name, recorder, stop, errors),
-                              kwargs=dict(tables=set(TABLES), seed=7), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while len(recorder.done) < 20 and time.monotonic() < deadline and not errors:
-        time.sleep(0.02)
-    return recorder, stop, errors, thread
 
 
 def _replicate_and_compare(db, spark, kafka_broker, topic, tmp_path, name):
@@ -63,7 +51,7 @@ def test_snapshot_of_a_living_database_replicates_to_the_servers_tables(mariadb,
                                                                         tmp_path):
     name = "onb_live"
     create_schema(mariadb, name, SIZES, ref=f"{name}_ref")
-    recorder, stop, errors, thread = _start_workload(mariadb, name)
+    recorder, stop, errors, thread = start_workload(mariadb, name, TABLES, seed=7)
     try:
         before = len(recorder.done)
         assert ship_main(_ship_args(mariadb, kafka_broker, topic, "onb1", name)) == 0
@@ -82,7 +70,7 @@ def test_a_shipper_killed_mid_snapshot_resumes_and_nothing_is_duplicated(mariadb
                                                                          tmp_path):
     name = "onb_kill"
     create_schema(mariadb, name, SIZES, ref=f"{name}_ref")
-    recorder, stop, errors, thread = _start_workload(mariadb, name)
+    recorder, stop, errors, thread = start_workload(mariadb, name, TABLES, seed=7)
     try:
         args = _ship_args(mariadb, kafka_broker, topic, "onb2", name)
         args[args.index("--snapshot-chunk-rows") + 1] = "200"

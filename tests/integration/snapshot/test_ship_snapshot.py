@@ -6,7 +6,6 @@ a second run of the remaining tables while the binlog continues at the first run
 from __future__ import annotations
 
 import re
-import threading
 import time
 
 import pytest
@@ -18,8 +17,8 @@ from libs.snapshot.record import SnapshotRecord
 from pipelines.ship import main
 
 from ..shipper.helpers import password_file, shipper_output, start_shipper
-from .helpers import (Recorder, Reference, create_schema, gtid_positions, snapshot_rows,
-                      topic_records, workload)
+from .helpers import (Reference, create_schema, gtid_positions, snapshot_rows, start_workload,
+                      topic_records)
 
 pytestmark = pytest.mark.integration
 
@@ -32,17 +31,6 @@ def ship(db, kafka_broker, topic, source, *extra) -> int:
     return main(["--server", f"{db.host}:{db.port}", "--user", db.user,
                  "--password-file", password_file(db), "--bootstrap", kafka_broker.bootstrap,
                  "--topic", topic, "--source", source, "--progress", "1", *extra])
-
-
-def start_workload(db, name, tables, seed):
-    recorder, stop, errors = Recorder(), threading.Event(), []
-    thread = threading.Thread(target=workload, args=(db, name, recorder, stop, errors),
-                              kwargs=dict(tables=set(tables), seed=seed), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while len(recorder.done) < 20 and time.monotonic() < deadline and not errors:
-        time.sleep(0.02)
-    return recorder, stop, errors, thread
 
 
 def assert_binlog_continues_at(db, records, file, pos):
