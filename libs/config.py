@@ -5,7 +5,6 @@ nothing here reads the environment.
 from __future__ import annotations
 
 import math
-import re
 import typing
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from libs.assembler.model import AssemblerConfig, UnknownEventPolicy
 from libs.config_errors import ConfigError, one_line  # noqa: F401  (one_line: entry points)
 from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
+from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
 
 POLICIES = ("fail", "quarantine")
@@ -105,20 +105,17 @@ class TablesSettings:
                 value = (value,)
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{name}: must be a list of regexes, got {value!r}")
-            for regex in value:
-                try:
-                    re.compile(regex)
-                except re.error as e:
-                    raise ConfigError(f"{name}: {regex!r} is not a regex: {e}") from None
             object.__setattr__(self, name, tuple(value))
         _check_fields(self, skip=("include", "exclude"))
+        try:  # the shipper's --include / --exclude rule, compiled once
+            object.__setattr__(self, "_filter", TableFilter.compile(self.include, self.exclude,
+                                                                    names=("include:", "exclude:")))
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
 
     def selects(self, database: str, table: str) -> bool:
         """Does the job replicate source table database.table?"""
-        name = f"{database}.{table}"
-        if self.include and not any(re.fullmatch(r, name) for r in self.include):
-            return False
-        return not any(re.fullmatch(r, name) for r in self.exclude)
+        return self._filter(f"{database}.{table}")
 
 
 @dataclass(frozen=True)

@@ -259,9 +259,8 @@ class _Replayer:
         """A row read by a consistent snapshot: inserted; a row with the same key is replaced
         (it can only come from the same batch: libs/snapshot/changes.py)."""
         row = self._row(self._after_values(change, lineage, None), lineage)
-        for _, other in self.state.conflicts(row):
-            if other.alive:
-                self.state.delete(other, lineage)
+        for _, other in self.state.conflicts(row):  # indexed rows only: alive ones
+            self.state.delete(other, lineage)
         row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
         self.state.add(row_id, row, lineage=lineage)
         self._entry(change, lineage, "applied", row_id, self._key_text(row))

@@ -1,4 +1,5 @@
-"""--include / --exclude of cdc-ship --snapshot: which tables a run reads (pure, no I/O)."""
+"""Which tables by 'db.table' regexes (pure, no I/O): --include / --exclude of cdc-ship --snapshot
+(which tables a run reads) and the job's tables.include / tables.exclude (libs/config.py)."""
 from __future__ import annotations
 
 import re
@@ -15,15 +16,17 @@ class TableFilter:
     exclude: tuple[re.Pattern, ...] = ()
 
     @classmethod
-    def compile(cls, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> "TableFilter":
-        """Raises ValueError naming the flag and the pattern when a regex is bad."""
+    def compile(cls, include: Iterable[str] = (), exclude: Iterable[str] = (), *,
+                names: tuple[str, str] = ("--include", "--exclude")) -> "TableFilter":
+        """Raises ValueError naming the setting (`names`: the flags, or the job's
+        tables.include / tables.exclude) and the pattern when a regex is bad."""
         def one(flag: str, text: str) -> re.Pattern:
             try:
                 return re.compile(text)
             except re.error as exc:
                 raise ValueError(f"{flag} {text!r} is not a regular expression: {exc}") from None
-        return cls(tuple(one("--include", p) for p in include),
-                   tuple(one("--exclude", p) for p in exclude))
+        return cls(tuple(one(names[0], p) for p in include),
+                   tuple(one(names[1], p) for p in exclude))
 
     def __call__(self, qualified: str) -> bool:
         if self.include and not any(p.fullmatch(qualified) for p in self.include):

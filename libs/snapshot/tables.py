@@ -10,8 +10,10 @@ Two uses:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
+from libs.targets.config import TargetCatalog, build_catalog
 from libs.targets.ddl import TableDDL, parse_ddl
 
 from .protocol import Position, superseded
@@ -42,12 +44,16 @@ class SnapshotTables:
         self._latest: dict[tuple[str, str, str], SnapshotTable] = {}
         self.add(tables)
 
-    def add(self, tables: Iterable[SnapshotTable]) -> None:
+    def add(self, tables: Iterable[SnapshotTable]) -> bool:
+        """True when a table's latest snapshot changed (a record kept already changes nothing)."""
+        changed = False
         for t in tables:
             key = (t.source, t.database, t.table)
             old = self._latest.get(key)
-            if old is None or t.position.key() >= old.position.key():
+            if old != t and (old is None or t.position.key() >= old.position.key()):
                 self._latest[key] = t
+                changed = True
+        return changed
 
     def __len__(self) -> int:
         return len(self._latest)
@@ -73,17 +79,24 @@ class SnapshotTables:
             name = (t.database, t.table)
             if name in skip or name in out:
                 continue
-            quoted = t.database.replace("`", "``")
-            (ddl,) = parse_ddl(f"USE `{quoted}`;\n{t.create_table}", f"SHOW CREATE TABLE of {t.database}.{t.table} "
-                                                                    f"(source {t.source}, snapshot at {t.position})")
-            out[name] = ddl
+            out[name] = _source_ddl(t)
         return list(out.values())
 
 
-def with_source_targets(declared, snapshots: SnapshotTables, selects, *, from_source: bool = True):
+@lru_cache(maxsize=4096)
+def _source_ddl(table: SnapshotTable) -> TableDDL:
+    """The table's SHOW CREATE TABLE parsed, once per record: the catalog is rebuilt from every
+    kept table whenever a new one arrives."""
+    quoted = table.database.replace("`", "``")
+    (ddl,) = parse_ddl(f"USE `{quoted}`;\n{table.create_table}", f"SHOW CREATE TABLE of {table.database}."
+                       f"{table.table} (source {table.source}, snapshot at {table.position})")
+    return ddl
+
+
+def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, selects, *,
+                        from_source: bool = True) -> TargetCatalog:
     """The declared targets plus one per snapshot table that is selected (JobConfig.tables) and
     not declared, from its source schema (README "Onboarding": a declaration always wins)."""
-    from libs.targets.config import TargetCatalog, build_catalog  # the catalog imports nothing of ours
     if not from_source or not len(snapshots):
         return declared
     names = {(t.database, t.table) for t in declared.targets}

@@ -27,14 +27,14 @@ class SourceSchemas:
 
     def keep(self, spark: SparkSession, truncates, batch_id: int) -> bool:
         """Keep the batch's table records (their truncate change records); True when the set of
-        snapshot tables may have changed (first call of the process, or new records)."""
+        snapshot tables may have changed (first call of the process, or records not kept yet:
+        the apply stage asks again with the records ReplicateBatch already gave)."""
         first = not self._loaded
         if first:
             self.tables, self._loaded = self.load(spark), True
         tables = [SnapshotTable.of_change(c) for c in truncates]
         self.append(spark, tables, batch_id)
-        self.tables.add(tables)
-        return first or bool(tables)
+        return self.tables.add(tables) or first
 
     def catalog(self, declared: TargetCatalog, settings: TablesSettings) -> TargetCatalog:
         """The declared targets plus those derived from the kept source schemas."""

@@ -62,6 +62,9 @@ def _change(op, pos, table="t"):
 def test_latest_snapshot_supersedes_changes_at_or_before_it():
     tables = SnapshotTables([_table(500, "old"), _table(900, "new"), _table(700, "mid")])
     assert tables.get("src", "d", "t").snapshot_id == "new"
+    assert tables.add([_table(900, "new"), _table(700, "mid")]) is False  # kept already / older
+    assert tables.add([_table(950, "newer")]) is True and tables.add([_table(900, "new")]) is False
+    tables = SnapshotTables([_table(500, "old"), _table(900, "new")])
     assert [tables.is_superseded(_change("update", p)) for p in (899, 900, 901)] == [True, True, False]
     assert not tables.is_superseded(_change("snapshot", 100))  # its own rows never
     assert not tables.is_superseded(_change("update", 100, table="other"))
