@@ -28,16 +28,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Mapping
 
+from libs.sql_names import quote_identifier  # noqa: F401 (this module's API too)
+
 
 LINEAGE_FIELDS = ("source", "trx_id", "gtid", "server_id", "commit_ts", "binlog_file", "binlog_pos",
                   "change_seq", "operation", "statement")
-
-
-def quote_identifier(name: str) -> str:
-    """`name` as one Spark SQL identifier: backticks around, inner backticks doubled."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"an identifier must be a non-empty string, got {name!r}")
-    return "`" + name.replace("`", "``") + "`"
 
 
 def table_ref(*parts: str) -> str:

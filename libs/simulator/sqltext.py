@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from libs.sql_names import quote_identifier
+
 _ESCAPES = {0: "\\0", 10: "\\n", 13: "\\r", 26: "\\Z", 39: "\\'", 92: "\\\\"}
 
 
@@ -33,8 +35,7 @@ def literal(column, value) -> str:
     return quote_bytes(str(value).encode("utf-8"))
 
 
-def ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+ident = quote_identifier  # the simulator's statements quote names as every SQL text here does
 
 
 def where_clause(table, where: dict[int, object]) -> str:

@@ -57,6 +57,7 @@ from libs.shipper.replica_source import ServerOptions
 from libs.snapshot import values
 from libs.snapshot.chunks import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, TableProgress, cut_chunks
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
+from libs.sql_names import quote_identifier
 from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -108,10 +109,6 @@ def _query(conn, sql: str, args=None) -> list[tuple]:
         else:
             cur.execute(sql, args)
         return list(cur.fetchall())
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def connect(opts: ServerOptions) -> pymysql.Connection:
@@ -198,7 +195,7 @@ def _open_mysql(conn, info: str) -> SnapshotPoint:
 
 def describe(conn, table: SourceTable) -> tuple[str, list]:
     """(SHOW CREATE TABLE text, values.SourceColumn list in ordinal order)."""
-    create = _text(_query(conn, f"SHOW CREATE TABLE {quote(table.database)}.{quote(table.name)}"
+    create = _text(_query(conn, f"SHOW CREATE TABLE {quote_identifier(table.database)}.{quote_identifier(table.name)}"
                           )[0][1])
     columns = [values.source_column(row)
                for row in _query(conn, values.COLUMNS_QUERY, (table.database, table.name))]
@@ -207,7 +204,7 @@ def describe(conn, table: SourceTable) -> tuple[str, list]:
 
 def select_statement(table: SourceTable, columns: list) -> str:
     exprs = ", ".join(values.select_expression(c) for c in columns)
-    return f"SELECT {exprs} FROM {quote(table.database)}.{quote(table.name)}"
+    return f"SELECT {exprs} FROM {quote_identifier(table.database)}.{quote_identifier(table.name)}"
 
 
 def stream_rows(conn, statement: str) -> Iterator[tuple]:

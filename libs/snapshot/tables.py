@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
+from libs.sql_names import quote_identifier
 from libs.targets.config import TargetCatalog, build_catalog
 from libs.targets.ddl import TableDDL, parse_ddl
 
@@ -87,8 +88,7 @@ class SnapshotTables:
 def _source_ddl(table: SnapshotTable) -> TableDDL:
     """The table's SHOW CREATE TABLE parsed, once per record: the catalog is rebuilt from every
     kept table whenever a new one arrives."""
-    quoted = table.database.replace("`", "``")
-    (ddl,) = parse_ddl(f"USE `{quoted}`;\n{table.create_table}", f"SHOW CREATE TABLE of {table.database}."
+    (ddl,) = parse_ddl(f"USE {quote_identifier(table.database)};\n{table.create_table}", f"SHOW CREATE TABLE of {table.database}."
                        f"{table.table} (source {table.source}, snapshot at {table.position})")
     return ddl
 

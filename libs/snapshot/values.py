@@ -77,6 +77,7 @@ from typing import Callable, NamedTuple, Sequence
 from libs.assembler.values import column_value as _column_value
 from libs.binlog import charsets
 from libs.binlog.constants import ColumnType as T
+from libs.sql_names import quote_identifier
 
 
 @dataclass(frozen=True)
@@ -226,13 +227,9 @@ def _rule(column: SourceColumn) -> _Rule:
     return rule
 
 
-def quote_name(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def select_expression(column: SourceColumn) -> str:
     """The SELECT-list expression for the column (see the table above)."""
-    return _rule(column).select.format(quote_name(column.name))
+    return _rule(column).select.format(quote_identifier(column.name))
 
 
 def column_value(column: SourceColumn, raw: bytes | None) -> dict:
