@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import libs.snapshot.driver  # noqa: E402,F401 - first: before pyarrow (see the module)
 from libs.config import JobConfig  # noqa: E402
 from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop  # noqa: E402
 from libs.paths import KAFKA_JARS_DIR  # noqa: E402
@@ -73,6 +74,18 @@ def _replicate(broker: BrokerConfig, work: Path) -> None:
     query.awaitTermination()
     if query.exception() is not None:
         raise SystemExit(f"cdc-replicate failed: {query.exception()}")
+    return spark
+
+
+def _check_counts(spark, work: Path, sizes: dict[str, int]) -> None:
+    """Every Delta table holds the rows the server has: a figure of a job that lost rows would
+    mean nothing."""
+    for table, key in (("t_pk", "n_pk"), ("t_cpk", "n_cpk"), ("t_uk", "n_uk"), ("t_nokey", "n_nokey"),
+                       ("t_blob", "n_blob")):
+        got = spark.read.format("delta").load(str(work / "delta" / f"{DB}__{table}")).count()
+        print(f"Delta {DB}.{table}: {got:,} rows (server {sizes[key]:,})")
+        if got != sizes[key]:
+            raise SystemExit(f"Delta {DB}.{table} holds {got:,} rows, the server {sizes[key]:,}")
 
 
 def main() -> int:
@@ -100,8 +113,11 @@ def main() -> int:
         print(f"cdc-ship --snapshot: {rows / ship_s:,.0f} rows/s")
         print(f"ratio shipper / mariadb-dump: {dump_s / ship_s:.2f} (target >= 0.5)")
         if not args.skip_delta:
-            delta_s = _timed("cdc-replicate (topic -> Delta)", lambda: _replicate(broker, work))
+            spark = []
+            delta_s = _timed("cdc-replicate (topic -> Delta)", lambda: spark.append(_replicate(broker, work)))
+            print(f"cdc-replicate: {rows / delta_s:,.0f} rows/s (Spark session start included)")
             print(f"end to end (server -> topic -> Delta): {rows / (ship_s + delta_s):,.0f} rows/s")
+            _check_counts(spark[0], work, sizes)
     finally:
         stop(broker)
         server.stop()

@@ -43,21 +43,23 @@ class ConnectError(ShipError):
     """The server could not be reached (worth retrying, unlike a refused replication start)."""
 
 
-def connect(opts: ServerOptions, *, read_timeout: float | None = None,
-            extra: dict | None = None) -> pymysql.Connection:
-    """A client connection; `extra` adds or overrides pymysql.connect arguments (the snapshot
-    reader's raw-bytes conversions, libs/snapshot/values.connect_kwargs)."""
-    kwargs = dict(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
-                  autocommit=True, connect_timeout=10, read_timeout=read_timeout,
-                  charset="utf8mb4")
+def connect(opts: ServerOptions, *, read_timeout: float | None = None) -> pymysql.Connection:
+    """A client connection."""
     try:
-        return pymysql.connect(**{**kwargs, **(extra or {})})
+        return pymysql.connect(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
+                               autocommit=True, connect_timeout=10, read_timeout=read_timeout,
+                               charset="utf8mb4")
     except MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-        # CR_* client errors (>= 2000: unreachable, lost) are worth retrying; a server's
-        # refusal (1045 access denied, 1130 host not allowed, ...) will not change by itself
-        cls = ConnectError if code == 0 or code >= 2000 else ShipError
-        raise cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {exc}") from None
+        raise connect_error(opts, code, exc) from None
+
+
+def connect_error(opts: ServerOptions, code: int, exc: Exception) -> ShipError:
+    """The error of a failed connection, by the server's or client's error code: CR_* client
+    errors (>= 2000: unreachable, lost) are worth retrying (ConnectError); a server's refusal
+    (1045 access denied, 1130 host not allowed, ...) will not change by itself."""
+    cls = ConnectError if code == 0 or code >= 2000 else ShipError
+    return cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {exc}")
 
 
 def is_mariadb(conn: pymysql.Connection) -> bool:

@@ -14,12 +14,10 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from pymysql.err import MySQLError
-
 from libs.snapshot import source
 from libs.snapshot.chunks import DEFAULT_CHUNK_ROWS, last_state
 from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
-from libs.snapshot.record import TABLE_END
+from libs.snapshot.record import ROWS, TABLE_END
 
 from .kafka_sink import KafkaSink, last_record
 from .record import SNAPSHOT, KafkaRecord
@@ -75,7 +73,7 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
     started = time.monotonic()
     try:
         point = source.open_snapshot(conn)
-    except MySQLError as exc:
+    except source.MySQLError as exc:
         raise source.SnapshotError(f"cannot open the consistent snapshot: {exc}",
                                    source=name) from None
     tables = _run_tables(conn, plan, snap, name)
@@ -86,7 +84,8 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
          f"{point.file}:{point.pos} (gtid {point.gtid or '?'}); the binlog continues at {at}")
     for rec in source.run_records(conn, run, tables):
         sink.send(KafkaRecord(name, at.file, at.pos, rec.encode(), kind=SNAPSHOT))
-        stats.rows += len(rec.rows or ())
+        if rec.kind == ROWS:
+            stats.rows += rec.row_count
         stats.tables += rec.kind == TABLE_END
     stats.runs += 1
     stats.seconds = time.monotonic() - started
@@ -101,7 +100,7 @@ def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str) -> list
         if plan.tables is None:
             return source.list_tables(conn, snap.table_filter)
         existing = {t.qualified: t for t in source.list_tables(conn)}
-    except MySQLError as exc:
+    except source.MySQLError as exc:
         raise source.SnapshotError(f"cannot list the tables: {exc}", source=name) from None
     gone = [t for t in plan.tables if t not in existing]
     if gone:

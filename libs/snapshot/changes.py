@@ -8,7 +8,8 @@ rows stage: `change_records` turns one into change records (schemas/change_recor
   table  -> one `truncate` (the table's content is replaced from here on; statement = the
             source's SHOW CREATE TABLE),
   rows   -> one `snapshot` per row (an insert that replaces a row with the same key), statement
-            = the SELECT that read it,
+            = the SELECT that read it; the server's bytes converted here, on the executors, by
+            the binlog path's rules (SnapshotRecord.row_images),
   begin / table_end / end -> none (they order the run; the shipper needs them to resume).
 Every record of a run is at the run's consistent position P: trx_file/trx_end_pos and
 binlog_file/binlog_pos = P, commit_ts = the snapshot's time, trx_id = one per (run, table).
@@ -53,8 +54,9 @@ def change_records(source: str, record: SnapshotRecord) -> list[dict]:
     if record.kind == TABLE:
         return [{**base, "change_seq": 0, "op": TRUNCATE, "after": None, "statement": record.create_table}]
     first = (record.chunk_no + 1) * ROWS_PER_EVENT
-    if len(record.rows) >= ROWS_PER_EVENT:
-        raise ValueError(f"snapshot chunk {record.chunk_no} of {record.qualified_table} holds {len(record.rows)} "
+    images = record.row_images()
+    if len(images) >= ROWS_PER_EVENT:
+        raise ValueError(f"snapshot chunk {record.chunk_no} of {record.qualified_table} holds {len(images)} "
                          f"rows, more than {ROWS_PER_EVENT - 1}")
     return [{**base, "change_seq": first + i, "op": SNAPSHOT_OP, "after": row, "statement": record.statement}
-            for i, row in enumerate(record.rows)]
+            for i, row in enumerate(images)]

@@ -1,7 +1,8 @@
 """The snapshot record (schemas/snapshot_record.avsc), encoded once: Avro binary, no framing.
 
-ColumnValue is change_record's (declared once in schemas/change_record.avsc), so a snapshot row
-image and a decoded binlog row image are the same structure."""
+A `rows` record carries its chunk's values as the server sent them, column by column
+(libs/snapshot/chunk_values.py); `row_images()` turns them into change_record's ColumnValues,
+the structure a decoded binlog row image has."""
 from __future__ import annotations
 
 import datetime as dt
@@ -12,27 +13,28 @@ from functools import lru_cache
 import fastavro
 
 from libs.avro_schemas import avro_schema
+from libs.snapshot import chunk_values
+from libs.snapshot.values import SourceColumn
 
 BEGIN, TABLE, ROWS, TABLE_END, END = "begin", "table", "rows", "table_end", "end"
 TRX_PREFIX = "snapshot:"  # trx_id of snapshot change records: never a GTID nor a 'file:pos'
 
 
+_CHUNK_FIELDS = ("columns", "values")
+
+
 @lru_cache(maxsize=None)
 def _schema():
-    named: dict = {}
-    fastavro.parse_schema(avro_schema("change_record"), named_schemas=named)
-    return fastavro.parse_schema(avro_schema("snapshot_record"), named_schemas=named)
+    return fastavro.parse_schema(avro_schema("snapshot_record"))
 
 
 @lru_cache(maxsize=None)
 def _head_schema():
-    """The record without its rows: what the assemble stage reads of every record (the rows are
-    decoded by the rows stage, in parallel; Avro schema resolution skips them)."""
-    named: dict = {}
-    fastavro.parse_schema(avro_schema("change_record"), named_schemas=named)
+    """The record without its chunk: what the assemble stage reads of every record (the values
+    are converted by the rows stage, in parallel; Avro schema resolution skips them)."""
     head = dict(avro_schema("snapshot_record"))
-    head["fields"] = [f for f in head["fields"] if f["name"] != "rows"]
-    return fastavro.parse_schema(head, named_schemas=named)
+    head["fields"] = [f for f in head["fields"] if f["name"] not in _CHUNK_FIELDS]
+    return fastavro.parse_schema(head)
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,9 @@ class SnapshotRecord:
     create_table: str | None = None
     statement: str | None = None
     chunk_no: int | None = None
-    rows: list[list[dict]] | None = field(default=None, compare=False, repr=False)
-    row_count: int | None = None
+    columns: tuple[SourceColumn, ...] | None = None
+    values: bytes | None = field(default=None, compare=False, repr=False)  # chunk_values layout
+    row_count: int | None = None  # rows: rows in the chunk; table_end: rows of the table
 
     @property
     def qualified_table(self) -> str:
@@ -63,11 +66,23 @@ class SnapshotRecord:
         between a run and its re-snapshot (libs/replay/lineage.make_row_id)."""
         return f"{TRX_PREFIX}{self.snapshot_id}:{self.database}.{self.table}"
 
+    @classmethod
+    def chunk(cls, columns: tuple[SourceColumn, ...], rows, **head) -> "SnapshotRecord":
+        """A `rows` record of `rows` (the server's bytes, one value per column)."""
+        return cls(kind=ROWS, columns=tuple(columns), values=chunk_values.encode(columns, rows),
+                   row_count=len(rows), **head)
+
+    def row_images(self) -> list[list[dict]]:
+        """rows: each row's ColumnValues, every column in ordinal order (ValueError when the
+        chunk does not decode)."""
+        return chunk_values.row_images(self.columns, self.values)
+
     def encode(self) -> bytes:
         out = io.BytesIO()
-        # not dataclasses.asdict: it deep-copies every row dict (20x the cost of the encoding)
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["tables"] = list(self.tables) if self.tables is not None else None
+        if self.columns is not None:
+            data["columns"] = [vars(c) for c in self.columns]
         fastavro.schemaless_writer(out, _schema(), data)
         return out.getvalue()
 
@@ -77,7 +92,7 @@ class SnapshotRecord:
         try:
             if head_only:
                 data = fastavro.schemaless_reader(io.BytesIO(raw), _schema(), _head_schema())
-                data["rows"] = None
+                data.update(dict.fromkeys(_CHUNK_FIELDS))
             else:
                 data = fastavro.schemaless_reader(io.BytesIO(raw), _schema())
         except Exception as exc:  # noqa: BLE001 - fastavro raises several types for bad bytes
@@ -87,6 +102,8 @@ class SnapshotRecord:
             data["snapshot_ts"] = (ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
         if data["tables"] is not None:
             data["tables"] = tuple(data["tables"])
+        if data["columns"] is not None:
+            data["columns"] = tuple(SourceColumn(**c) for c in data["columns"])
         return cls(**data)
 
 

@@ -64,7 +64,7 @@ default since 10.3, mysql56_temporal_format): a table still in MariaDB 5.3's for
 TIME/DATETIME/TIMESTAMP (11/12/7) instead, which information_schema cannot tell. Only the
 type_code would differ; typed_value does not read it.
 
-Pure: no Spark, no pymysql import (connect_kwargs returns plain values for pymysql.connect).
+Pure: no Spark, no driver import (connect_kwargs returns plain values for mysql.connector.connect).
 """
 from __future__ import annotations
 
@@ -241,33 +241,12 @@ def column_value(column: SourceColumn, raw: bytes | None) -> dict:
     return _column_value(column.ordinal, column.name, rule.type_code, value, column.charset, None, family)
 
 
-def row_image(columns: Sequence[SourceColumn], raw_row: Sequence[bytes | None]) -> list[dict]:
-    """Every column's ColumnValue, in ordinal order (an INSERT's FULL after image)."""
-    if len(columns) != len(raw_row):
-        raise ValueError(f"row of {len(raw_row)} values for {len(columns)} columns")
-    pairs = sorted(zip(columns, raw_row), key=lambda pair: pair[0].ordinal)
-    return [column_value(column, raw) for column, raw in pairs]
-
-
 # ---- the connection ------------------------------------------------------------------------
 
-def _number_literal(value, mapping=None) -> str:
-    return str(int(value))
-
-
-def _null_literal(value, mapping=None) -> str:
-    return "NULL"
-
-
 def connect_kwargs() -> dict:
-    """Extra pymysql.connect arguments under which every value arrives as the server's bytes.
-
-    use_unicode=False: no text column is decoded with the connection charset (PyMySQL
-    Cursor._get_descriptions). conv: PyMySQL splits it into decoders (int keys, field types) and
-    parameter encoders (type keys); with no int key no value is converted (no int(), no
-    datetime), so column_value sees exactly what the server sent. PyMySQL escapes str and bytes
-    parameters itself (Connection.escape, NO_BACKSLASH_ESCAPES-aware); the encoders here cover
-    int, bool and None, enough for COLUMNS_QUERY and key ranges; another type raises TypeError.
-    Run SESSION_SETUP on the connection before the SELECTs."""
-    return {"use_unicode": False,
-            "conv": {int: _number_literal, bool: _number_literal, type(None): _null_literal}}
+    """Extra mysql.connector.connect arguments under which every value arrives as the server's
+    bytes: raw=True converts nothing (no int(), no datetime, no decoding with the connection
+    charset), so column_value sees exactly what the server sent; the C extension (use_pure=False)
+    parses the rows. Parameters (%s) are still escaped by the driver. Run SESSION_SETUP on the
+    connection before the SELECTs."""
+    return {"raw": True, "use_pure": False}

@@ -21,7 +21,7 @@ import time
 from libs.binlog import iter_frames
 from libs.binlog.file_names import binlog_sort_key
 from libs.shipper.rebuild import read_records
-from libs.snapshot import source, values
+from libs.snapshot import chunk_values, source, values
 from libs.snapshot.record import SnapshotRecord
 
 GTID_EVENT = 162
@@ -103,12 +103,14 @@ def create_schema(db, name: str, sizes: dict[str, int], ref: str) -> None:
 
 
 def workload(db, name: str, recorder: Recorder, stop: threading.Event, errors: list, *,
-             tables: set[str], seed: int, pause_s: float = 0.004) -> None:
+             tables: set[str], seed: int, pause_s: float = 0.004, first: int = 0) -> None:
+    """Transactions first, first + 1, ... (their new ids and codes never collide with another
+    session's when `first` differs by more than the transactions of a run)."""
     try:
         conn = db.connect()
         with conn.cursor() as cur:
             cur.execute("SET SESSION binlog_row_image = MINIMAL")
-        rng, i = random.Random(seed), 0
+        rng, i = random.Random(seed), first
         while not stop.is_set():
             recorder.commit(conn, name, workload_transaction(rng, i, tables))
             i += 1
@@ -118,17 +120,34 @@ def workload(db, name: str, recorder: Recorder, stop: threading.Event, errors: l
         errors.append(exc)
 
 
+class Workload:
+    """`sessions` workload sessions in threads, each its own seed and id range."""
+
+    def __init__(self, db, name: str, tables, seed: int, sessions: int = 1, pause_s: float = 0.004):
+        self.recorder, self.stop_event, self.errors = Recorder(), threading.Event(), []
+        self.threads = [threading.Thread(target=workload, args=(db, name, self.recorder, self.stop_event, self.errors),
+                                         kwargs=dict(tables=set(tables), seed=seed + k, pause_s=pause_s,
+                                                     first=(k + 1) * 10_000_000), daemon=True)
+                        for k in range(sessions)]
+        for thread in self.threads:
+            thread.start()
+        deadline = time.monotonic() + 20  # returned once 20 transactions committed (or one failed)
+        while len(self.recorder.done) < 20 and time.monotonic() < deadline and not self.errors:
+            time.sleep(0.02)
+
+    def committed(self) -> int:
+        return len(self.recorder.done)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        for thread in self.threads:
+            thread.join(30)
+
+
 def start_workload(db, name: str, tables, seed: int):
-    """The workload in a thread, returned once it has committed 20 transactions (or failed):
-    (recorder, stop event, errors, thread)."""
-    recorder, stop, errors = Recorder(), threading.Event(), []
-    thread = threading.Thread(target=workload, args=(db, name, recorder, stop, errors),
-                              kwargs=dict(tables=set(tables), seed=seed), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while len(recorder.done) < 20 and time.monotonic() < deadline and not errors:
-        time.sleep(0.02)
-    return recorder, stop, errors, thread
+    """One workload session (Workload), as (recorder, stop event, errors, thread)."""
+    load = Workload(db, name, tables, seed)
+    return load.recorder, load.stop_event, load.errors, load.threads[0]
 
 
 def gtid_positions(db) -> dict[int, tuple]:
@@ -151,7 +170,7 @@ class Reference:
     def __init__(self, db, ref: str, recorder: Recorder, positions: dict[int, tuple]):
         self.db, self.ref, self.positions = db, ref, positions
         self.pending = sorted(recorder.done)
-        self.conn = source.connect(_Opts(db))
+        self.conn = source.connect(ServerOpts(db))
         setup = values.SESSION_SETUP
         with self.conn.cursor() as cur:
             for sql in ("SET SESSION sql_log_bin = 0", *([setup] if isinstance(setup, str) else setup)):
@@ -174,15 +193,15 @@ class Reference:
     def rows(self, table: str) -> collections.Counter:
         t = source.SourceTable(self.ref, table)
         _create, columns = source.describe(self.conn, t)
-        return collections.Counter(row_key(values.row_image(columns, raw))
-                                   for raw in source.stream_rows(self.conn,
-                                                                 source.select_statement(t, columns)))
+        batches = source.stream_batches(self.conn, source.select_statement(t, columns), columns, 1 << 22)
+        return collections.Counter(row_key(image) for batch in batches
+                                   for image in chunk_values.row_images(columns, chunk_values.encode(columns, batch)))
 
     def close(self):
         self.conn.close()
 
 
-class _Opts:
+class ServerOpts:
     def __init__(self, db):
         self.host, self.port, self.user, self.password = db.host, db.port, db.user, db.password
 
@@ -197,4 +216,4 @@ def topic_records(bootstrap: str, topic: str, source_id: str):
 def snapshot_rows(snaps, snapshot_id: str, table: str) -> collections.Counter:
     return collections.Counter(row_key(row) for _r, s in snaps
                                if s.snapshot_id == snapshot_id and s.kind == "rows"
-                               and s.table == table for row in s.rows)
+                               and s.table == table for row in s.row_images())

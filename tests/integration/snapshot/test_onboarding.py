@@ -2,22 +2,28 @@
 unique-only, keyless with duplicate rows, BLOB/TEXT) and a workload writing MINIMAL row images
 while `cdc-ship --snapshot` reads it; then `cdc-replicate` with no target DDL at all (targets
 from the source's SHOW CREATE TABLE). Every Delta table must equal the server's own SELECT.
-A second round kills the shipper (SIGKILL) in the middle of its snapshot, restarts it, and
-requires the same equality with nothing duplicated."""
+The acceptance round does the same with a million rows, and kills the shipper (SIGKILL) in the
+middle of its snapshot and the job in the middle of applying it: the same equality, nothing
+duplicated."""
 from __future__ import annotations
 
+import os
+import random
 import time
+import uuid
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from libs.config import JobConfig
 from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
+from tests.integration.exactly_once.replicator import Replicator
 
 from ..shipper.helpers import password_file, start_shipper
-from .helpers import create_schema, start_workload, topic_records
+from .helpers import Workload, create_schema, start_workload, topic_records
 
 pytestmark = pytest.mark.integration
 
@@ -66,31 +72,72 @@ def test_snapshot_of_a_living_database_replicates_to_the_servers_tables(mariadb,
     assert compared >= 20_000
 
 
-def test_a_shipper_killed_mid_snapshot_resumes_and_nothing_is_duplicated(mariadb, kafka_broker, topic, spark,
-                                                                         tmp_path):
-    name = "onb_kill"
-    create_schema(mariadb, name, SIZES, ref=f"{name}_ref")
-    recorder, stop, errors, thread = start_workload(mariadb, name, TABLES, seed=7)
+MILLION = dict(n_pk=400_000, n_cpk=250_000, n_uk=150_000, n_nokey=100_000, n_blob=100_000)
+JOB_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: 60\ntables:\n  include: ['{name}\\..*']\n"
+
+
+def _topic_size(bootstrap: str, topic: str) -> int:
+    """Records in the topic (the high watermarks): cheap enough to poll while a snapshot runs."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"size-{uuid.uuid4().hex}"})
     try:
-        args = _ship_args(mariadb, kafka_broker, topic, "onb2", name)
-        args[args.index("--snapshot-chunk-rows") + 1] = "200"
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions)
+    finally:
+        consumer.close()
+
+
+def test_a_million_rows_with_the_shipper_and_the_job_killed(mariadb, kafka_broker, topic, spark, tmp_path):
+    """Issue #16's acceptance: 1,000,000 rows over the five tables, two workload sessions
+    writing MINIMAL images during the snapshot; the shipper SIGKILLed after a drawn number of
+    records of its snapshot and restarted (a second run re-reads the unfinished tables), the
+    job (a cdc-replicate process, small micro-batches) SIGKILLed at a drawn moment while it
+    applies the snapshot and restarted from its checkpoint. Delta equals the server's SELECT."""
+    seed = int(os.environ.get("CDC_ONBOARDING_SEED", random.randrange(1 << 30)))
+    rng = random.Random(seed)
+    kill_after_records, job_kill_s = rng.randint(20, 600), rng.uniform(0.0, 20.0)
+    print(f"CDC_ONBOARDING_SEED={seed}: shipper killed after {kill_after_records} records, "
+          f"job {job_kill_s:.1f} s after its first snapshot batch committed")
+    name, source = "onb_1m", "onb1m"
+    create_schema(mariadb, name, MILLION, ref=f"{name}_ref")
+    load = Workload(mariadb, name, TABLES, seed=seed, sessions=2, pause_s=0.0)
+    job = Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
+                                "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt")],
+                     checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
+    conf = tmp_path / "job.yaml"
+    conf.write_text(JOB_CONF.format(name=name))
+    try:
+        args = _ship_args(mariadb, kafka_broker, topic, source, name)
+        base, started = _topic_size(kafka_broker.bootstrap, topic), time.monotonic()
+        committed_before = load.committed()
         proc = start_shipper(*args)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # kill once a few chunks are in the topic
-            _, snaps = topic_records(kafka_broker.bootstrap, topic, "onb2")
-            if sum(s.kind == "rows" for _, s in snaps) >= 12:
-                break
-            time.sleep(0.05)
+        while _topic_size(kafka_broker.bootstrap, topic) - base < kill_after_records:
+            assert proc.poll() is None, f"the shipper exited {proc.returncode} before the kill"
+            time.sleep(0.01)
         proc.kill()
         proc.wait(10)
-        _, snaps = topic_records(kafka_broker.bootstrap, topic, "onb2")
-        assert not any(s.kind == "end" for _, s in snaps), "the run finished before the kill"
-        assert ship_main(_ship_args(mariadb, kafka_broker, topic, "onb2", name)) == 0  # resumes
+        assert ship_main(args) == 0  # resumes: a second run, then the binlog to its end
+        rate = (load.committed() - committed_before) / (time.monotonic() - started)
+        print(f"workload during the snapshot: {rate:,.0f} transactions/s")
+        job.start(conf)
+        job.wait_started()
+        first = job.wait_stage(-1, "target")
+        job.watch(job_kill_s)
+        job.kill()
+        print(f"job killed in batch {job.batches()} (first target write in batch {first})")
     finally:
-        stop.set()
-        thread.join(30)
-    assert not errors, errors
-    assert ship_main(_ship_args(mariadb, kafka_broker, topic, "onb2", name)) == 0
-    _, snaps = topic_records(kafka_broker.bootstrap, topic, "onb2")
-    assert len({s.snapshot_id for _, s in snaps}) == 2  # the killed run and the one that resumed it
-    _replicate_and_compare(mariadb, spark, kafka_broker, topic, tmp_path, name)
+        load.stop()
+        if job.proc is not None and job.proc.poll() is None:
+            job.kill()
+    assert not load.errors, load.errors
+    assert ship_main(args) == 0  # the workload's last transactions
+    _, snaps = topic_records(kafka_broker.bootstrap, topic, source)
+    assert len({s.snapshot_id for _, s in snaps}) == 2, "the killed run and the one that resumed it"
+    job.start(conf, "--available-now")
+    assert job.proc.wait(900) == 0, job.log_tail()
+    compared = 0
+    for table in TABLES:
+        columns, expected = server_rows(mariadb, name, table)
+        assert delta_rows(spark, f"{tmp_path}/delta/{name}__{table}", columns) == expected, table
+        compared += sum(expected.values())
+    assert compared >= 1_000_000
+    assert spark.read.format("delta").load(f"{tmp_path}/delta/{QUARANTINE}").count() == 0

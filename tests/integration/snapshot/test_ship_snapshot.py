@@ -92,7 +92,7 @@ def test_snapshot_of_a_living_database(mariadb, kafka_broker, topic, capsys):
         reference.close()
     ends = {s.table: s.row_count for _r, s in snaps if s.kind == "table_end"}
     assert ends == counts and 19000 < sum(counts.values()) < 22000
-    assert all(len(s.rows) <= 1000 for _r, s in snaps if s.kind == "rows")
+    assert all(s.row_count <= 1000 for _r, s in snaps if s.kind == "rows")
 
     # (b) no global read lock; the consistent snapshot was taken
     assert any("START TRANSACTION WITH CONSISTENT SNAPSHOT" in q for q in general)

@@ -5,8 +5,10 @@ binlog_row_metadata FULL and NO_LOG, both with binlog_row_image=FULL. Each cell 
 ways and converted by libs/replay/images.typed_value against the Target of the server's own
 SHOW CREATE TABLE:
 
-  snapshot: a connection with connect_kwargs() and SESSION_SETUP, SELECT of every column's
-            select_expression, row_image (libs/snapshot/values.py);
+  snapshot: the shipper's own path: its connection and session (source.connect,
+            open_snapshot), the SELECT of every column's select_expression, the chunk's bytes
+            through the record's Arrow layout and back, converted by row_images (the rows
+            stage's conversion: libs/snapshot/chunk_values.py, values.py);
   binlog:   the INSERT's after image, decoded from the binlog file the server wrote
             (assemble_group / decode_segment with the declarations' DecodeHints, as the pipeline
             decodes every batch: tests/integration/types/test_type_matrix.py does the same).
@@ -21,11 +23,12 @@ import pytest
 from libs.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.replay.images import target_column_of, typed_value
-from libs.snapshot.values import (COLUMNS_QUERY, SESSION_SETUP, connect_kwargs, row_image, select_expression,
-                                  source_column)
+from libs.snapshot import source
+from libs.snapshot.record import SnapshotRecord
 from libs.stream_assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
 from libs.targets.decoding import DecodeHints
+from tests.integration.snapshot.helpers import ServerOpts
 from tests.integration.types.matrix import INSERTS, TABLES
 
 pytestmark = pytest.mark.integration
@@ -104,18 +107,17 @@ def _binlog_rows(changes, database: str, table: str) -> dict[int, list[dict]]:
 
 
 def _snapshot_rows(mariadb, database: str, table: str) -> dict[int, list[dict]]:
-    conn = mariadb.connect(**connect_kwargs())
+    conn = source.connect(ServerOpts(mariadb))
     try:
-        with conn.cursor() as cursor:
-            for statement in SESSION_SETUP:
-                cursor.execute(statement)
-            cursor.execute(COLUMNS_QUERY, (database, table))
-            columns = [source_column(row) for row in cursor.fetchall()]
-            exprs = ", ".join(select_expression(c) for c in columns)
-            cursor.execute(f"SELECT {exprs} FROM `{database}`.`{table}`")
-            images = [row_image(columns, row) for row in cursor.fetchall()]
+        source.open_snapshot(conn)
+        t = source.SourceTable(database, table)
+        _create, columns = source.describe(conn, t)
+        raw_rows = list(source.stream_rows(conn, source.select_statement(t, columns)))
     finally:
         conn.close()
+    record = SnapshotRecord.chunk(tuple(columns), raw_rows, snapshot_id="parity", binlog_file="f", binlog_pos=4,
+                                  server_id=1, snapshot_ts=0)
+    images = SnapshotRecord.decode(record.encode()).row_images()
     return {int(image[0]["text"]): image for image in images}
 
 

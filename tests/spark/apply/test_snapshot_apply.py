@@ -8,6 +8,7 @@ import pytest
 
 from libs.snapshot.changes import change_records
 from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
+from libs.snapshot.values import SourceColumn
 from libs.system_tables import CHANGE_LOG, SOURCE_SCHEMAS
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier
@@ -20,16 +21,18 @@ CREATE = "CREATE TABLE `a` (\n  `id` int(11) NOT NULL,\n  `v` varchar(10) DEFAUL
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def _cv(ordinal, name, text):
-    return {"ordinal": ordinal, "name": name, "type_code": 15 if ordinal else 3, "text": text, "binary": None}
+COLUMNS = (SourceColumn(0, "id", "int", "int(11)", None), SourceColumn(1, "v", "varchar", "varchar(10)", "utf8mb4"))
 
 
 def snapshot(run: str, pos: int, kind: str, rows=(), chunk=0, ts=10**15):
-    record = SnapshotRecord(kind, run, "mdb-bin.000002", pos, 1, ts, gtid="0-1-9", database="shop", table="a",
-                            create_table=CREATE if kind == TABLE else None,
-                            statement="SELECT `id`, `v` FROM `shop`.`a`" if kind == ROWS else None,
-                            chunk_no=chunk if kind == ROWS else None,
-                            rows=[[_cv(0, "id", str(i)), _cv(1, "v", v)] for i, v in rows] if kind == ROWS else None)
+    head = dict(snapshot_id=run, binlog_file="mdb-bin.000002", binlog_pos=pos, server_id=1, snapshot_ts=ts,
+                gtid="0-1-9", database="shop", table="a")
+    if kind == ROWS:
+        raw_rows = [(str(i).encode(), None if v is None else v.encode()) for i, v in rows]
+        record = SnapshotRecord.chunk(COLUMNS, raw_rows, statement="SELECT `id`, `v` FROM `shop`.`a`",
+                                      chunk_no=chunk, **head)
+    else:
+        record = SnapshotRecord(kind, create_table=CREATE if kind == TABLE else None, **head)
     return [{**c, "commit_ts": EPOCH + dt.timedelta(microseconds=c["commit_ts"])}
             for c in change_records("src1", record)]
 

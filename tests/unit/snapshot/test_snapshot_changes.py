@@ -6,15 +6,20 @@ from libs.snapshot.changes import assembled_record, change_records
 from libs.snapshot.protocol import Position
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
+from libs.snapshot.values import SourceColumn
 from libs.targets import TargetCatalog, build_catalog, parse_ddl
 
 CREATE = "CREATE TABLE `t` (`id` int unsigned NOT NULL, `e` enum('a','b') DEFAULT 'b', PRIMARY KEY (`id`))"
-ROW = [{"ordinal": 0, "name": "id", "type_code": 3, "text": "7", "binary": None}]
+COLUMNS = (SourceColumn(0, "id", "int", "int(10) unsigned", None),)
+ROW = (b"7",)  # the server's bytes of one row
 
 
-def record(kind, **kw):
-    return SnapshotRecord(kind, "run1", "mdb-bin.000003", 777, 5, 1_700_000_000_000_000, gtid="0-5-9",
-                          database="d", table="t", **kw)
+def record(kind, rows=None, **kw):
+    head = dict(snapshot_id="run1", binlog_file="mdb-bin.000003", binlog_pos=777, server_id=5,
+                snapshot_ts=1_700_000_000_000_000, gtid="0-5-9", database="d", table="t")
+    if kind == ROWS:
+        return SnapshotRecord.chunk(COLUMNS, rows, **head, **kw)
+    return SnapshotRecord(kind, **head, **kw)
 
 
 @pytest.mark.parametrize("kind, kw, ops, seqs", [
@@ -29,6 +34,8 @@ def record(kind, **kw):
 def test_change_records_by_kind(kind, kw, ops, seqs):
     out = change_records("src", record(kind, **kw))
     assert [c["op"] for c in out] == ops and [c["change_seq"] for c in out] == seqs
+    assert all(c["after"] == [{"ordinal": 0, "name": "id", "type_code": 3, "text": "7", "binary": None}]
+               for c in out if c["op"] == "snapshot")
     for c in out:  # every record of a run is at its consistent position, with its time and GTID
         assert (c["trx_file"], c["trx_end_pos"], c["binlog_file"], c["binlog_pos"]) == ("mdb-bin.000003", 777,
                                                                                          "mdb-bin.000003", 777)
@@ -38,6 +45,7 @@ def test_change_records_by_kind(kind, kw, ops, seqs):
 
 def test_assembled_record_carries_the_head_and_the_bytes():
     raw = record(ROWS, chunk_no=4, statement="SELECT 1", rows=[ROW]).encode()
+    assert len(SnapshotRecord.decode(raw, head_only=True).encode()) < len(raw)  # the head skips the chunk
     out = assembled_record("src", raw, "mdb-bin.000001", 120, 0, 42)
     assert (out["kind"], out["snapshot_kind"], out["segment_no"], out["trx_id"]) == ("snapshot", ROWS, 4,
                                                                                      "snapshot:run1:d.t")

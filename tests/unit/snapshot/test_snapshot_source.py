@@ -6,13 +6,12 @@ from __future__ import annotations
 import io
 import itertools
 
-import pymysql.cursors
 import pytest
-from pymysql.err import OperationalError
+from mysql.connector.errors import OperationalError
 
 from libs.shipper.record import SNAPSHOT, KafkaRecord
-from libs.snapshot import source, values
-from libs.snapshot.chunks import TableProgress, cut_chunks, last_state, raw_size
+from libs.snapshot import chunk_values, source, values
+from libs.snapshot.chunks import VALUE_OVERHEAD, TableProgress, cut_chunks, last_state, row_sizes
 from libs.snapshot.protocol import LastRecord, Position
 from libs.snapshot.record import SnapshotRecord
 from libs.snapshot.table_filter import TableFilter
@@ -22,8 +21,8 @@ NOW_US = 1714979289123456
 
 
 class FakeCursor:
-    def __init__(self, conn, cls):
-        self.conn, self.cls, self.rows = conn, cls, []
+    def __init__(self, conn, raw):
+        self.conn, self.raw, self.rows, self.description = conn, raw, [], None
 
     def __enter__(self):
         return self
@@ -33,17 +32,19 @@ class FakeCursor:
 
     def execute(self, sql, args=None):
         self.conn.statements.append(sql if args is None else (sql, args))
-        if self.cls is not None:
+        if self.raw:
             self.conn.unbuffered.append(sql)
         answer = self.conn.answer(sql, args)
         if isinstance(answer, Exception):
             raise answer
         self.rows = iter(answer)
+        self.description = (("c",),)  # a result set (mysql-connector: None after SET, START ...)
 
     def fetchall(self):
         return list(self.rows)
 
     def fetchmany(self, n):
+        self.conn.fetch_sizes.append(n)
         return list(itertools.islice(self.rows, n))
 
     def close(self):
@@ -58,12 +59,13 @@ class FakeConn:
         self.server_info, self.answers = server_info, answers
         self.statements: list = []
         self.unbuffered: list[str] = []
+        self.fetch_sizes: list[int] = []
 
     def get_server_info(self):
         return self.server_info
 
-    def cursor(self, cls=None):
-        return FakeCursor(self, cls)
+    def cursor(self, raw=False):
+        return FakeCursor(self, raw)
 
     def answer(self, sql, args):
         for prefix, rows in self.answers.items():
@@ -185,34 +187,41 @@ def test_bad_regex_names_flag_and_pattern():
         TableFilter.compile([r"d\..*"], ["("])
 
 
-def rows_of(n, width=1):
-    return [(str(i).encode(), b"x" * width) for i in range(n)]
+def batches_of(n, width=1, per_fetch=4):
+    """Fetched batches of rows (id, b'x' * width), per_fetch rows a fetch."""
+    rows = [(str(i).encode(), b"x" * width) for i in range(n)]
+    return [chunk_values.batch(TWO, rows[i:i + per_fetch]) for i in range(0, n, per_fetch)]
 
 
-def test_chunks_cut_by_rows():
-    sizes = [len(c) for c in cut_chunks(rows_of(12), max_rows=5, max_bytes=10**9)]
-    assert sizes == [5, 5, 2]
-    assert [len(c) for c in cut_chunks(rows_of(10), max_rows=5, max_bytes=10**9)] == [5, 5]
+TWO = (values.SourceColumn(0, "id", "int", "int(11)", None), values.SourceColumn(1, "v", "blob", "blob", None))
+
+
+def ids(chunks):
+    return [[int(v) for v in chunk.column(0).to_pylist()] for chunk in chunks]
+
+
+def test_chunks_cut_by_rows_across_fetches():
+    assert [c.num_rows for c in cut_chunks(batches_of(12), max_rows=5, max_bytes=10**9)] == [5, 5, 2]
+    assert [c.num_rows for c in cut_chunks(batches_of(10, per_fetch=10), max_rows=5, max_bytes=10**9)] == [5, 5]
+    assert ids(cut_chunks(batches_of(7, per_fetch=3), max_rows=4)) == [[0, 1, 2, 3], [4, 5, 6]]
     assert list(cut_chunks([], max_rows=5)) == []
 
 
 def test_chunks_cut_by_bytes_and_a_big_row_goes_alone():
-    rows = rows_of(10, width=1000)
-    per_row = raw_size(rows[0])
-    assert per_row == 2 * 16 + 1 + 1000
-    chunks = list(cut_chunks(rows, max_rows=100, max_bytes=3 * per_row + 1))
-    assert [len(c) for c in chunks] == [3, 3, 3, 1]
-    assert all(sum(map(raw_size, c)) <= 3 * per_row + 1 for c in chunks)
-    big = [(b"1", b"y" * 5000)]
-    mixed = rows_of(2, 1000) + big + rows_of(1, 1000)
-    assert [len(c) for c in cut_chunks(mixed, max_rows=100, max_bytes=2500)] == [2, 1, 1]
-    assert raw_size((None, b"ab")) == 16 + 16 + 2
+    per_row = 2 * VALUE_OVERHEAD + 1 + 1000
+    assert list(row_sizes(batches_of(1, width=1000)[0])) == [per_row]
+    chunks = list(cut_chunks(batches_of(10, width=1000), max_rows=100, max_bytes=3 * per_row + 1))
+    assert [c.num_rows for c in chunks] == [3, 3, 3, 1]
+    assert all(sum(map(int, row_sizes(b))) <= 3 * per_row + 1 for c in chunks for b in c.to_batches())
+    mixed = [chunk_values.batch(TWO, [(b"0", b"x" * 1000), (b"1", b"x" * 1000), (b"2", b"y" * 5000),
+                                      (b"3", b"x" * 1000)])]
+    assert ids(cut_chunks(mixed, max_rows=100, max_bytes=2500)) == [[0, 1], [2], [3]]
+    assert list(row_sizes(chunk_values.batch(TWO, [(None, b"ab")]))) == [2 * VALUE_OVERHEAD + 2]
 
 
 def test_chunks_are_lazy_on_an_endless_stream():
-    endless = ((str(i).encode(),) for i in itertools.count())
-    first = next(cut_chunks(endless, max_rows=4))
-    assert [r[0] for r in first] == [b"0", b"1", b"2", b"3"]
+    endless = (chunk_values.batch(TWO, [(str(i).encode(), b"")]) for i in itertools.count())
+    assert ids([next(cut_chunks(endless, max_rows=4))]) == [[0, 1, 2, 3]]
 
 
 COLUMNS = {
@@ -239,7 +248,7 @@ def test_run_records_order_chunks_and_the_shrinking_tables_field():
     run = source.Run("src", "id1", POINT, chunk_rows=3, progress_s=3600)
     tables = [source.SourceTable("d", "a", 7), source.SourceTable("d", "b", 0)]
     records = list(source.run_records(conn, run, tables))
-    got = [(r.kind, r.table, r.chunk_no, len(r.rows or []), r.tables) for r in records]
+    got = [(r.kind, r.table, r.chunk_no, r.row_count if r.kind == "rows" else 0, r.tables) for r in records]
     both, only_b = ("d.a", "d.b"), ("d.b",)
     assert got == [
         ("begin", None, None, 0, both),
@@ -255,29 +264,38 @@ def test_run_records_order_chunks_and_the_shrinking_tables_field():
     assert [r.row_count for r in records if r.kind == "table_end"] == [7, 0]
     assert all((r.snapshot_id, r.binlog_file, r.binlog_pos, r.gtid, r.server_id, r.snapshot_ts)
                == ("id1", "mdb-bin.000003", 1234, "0-1-10", 7, NOW_US) for r in records)
-    first_row = records[2].rows[0]
-    assert [(v["ordinal"], v["name"]) for v in first_row] == [(0, "id"), (1, "name")]
+    first_row = records[2].row_images()[0]
+    assert [(v["ordinal"], v["name"], v["text"]) for v in first_row] == [(0, "id", "0"), (1, "name", "n0")]
     assert conn.unbuffered == ["SELECT `id`, `name` FROM `d`.`a`", "SELECT `k` FROM `d`.`b`"]
+    assert conn.fetch_sizes[0] == source.FETCH_ROWS  # then ~chunk_bytes / 2 of rows: narrow rows, the cap
     decoded = SnapshotRecord.decode(records[3].encode())
     assert decoded == records[3] and decoded.tables == both
 
 
-def test_unbuffered_cursor_is_pymysqls_sscursor():
+def test_rows_are_read_with_a_raw_cursor():
     conn = table_conn()
     seen = []
     original = conn.cursor
-    conn.cursor = lambda cls=None: (seen.append(cls), original(cls))[1]
-    list(source.stream_rows(conn, "SELECT `k` FROM `d`.`b`"))
-    assert seen == [pymysql.cursors.SSCursor]
+    conn.cursor = lambda raw=False: (seen.append(raw), original(raw))[1]
+    list(source.stream_batches(conn, "SELECT `k` FROM `d`.`b`", [], 1 << 20))
+    assert seen == [True]
+
+
+def test_fetches_of_wide_rows_shrink_to_half_the_chunk_budget():
+    conn = FakeConn("10.11.19-MariaDB", {"SELECT": [(str(i).encode(), b"w" * 1000) for i in range(3000)]})
+    batches = list(source.stream_batches(conn, "SELECT", list(TWO), max_bytes=100_000))
+    per_row = 2 * VALUE_OVERHEAD + 1000  # ids of 1-4 digits: the average is a few bytes more
+    assert conn.fetch_sizes[:2] == [source.FETCH_ROWS, 100_000 // (2 * (per_row + 3))]
+    assert sum(b.num_rows for b in batches) == 3000
 
 
 def test_error_mid_table_names_source_table_and_position():
     conn = table_conn()
-    conn.answers["SELECT `id`, `name` FROM `d`.`a`"] = OperationalError(2013, "Lost connection")
+    conn.answers["SELECT `id`, `name` FROM `d`.`a`"] = OperationalError(msg="Lost connection", errno=2013)
     run = source.Run("src", "id1", POINT)
     with pytest.raises(source.SnapshotError) as err:
         list(source.run_records(conn, run, [source.SourceTable("d", "a")]))
-    assert str(err.value) == ("snapshot of table d.a failed: (2013, 'Lost connection') "
+    assert str(err.value) == ("snapshot of table d.a failed: 2013: Lost connection "
                               "(source src, file mdb-bin.000003, pos 1234)")
 
 
