@@ -1,6 +1,6 @@
 """Snapshot throughput, end to end (issue #16 acceptance): a private MariaDB loaded with
---rows rows over five tables (PK, composite PK, unique-only, keyless, BLOB/TEXT: the onboarding
-test's schema, tests/integration/snapshot/helpers.py), then, in the same run:
+--rows rows over five tables (PK, composite PK, unique-only, keyless, BLOB/TEXT: the demo
+database, libs/demo_database.py, which the onboarding tests use), then, in the same run:
 
   mariadb-dump --single-transaction of the database to /dev/null        (the yardstick)
   cdc-ship --snapshot: server -> topic (the project's Kafka broker)     (the shipper's part)
@@ -25,18 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import libs.snapshot.driver  # noqa: E402,F401 - first: before pyarrow (see the module)
 from libs.config import JobConfig  # noqa: E402
+from libs.demo_database import create_script, sizes as table_sizes  # noqa: E402
 from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop  # noqa: E402
 from libs.paths import KAFKA_JARS_DIR  # noqa: E402
-from tests.integration.mariadb_server import MariaDBServer  # noqa: E402
-from tests.integration.snapshot.helpers import create_schema  # noqa: E402
+from libs.mariadb_server import MariaDBServer  # noqa: E402
 
 DB = "bench_snap"
-
-
-def _sizes(rows: int) -> dict[str, int]:
-    """The onboarding test's table mix, scaled: 40% t_pk, 25% t_cpk, 15% t_uk, 10% t_nokey, 10% t_blob."""
-    return dict(n_pk=rows * 40 // 100, n_cpk=rows * 25 // 100, n_uk=rows * 15 // 100,
-                n_nokey=rows * 10 // 100, n_blob=rows - rows * 90 // 100)
 
 
 def _timed(label: str, fn) -> float:
@@ -99,8 +93,8 @@ def main() -> int:
     broker = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=work / "kafka", port=free_port_pair())
     try:
         start(broker)
-        sizes = _sizes(args.rows)
-        _timed(f"load {sum(sizes.values()):,} rows", lambda: create_schema(server, DB, sizes, ref=f"{DB}_ref"))
+        sizes = table_sizes(args.rows)
+        _timed(f"load {sum(sizes.values()):,} rows", lambda: server.sql(create_script(DB, sizes)))
         password_file = work / "password"
         password_file.write_text(server.password + "\n")
         password_file.chmod(0o600)

@@ -2,7 +2,7 @@
 replica cannot read (GTID -> BEGIN Query, Annotate_rows -> dummy, ...), and the pipeline still
 produces the right tables.
 
-A private MariaDB (tests/integration/mariadb_server.py) runs a MINIMAL and a FULL round of the
+A private MariaDB (libs/mariadb_server.py) runs a MINIMAL and a FULL round of the
 shipper workload; `cdc-ship --server --capability 0` ships them; the real query (build_query with
 the Delta apply stage, available-now) applies the topic to Delta with the server's own
 `SHOW CREATE TABLE` as the replica's declaration. Oracles come from the server: `SELECT *` per

@@ -21,6 +21,7 @@ import time
 from libs.binlog import iter_frames
 from libs.binlog.file_names import binlog_sort_key
 from libs.shipper.rebuild import read_records
+from libs.demo_database import TABLES, create_script, workload_transaction
 from libs.snapshot import chunk_values, source, values
 from libs.snapshot.record import SnapshotRecord
 
@@ -47,59 +48,13 @@ class Recorder:
             self.done.append((seq, statements))
 
 
-def workload_transaction(rng: random.Random, i: int, tables: set[str]) -> list[str]:
-    """One deterministic transaction over the test schema (tables_schema), only `tables`."""
-    r = rng.randint(1, 2000)
-    out = []
-    if "t_pk" in tables:
-        out += [f"UPDATE {{db}}.t_pk SET qty = qty + 1, note = CONCAT(IFNULL(note, ''), 'u') "
-                f"WHERE id = {r}",
-                f"INSERT INTO {{db}}.t_pk (id, name, qty) VALUES ({100000 + i}, 'w{i}', {i})"]
-        if i % 3 == 0:
-            out.append(f"DELETE FROM {{db}}.t_pk WHERE id = {r + 1}")
-    if "t_cpk" in tables and i % 2 == 0:
-        out.append(f"UPDATE {{db}}.t_cpk SET v = 'w{i}' WHERE a = {r % 50} AND b = {r % 37}")
-    if "t_uk" in tables:
-        out.append(f"INSERT INTO {{db}}.t_uk VALUES ('w{i}', {i} * 0.25)")
-        out.append(f"UPDATE {{db}}.t_uk SET val = val + 1 WHERE code = 'c{r}'")
-    if "t_nokey" in tables:
-        out.append(f"INSERT INTO {{db}}.t_nokey VALUES ({r % 40}, 'dup')")
-        if i % 2:
-            out.append(f"DELETE FROM {{db}}.t_nokey WHERE a = {r % 40} AND b = 'dup' LIMIT 1")
-    if "t_blob" in tables and i % 2 == 1:
-        out.append(f"UPDATE {{db}}.t_blob SET data = UNHEX(REPEAT('00FF{i % 256:02X}', "
-                   f"{i % 50 + 1})), txt = CONCAT(txt, 'é') WHERE id = {r}")
-    return out
-
-
-TABLES_SQL = """
-CREATE TABLE {db}.t_pk (id INT PRIMARY KEY, name VARCHAR(40), qty INT DEFAULT 7, note TEXT);
-CREATE TABLE {db}.t_cpk (a INT, b INT, v VARCHAR(20), PRIMARY KEY (a, b));
-CREATE TABLE {db}.t_uk (code VARCHAR(12) NOT NULL, val DOUBLE, UNIQUE KEY (code));
-CREATE TABLE {db}.t_nokey (a INT, b VARCHAR(20));
-CREATE TABLE {db}.t_blob (id INT PRIMARY KEY, data BLOB, txt TEXT) DEFAULT CHARSET=utf8mb4;
-"""
-LOAD_SQL = """
-INSERT INTO {db}.t_pk SELECT seq, CONCAT('n', seq), seq % 17,
-  IF(seq % 5 = 0, NULL, REPEAT('t', seq % 40)) FROM seq_1_to_{n_pk};
-INSERT INTO {db}.t_cpk SELECT seq % 50, seq DIV 50, CONCAT('v', seq) FROM seq_0_to_{n_cpk_1};
-INSERT INTO {db}.t_uk SELECT CONCAT('c', seq), seq / 8 FROM seq_1_to_{n_uk};
-INSERT INTO {db}.t_nokey SELECT seq % 40, 'dup' FROM seq_1_to_{n_nokey};
-INSERT INTO {db}.t_blob SELECT seq, UNHEX(REPEAT(LPAD(HEX(seq % 256), 2, '0'), seq % 300)),
-  REPEAT('ü', seq % 30) FROM seq_1_to_{n_blob};
-"""
-
-
 def create_schema(db, name: str, sizes: dict[str, int], ref: str) -> None:
     """`name` (binlogged) and its reference copy `ref` (never binlogged) with the same rows."""
-    script = (f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; USE {name};"
-              + TABLES_SQL.format(db=name))
-    script += LOAD_SQL.format(db=name, n_cpk_1=sizes["n_cpk"] - 1, **sizes)
     copy = [f"SET SESSION sql_log_bin = 0; DROP DATABASE IF EXISTS {ref}; CREATE DATABASE {ref};"]
-    for t in ("t_pk", "t_cpk", "t_uk", "t_nokey", "t_blob"):
+    for t in TABLES:
         copy.append(f"CREATE TABLE {ref}.{t} LIKE {name}.{t}; "
                     f"INSERT INTO {ref}.{t} SELECT * FROM {name}.{t};")
-    db.sql(script + "\n" + "\n".join(copy))
+    db.sql(create_script(name, sizes) + "\n" + "\n".join(copy))
 
 
 def workload(db, name: str, recorder: Recorder, stop: threading.Event, errors: list, *,

@@ -19,6 +19,7 @@ from libs.config import JobConfig
 from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
+from libs.demo_database import TABLES, sizes
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
 from tests.integration.exactly_once.replicator import Replicator
 
@@ -27,7 +28,6 @@ from .helpers import Workload, create_schema, start_workload, topic_records
 
 pytestmark = pytest.mark.integration
 
-TABLES = ("t_blob", "t_cpk", "t_nokey", "t_pk", "t_uk")
 SIZES = dict(n_pk=8000, n_cpk=5000, n_uk=3000, n_nokey=2000, n_blob=2000)  # 20,000 rows
 
 
@@ -72,8 +72,8 @@ def test_snapshot_of_a_living_database_replicates_to_the_servers_tables(mariadb,
     assert compared >= 20_000
 
 
-MILLION = dict(n_pk=400_000, n_cpk=250_000, n_uk=150_000, n_nokey=100_000, n_blob=100_000)
-JOB_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: 60\ntables:\n  include: ['{name}\\..*']\n"
+MILLION = sizes(1_000_000)
+JOB_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: 1500\ntables:\n  include: ['{name}\\..*']\n"
 
 
 def _topic_size(bootstrap: str, topic: str) -> int:
@@ -87,7 +87,7 @@ def _topic_size(bootstrap: str, topic: str) -> int:
 
 
 def test_a_million_rows_with_the_shipper_and_the_job_killed(mariadb, kafka_broker, topic, spark, tmp_path):
-    """Issue #16's acceptance: 1,000,000 rows over the five tables, two workload sessions
+    """Issue #16's acceptance: 1,000,000 rows over the five tables, a workload session (>= 200 trx/s)
     writing MINIMAL images during the snapshot; the shipper SIGKILLed after a drawn number of
     records of its snapshot and restarted (a second run re-reads the unfinished tables), the
     job (a cdc-replicate process, small micro-batches) SIGKILLed at a drawn moment while it
@@ -99,7 +99,7 @@ def test_a_million_rows_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
           f"job {job_kill_s:.1f} s after its first snapshot batch committed")
     name, source = "onb_1m", "onb1m"
     create_schema(mariadb, name, MILLION, ref=f"{name}_ref")
-    load = Workload(mariadb, name, TABLES, seed=seed, sessions=2, pause_s=0.0)
+    load = Workload(mariadb, name, TABLES, seed=seed, sessions=1, pause_s=0.0)
     job = Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
                                 "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt")],
                      checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
@@ -107,6 +107,7 @@ def test_a_million_rows_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
     conf.write_text(JOB_CONF.format(name=name))
     try:
         args = _ship_args(mariadb, kafka_broker, topic, source, name)
+        args[args.index("--snapshot-chunk-rows") + 1] = "200"  # ~5,000 records: batches of 300,000 rows
         base, started = _topic_size(kafka_broker.bootstrap, topic), time.monotonic()
         committed_before = load.committed()
         proc = start_shipper(*args)
@@ -116,8 +117,10 @@ def test_a_million_rows_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
         proc.kill()
         proc.wait(10)
         assert ship_main(args) == 0  # resumes: a second run, then the binlog to its end
+        load.stop()  # then stopped (the issue's acceptance): the job has a known end to reach
         rate = (load.committed() - committed_before) / (time.monotonic() - started)
-        print(f"workload during the snapshot: {rate:,.0f} transactions/s")
+        print(f"workload during the snapshot: {load.committed() - committed_before:,} transactions, "
+              f"{rate:,.0f}/s")
         job.start(conf)
         job.wait_started()
         first = job.wait_stage(-1, "target")

@@ -1,6 +1,7 @@
-"""A private MariaDB server for integration tests (never a system service).
+"""A private MariaDB server (never a system service): for the tests, the benchmarks and the
+onboarding demo (pipelines/onboard_demo.py).
 
-    from tests.integration.mariadb_server import MariaDBServer
+    from libs.mariadb_server import MariaDBServer
     with MariaDBServer.start(tmp_dir) as db:          # or the session fixture `mariadb`
         db.sql("CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY); INSERT INTO d.t VALUES (1)")
         db.query("SELECT COUNT(*) FROM d.t")        # -> [(1,)]
