@@ -5,14 +5,13 @@
 2. A workload session writing MINIMAL row images, and `cdc-ship --snapshot` as a user runs it (a
    process of its own): the existing rows, then the binlog from the snapshot's position, followed.
 3. `cdc-replicate` streaming into Delta, with no target DDL: the targets come from the source.
-4. After --seconds: the workload stops, the shipper ships the binlog to its end, the job drains
-   the topic, and every Delta table is compared with the server's own SELECT, row for row
+4. After --seconds: the workload stops, the shipper ships the binlog to its end, the job applies
+   everything in the topic, and every Delta table is compared with the server's own SELECT, row for row
    (pipelines/table_equality.py). Exit 0 when all are equal, 1 when one differs.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import random
 import shutil
 import subprocess
@@ -116,19 +115,19 @@ def run(work: Path, rows: int, seconds: float, pause_s: float) -> bool:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and query.isActive:
             time.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
-            progress = query.lastProgress or {}
-            _say(f"{workload.committed:,} workload transactions committed; job at batch {progress.get('batchId', '-')}")
+            done = (query.lastProgress or {}).get("batchId")
+            _say(f"{workload.committed:,} workload transactions committed; job: "
+                 + ("first batch running" if done is None else f"batch {done} done") + f", {query.status['message']}")
         workload.stop()
         shipper.terminate()
         shipper.wait(60)
         if ship_main([*args, "--non-block"]) != 0:  # the binlog to its end
             raise SystemExit("cdc-onboard-demo: cdc-ship failed")
+        _say(f"workload stopped after {workload.committed:,} transactions; the job catches up")
+        query.processAllAvailable()  # every record in the topic now, applied (no batch cut short)
         query.stop()
         if query.exception() is not None:
             raise SystemExit(f"cdc-onboard-demo: cdc-replicate failed: {query.exception()}")
-        _say(f"workload stopped after {workload.committed:,} transactions; draining the topic")
-        drain = build_query(spark, dataclasses.replace(cfg, available_now=True), make_applier(cfg))
-        drain.awaitTermination()
         return _compare(spark, server, work / "delta")
     finally:
         if shipper is not None and shipper.poll() is None:
