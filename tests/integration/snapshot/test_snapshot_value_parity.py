@@ -18,12 +18,13 @@ Under FULL the ColumnValues themselves must be identical; under NO_LOG the binlo
 """
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from libs.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.replay.images import target_column_of, typed_value
-from libs.snapshot import source
+from libs.snapshot import chunk_values, source
 from libs.snapshot.record import SnapshotRecord
 from libs.stream_assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
@@ -112,10 +113,11 @@ def _snapshot_rows(mariadb, database: str, table: str) -> dict[int, list[dict]]:
         source.open_snapshot(conn)
         t = source.SourceTable(database, table)
         _create, columns = source.describe(conn, t)
-        raw_rows = list(source.stream_rows(conn, source.select_statement(t, columns)))
+        batches = list(source.stream_batches(conn, source.select_statement(t, columns), columns, 1 << 22))
     finally:
         conn.close()
-    record = SnapshotRecord.chunk(tuple(columns), raw_rows, snapshot_id="parity", binlog_file="f", binlog_pos=4,
+    chunk = pa.Table.from_batches(batches, schema=chunk_values.schema(columns))
+    record = SnapshotRecord.chunk(tuple(columns), chunk, snapshot_id="parity", binlog_file="f", binlog_pos=4,
                                   server_id=1, snapshot_ts=0)
     images = SnapshotRecord.decode(record.encode()).row_images()
     return {int(image[0]["text"]): image for image in images}
