@@ -99,7 +99,7 @@ class KafkaRecord:
         kind = h.get(HEADER_RECORD_KIND, BINLOG_EVENT.encode()).decode("utf-8")
         if kind not in (BINLOG_EVENT, *SIDE_KINDS):
             raise ValueError(f"record of unknown kind {kind!r}")
-        if kind == BINLOG_EVENT and value is None or len(value) < COMMON_HEADER.size:
+        if kind == BINLOG_EVENT and (value is None or len(value) < COMMON_HEADER.size):
             raise ValueError(f"record value of {0 if value is None else len(value)} bytes is not "
                              f"a binlog event")
         source = h[HEADER_SOURCE].decode("utf-8")

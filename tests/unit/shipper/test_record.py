@@ -27,6 +27,16 @@ def test_snapshot_record_round_trips_and_takes_no_room_in_the_binlog():
     assert back.end_pos == 1234  # the next binlog event starts at the snapshot's position
 
 
+@pytest.mark.parametrize("value", [None, b"", b"short"])
+def test_the_event_size_check_is_for_binlog_events_only(value):
+    """A side record shorter than an event header is read as it is (a snapshot record that does
+    not decode is quarantined by the job with its bytes); a binlog event that short is refused."""
+    side = [("binlog_file", b"f"), ("binlog_pos", b"4"), ("source", b"s"), ("record_kind", b"snapshot")]
+    assert KafkaRecord.from_kafka(b"s", value, side).value == (value or b"")
+    with pytest.raises(ValueError, match="is not a binlog event"):
+        KafkaRecord.from_kafka(b"s", value, side[:3])
+
+
 def test_unknown_record_kind_is_refused():
     with pytest.raises(ValueError, match="unknown kind 'other'"):
         KafkaRecord.from_kafka(b"s", b"x" * 19, [("binlog_file", b"f"), ("binlog_pos", b"4"),
