@@ -156,9 +156,9 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
     image that does not match its table map: the caller quarantines the whole transaction).
     `hints`: what the target declarations know that the Table_maps may not say (UNSIGNED,
     fsp of old temporal types, charsets, ENUM/SET labels: libs/targets/decoding.py).
-    A snapshot record's segment (kind snapshot) holds its record as its one frame; its rows are
-    already change-record images (libs/snapshot/changes.py)."""
-    if segment.get("kind") == "snapshot":
+    A snapshot record's segment (kind snapshot) holds its record as its one frame; its chunk's
+    server bytes are converted here, by the binlog path's rules (libs/snapshot/changes.py)."""
+    if segment.get("kind") == SNAPSHOT:
         return snapshot_changes.change_records(segment["source"], SnapshotRecord.decode(segment["frames"][0]["raw"]))
     ctx = _context(segment["source"], segment["fde"], limits)
     if hints is not None:

@@ -35,7 +35,7 @@ from libs.shipper import credentials
 from libs.shipper.errors import CredentialError, ShipError
 from libs.shipper.replica_source import ServerOptions
 from libs.shipper.shipper import ShipConfig, ship_files, ship_server
-from libs.snapshot.chunks import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
+from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.protocol import INITIAL, RESNAPSHOT
 from libs.snapshot.table_filter import TableFilter
 

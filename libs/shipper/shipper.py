@@ -15,6 +15,8 @@ from typing import Callable
 
 from pymysql.err import MySQLError
 
+from libs.snapshot import DEFAULT_CHUNK_ROWS
+
 from . import replica_source
 from .errors import ShipError
 from .file_source import Inputs, iter_file_events
@@ -123,7 +125,7 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
                 should_stop: Callable[[], bool] = lambda: False,
                 give_up_after_s: float = 60.0, snapshot: str | None = None,
                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
-                snapshot_chunk_rows: int = 5000) -> ShipStats:
+                snapshot_chunk_rows: int = DEFAULT_CHUNK_ROWS) -> ShipStats:
     """Stream from the server until stopped (or, with opts.non_block, to the end of its binlog).
 
     snapshot 'initial' / 'resnapshot' (libs/snapshot/protocol.py): first publish a consistent

@@ -15,7 +15,8 @@ import uuid
 from dataclasses import dataclass, field
 
 from libs.snapshot import source
-from libs.snapshot.chunks import DEFAULT_CHUNK_ROWS, last_state
+from libs.snapshot import DEFAULT_CHUNK_ROWS
+from libs.snapshot.chunks import last_state
 from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
 from libs.snapshot.record import ROWS, TABLE_END
 

@@ -19,11 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from libs.shipper.record import KafkaRecord
+from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.protocol import LastRecord, Position
 from libs.snapshot.record import SnapshotRecord
 
-DEFAULT_CHUNK_ROWS = 5000
-DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
 VALUE_OVERHEAD = 8  # bytes counted per value besides its length (Arrow: a 4-byte offset, validity)
 
 

@@ -60,8 +60,8 @@ from mysql.connector import Error as MySQLError
 
 from libs.shipper.errors import ShipError
 from libs.shipper.replica_source import ServerOptions, connect_error
-from libs.snapshot import chunk_values, driver, values
-from libs.snapshot.chunks import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, TableProgress, cut_chunks, row_sizes
+from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, driver, values
+from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.sql_names import quote_identifier
 from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API

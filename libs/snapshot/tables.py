@@ -17,9 +17,10 @@ from libs.sql_names import quote_identifier
 from libs.targets.config import TargetCatalog, build_catalog
 from libs.targets.ddl import TableDDL, parse_ddl
 
+from .changes import SNAPSHOT_OP, TRUNCATE
 from .protocol import Position, superseded
 
-SNAPSHOT_OPS = ("snapshot", "truncate")
+SNAPSHOT_OPS = (SNAPSHOT_OP, TRUNCATE)
 
 
 @dataclass(frozen=True)
@@ -107,5 +108,5 @@ def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, sele
 def since_last_truncate(changes: list) -> list:
     """A table's changes (commit order) from its last truncate on: a snapshot starts the table
     anew, so what came before is in neither the old rows nor the new ones."""
-    last = max((i for i, c in enumerate(changes) if c["op"] == "truncate"), default=0)
+    last = max((i for i, c in enumerate(changes) if c["op"] == TRUNCATE), default=0)
     return changes[last:]

@@ -81,5 +81,6 @@ def new_rows_write(spark: SparkSession, plan: TablePlan):
     """The write of a plan whose rows are new (plan.replace / plan.append): an overwrite or an
     append of them, no MERGE (a MERGE joins the whole table: a snapshot of n chunks would scan
     the table n times)."""
-    table = spark.createDataFrame(arrow_table(plan.upserts, D.target_schema(plan.target)), D.target_schema(plan.target))
+    schema = D.target_schema(plan.target)
+    table = spark.createDataFrame(arrow_table(plan.upserts, schema), schema)
     return table.write.format("delta").mode("overwrite" if plan.replace else "append").save
