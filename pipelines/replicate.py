@@ -22,7 +22,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.paths import REPO_ROOT
-from libs.targets import TargetCatalog, load_targets
+from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
 from pipelines.spark_session import SessionOptions, build_session, logger_off
@@ -98,7 +98,13 @@ def load_catalog(cfg: JobConfig) -> TargetCatalog | None:
     before the Spark session so a bad declaration is one line and no JVM was started for it."""
     if not (cfg.target_ddl or cfg.targets):
         return None
-    return load_targets(cfg.targets, [cfg.target_ddl] if cfg.target_ddl else [])
+    catalog = load_targets(cfg.targets, [cfg.target_ddl] if cfg.target_ddl else [])
+    if catalog.overrides and not cfg.tables.from_source:
+        first = catalog.overrides[0]
+        raise TargetConfigError(first.path, f"targets.{first.name}",
+                                "no columns: add `columns:`, declare the table in a DDL file, or let the "
+                                "job derive it from the source (tables.from_source: true)")
+    return catalog
 
 
 def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None) -> DeltaApplier | None:

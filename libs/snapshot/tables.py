@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from libs.sql_names import quote_identifier
-from libs.targets.config import TargetCatalog, build_catalog
+from libs.targets.config import TargetCatalog
 from libs.targets.ddl import TableDDL, parse_ddl
 
 from .changes import SNAPSHOT_OP, TRUNCATE
@@ -97,12 +97,12 @@ def _source_ddl(table: SnapshotTable) -> TableDDL:
 def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, selects, *,
                         from_source: bool = True) -> TargetCatalog:
     """The declared targets plus one per snapshot table that is selected (JobConfig.tables) and
-    not declared, from its source schema (README "Onboarding": a declaration always wins)."""
+    not declared, from its source schema and the YAML's override for it, if any (README
+    "Onboarding": a declaration always wins)."""
     if not from_source or not len(snapshots):
         return declared
     names = {(t.database, t.table) for t in declared.targets}
-    ddl = [d for d in snapshots.derived_ddl(names) if selects(d.database, d.table)]
-    return TargetCatalog(declared.targets + build_catalog(None, "<source schema>", ddl).targets)
+    return declared.with_source([d for d in snapshots.derived_ddl(names) if selects(d.database, d.table)])
 
 
 def since_last_truncate(changes: list) -> list:

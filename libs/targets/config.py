@@ -19,15 +19,22 @@ conf/targets.example.yaml):
           - {name: id, type: INT, nullable: false}
           - {name: status, type: VARCHAR(10), default: new, charset: latin1}
         defaults: {status: new}        # override a DDL DEFAULT (slave-side default, WL#5092)
+      shop.customers:                  # no columns, no DDL: overrides of the target the job
+        delta_table: customers         # derives from the source's SHOW CREATE TABLE
+        defaults: {tier: basic}        # (JobConfig.tables.from_source; README "Onboarding")
+        leave_out: [legacy_flags]      # the source's last column(s), not replicated (WL#5092)
 
-Tables of the DDL files without a YAML entry become targets with the `defaults`.
+Tables of the DDL files without a YAML entry become targets with the `defaults`. An entry with
+neither `columns` nor DDL is an override (TargetOverride): its fields apply, one by one, to the
+target derived from the source's schema when a snapshot publishes it, and are checked against
+that schema then (a `defaults` or `key` column the source lacks stops the job with one line).
 Every error is a TargetConfigError naming the file and the field.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
@@ -47,11 +54,24 @@ from libs.targets.errors import TargetConfigError
 # (case-insensitively: a case-insensitive file system or catalog folds it).
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
 _SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
-_TARGET_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "source_columns", "columns", "defaults"}
+_OVERRIDE_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "defaults", "leave_out"}
+_TARGET_FIELDS = _OVERRIDE_FIELDS | {"source_columns", "columns"}
 _COLUMN_FIELDS = {"name", "type", "nullable", "default", "charset"}
 _APPLY = {"rows": frozenset({model.APPLY_ROWS}), "statements": frozenset({model.APPLY_STATEMENTS}),
           "both": frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS})}
 _ON_STATEMENT = {model.ON_STATEMENT_ERROR, model.ON_STATEMENT_QUARANTINE}
+_BASE_SETTINGS = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR,
+                  "zero_dates": model.ZERO_DATES_TO_NULL}
+
+
+@dataclass(frozen=True)
+class TargetOverride:
+    """A YAML entry with no columns of its own: fields for the target derived from the source."""
+
+    name: str  # source `db.table`
+    entry: Mapping[str, Any]
+    settings: Mapping[str, Any]
+    path: str
 
 
 @dataclass(frozen=True)
@@ -60,6 +80,24 @@ class TargetCatalog:
 
     targets: tuple[model.Target, ...]
     """Every target, in declaration order."""
+    overrides: tuple[TargetOverride, ...] = ()
+    """Entries waiting for their table's source schema (with_source)."""
+    path: str = "<no targets file>"
+    settings: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The YAML's `defaults:` settings, for targets derived from the source (None: built-ins)."""
+
+    def with_source(self, source_ddl: Sequence[TableDDL]) -> "TargetCatalog":
+        """This catalog plus a target per source table schema (SHOW CREATE TABLE), built with
+        its override when it has one. The caller passes only tables without a declared target."""
+        overrides = {o.name: o for o in self.overrides}
+        derived = []
+        for ddl in source_ddl:
+            name = f"{ddl.database}.{ddl.table}"
+            o = overrides.get(name) or TargetOverride(name, {}, self.settings or _BASE_SETTINGS, ddl.path)
+            derived.append(_build_target(o.path, name, o.entry, o.settings, ddl))
+        targets = self.targets + tuple(derived)
+        _check_delta_names(targets, self.path)
+        return replace(self, targets=targets)
 
     def get(self, database: str, table: str) -> model.Target | None:
         """The target of source `database.table`, or None when it is not declared."""
@@ -162,6 +200,20 @@ def _check_delta_table(path: str, where: str, name: Any) -> None:
                                  f"set another delta_table")
 
 
+def _leave_out(path: str, where: str, data: Any, columns: list[model.Column]) -> list[model.Column]:
+    """The columns without the left-out ones, which must be the source's last: row images map
+    onto the target by position, and WL#5092 drops only a source's extra trailing columns."""
+    names = _names(path, where, data)
+    _check_known(path, where, names, columns)
+    left = {n.lower() for n in names}
+    keep = len(columns) - len(left)
+    if {c.name.lower() for c in columns[keep:]} != left or keep == 0:
+        raise _fail(path, where, f"{list(names)} must be the table's last column(s), not all of them "
+                                 f"(columns: {[c.name for c in columns]}): WL#5092 replays a source "
+                                 f"with extra columns only at the end")
+    return columns[:keep]
+
+
 def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mapping[str, Any],
                   ddl: TableDDL | None) -> model.Target:
     where = f"targets.{name}"
@@ -170,8 +222,17 @@ def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mappi
         raise _fail(path, f"{where}.columns", f"the table is also declared as DDL in {ddl.path}; declare columns once")
     if ddl is None and "columns" not in data:
         raise _fail(path, where, "no columns: add `columns:` or declare the table in a DDL file")
+    if ddl is None and "leave_out" in data:
+        raise _fail(path, f"{where}.leave_out", "for a table with DDL or a source schema; with "
+                                                 "`columns:` list only the columns to keep")
     if ddl is not None:
         columns, primary, uniques = list(ddl.columns), ddl.primary_key, ddl.unique_keys
+        if "leave_out" in data:
+            columns = _leave_out(path, f"{where}.leave_out", data["leave_out"], columns)
+            kept = {c.name.lower() for c in columns}
+            uniques = tuple(u for u in uniques if all(k.lower() in kept for k in u))
+            if any(k.lower() not in kept for k in primary):
+                raise _fail(path, f"{where}.leave_out", f"leaves out a PRIMARY KEY column {list(primary)}")
     else:
         raw = data["columns"]
         if not isinstance(raw, list) or not raw:
@@ -204,8 +265,8 @@ def _build_target(path: str, name: str, data: Mapping[str, Any], settings: Mappi
 def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequence[TableDDL] = ()) -> TargetCatalog:
     """Validate a parsed YAML document (None = no YAML) together with parsed DDL tables."""
     data = _check_fields(path, "", data or {}, _TOP_FIELDS)
-    base = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR, "zero_dates": model.ZERO_DATES_TO_NULL}
-    settings = _settings(path, "defaults", _check_fields(path, "defaults", data.get("defaults", {}), _SETTING_FIELDS), base)
+    settings = _settings(path, "defaults", _check_fields(path, "defaults", data.get("defaults", {}), _SETTING_FIELDS),
+                         _BASE_SETTINGS)
     by_name: dict[str, TableDDL] = {}
     for table in ddl_tables:
         qualified = f"{table.database}.{table.table}"
@@ -215,22 +276,51 @@ def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequenc
     declared = data.get("targets", {}) or {}
     if not isinstance(declared, Mapping):
         raise _fail(path, "targets", "must be a mapping of `db.table` to its declaration")
-    targets = []
+    targets, overrides = [], []
     for name, entry in declared.items():
         if not isinstance(name, str) or name.count(".") != 1 or not all(name.split(".")):
             raise _fail(path, f"targets.{name}", "the key must be a source `db.table`")
-        entry = _check_fields(path, f"targets.{name}", entry or {}, _TARGET_FIELDS)
-        targets.append(_build_target(path, name, entry, _settings(path, f"targets.{name}", entry, settings),
-                                     by_name.pop(name, None)))
+        where = f"targets.{name}"
+        entry = _check_fields(path, where, entry or {}, _TARGET_FIELDS)
+        entry_settings = _settings(path, where, entry, settings)
+        ddl = by_name.pop(name, None)
+        if ddl is None and "columns" not in entry:
+            overrides.append(_override(path, name, entry, entry_settings))
+        else:
+            targets.append(_build_target(path, name, entry, entry_settings, ddl))
     for name, table in by_name.items():
         targets.append(_build_target(table.path, name, {}, settings, table))
+    _check_delta_names(targets, path, overrides)
+    return TargetCatalog(tuple(targets), tuple(overrides), path, settings)
+
+
+def _override(path: str, name: str, entry: Mapping[str, Any], settings: Mapping[str, Any]) -> TargetOverride:
+    """An entry without columns, checked as far as it can be before the source schema comes."""
+    where = f"targets.{name}"
+    _check_fields(path, where, entry, _OVERRIDE_FIELDS | {"source_columns"})
+    if "source_columns" in entry:
+        raise _fail(path, f"{where}.source_columns", "names the columns of `columns:`; a target derived from "
+                                                     "the source takes the source's names")
+    for names in ("key", "leave_out"):
+        if names in entry:
+            _names(path, f"{where}.{names}", entry[names])
+    if not isinstance(entry.get("defaults", {}), Mapping):
+        raise _fail(path, f"{where}.defaults", "must be a mapping of column name to DEFAULT")
+    _check_delta_table(path, f"{where}.delta_table",
+                       entry.get("delta_table", model.default_delta_table_name(*name.split(".", 1))))
+    return TargetOverride(name, dict(entry), settings, path)
+
+
+def _check_delta_names(targets: Sequence[model.Target], path: str,
+                       overrides: Sequence[TargetOverride] = ()) -> None:
+    """Two sources never share a Delta table (overrides count with the name they will have)."""
     delta_names: dict[str, str] = {}
-    for target in targets:
-        other = delta_names.setdefault(target.delta_table, target.qualified_name)
-        if other != target.qualified_name:
-            raise _fail(path, f"targets.{target.qualified_name}.delta_table",
-                        f"{target.delta_table!r} is also the Delta table of {other}")
-    return TargetCatalog(tuple(targets))
+    named = [(t.qualified_name, t.delta_table) for t in targets] + [
+        (o.name, o.entry["delta_table"]) for o in overrides if "delta_table" in o.entry]
+    for source, delta_table in named:
+        other = delta_names.setdefault(delta_table, source)
+        if other != source:
+            raise _fail(path, f"targets.{source}.delta_table", f"{delta_table!r} is also the Delta table of {other}")
 
 
 def load_targets(config_path: str | None = None, ddl_paths: Sequence[str] = ()) -> TargetCatalog:

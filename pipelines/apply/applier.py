@@ -67,7 +67,7 @@ from libs.snapshot.tables import since_last_truncate
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
 from libs.target_mirror import MirrorOverflow, TargetMirror
-from libs.targets import TargetCatalog
+from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import Target
 from pipelines.apply.target_writes import (
@@ -92,6 +92,15 @@ class ApplyStopped(JobStopped):
     def __init__(self, batch_id: int, delta_table: str, error: ReplayError):
         self.batch_id, self.delta_table, self.error = batch_id, delta_table, error
         super().__init__(f"apply stopped in batch {batch_id}, Delta table {delta_table}: {error}")
+
+
+class SourceTargetStopped(JobStopped):
+    """A target derived from a source schema cannot be built: the YAML override does not fit the
+    source's SHOW CREATE TABLE (a `defaults` column it lacks, ...) or that DDL cannot be parsed.
+    Raised before anything of the batch is written; every restart stops here until it is fixed."""
+
+    def __init__(self, batch_id: int, error: TargetConfigError):
+        super().__init__(f"batch {batch_id}: a target from the source schema: {error}")
 
 
 @dataclasses.dataclass
@@ -141,7 +150,10 @@ class DeltaApplier:
         rows are decoded: their source schemas may add targets, whose declarations tell the rows
         stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
         if self.source_schemas.keep(spark, truncates, batch_id):
-            self.catalog = self.source_schemas.catalog(self.declared, self.config.tables)
+            try:
+                self.catalog = self.source_schemas.catalog(self.declared, self.config.tables)
+            except TargetConfigError as exc:
+                raise SourceTargetStopped(batch_id, exc) from None
             self.decode_hints = DecodeHints(self.catalog.targets)
         return self.decode_hints
 

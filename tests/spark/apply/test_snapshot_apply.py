@@ -10,8 +10,9 @@ from libs.snapshot.changes import change_records
 from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
 from libs.snapshot.values import SourceColumn
 from libs.system_tables import CHANGE_LOG, SOURCE_SCHEMAS
-from libs.targets import TargetCatalog
+from libs.targets import TargetCatalog, build_catalog
 from pipelines.apply import DeltaApplier
+from pipelines.apply.applier import SourceTargetStopped
 
 from .builders import Source, changes_df, config, delta, rows_of
 
@@ -85,4 +86,27 @@ def test_a_table_left_out_by_the_job_is_not_replicated(spark, tmp_path):
     counts = DeltaApplier(TargetCatalog(()), cfg)(
         changes_df(spark, snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x")])), 0)
     assert counts["shop.a"]["not_selected"] == 2
+    assert not (tmp_path / "delta" / "shop__a").exists()
+
+
+def test_a_yaml_override_renames_the_derived_target_and_sets_a_replica_default(spark, tmp_path):
+    """README "Onboarding": an entry without columns changes only its own fields of the target
+    derived from SHOW CREATE TABLE; a MINIMAL insert without `v` takes the replica's DEFAULT."""
+    cfg = config(tmp_path)
+    catalog = build_catalog({"targets": {"shop.a": {"delta_table": "customers", "defaults": {"v": "replica"}}}},
+                            "t.yaml")
+    a = Source("shop", "a", ["id", "v"], names=False)
+    batch = snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x")]) + [a.insert({"id": 2}, trx=3)]
+    DeltaApplier(catalog, cfg)(changes_df(spark, batch), 0)
+    assert rows_of(spark, cfg, "customers") == [(1, "x"), (2, "replica")]
+    assert not (tmp_path / "delta" / "shop__a").exists()
+
+
+def test_an_override_the_source_contradicts_stops_the_batch_in_one_line(spark, tmp_path):
+    cfg = config(tmp_path)
+    catalog = build_catalog({"targets": {"shop.a": {"defaults": {"gone": 1}}}}, "t.yaml")
+    with pytest.raises(SourceTargetStopped) as stop:
+        DeltaApplier(catalog, cfg)(changes_df(spark, snapshot("r1", 1250, TABLE)), 0)
+    assert str(stop.value) == ("batch 0: a target from the source schema: t.yaml: targets.shop.a.defaults: "
+                               "unknown field(s) ['gone']; allowed: ['id', 'v']")
     assert not (tmp_path / "delta" / "shop__a").exists()

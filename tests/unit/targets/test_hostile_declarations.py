@@ -98,3 +98,15 @@ def test_cdc_replicate_reports_a_bad_job_setting_in_one_line(tmp_path, capfd):
     conf.write_text("delta_root: null\n")
     assert replicate.main(["--conf", str(conf)]) == 2
     assert capfd.readouterr().err == f"cdc-replicate: {conf}: delta_root: required, got null\n"
+
+
+def test_an_override_without_a_source_schema_to_override_is_one_line(tmp_path, capfd):
+    """A targets entry with no columns waits for the source's schema (tables.from_source); with
+    from_source off nothing would ever give it columns."""
+    conf, targets = tmp_path / "job.yaml", tmp_path / "targets.yaml"
+    conf.write_text("tables: {from_source: false}\n")
+    targets.write_text("targets:\n  shop.c: {delta_table: customers}\n")
+    assert replicate.main(["--conf", str(conf), "--targets", str(targets)]) == 2
+    assert capfd.readouterr().err == (
+        f"cdc-replicate: {targets}: targets.shop.c: no columns: add `columns:`, declare the table in a "
+        "DDL file, or let the job derive it from the source (tables.from_source: true)\n")

@@ -53,7 +53,6 @@ def test_ddl_file_from_the_command_line(tmp_path):
     ({"targets": {"shop.orders": {"columns": [{"name": "x", "type": "INT"}]}}}, "targets.shop.orders.columns", "once"),
     ({"targets": {"shop.orders": {"defaults": {"zz": 1}}}}, "targets.shop.orders.defaults", "unknown"),
     ({"targets": {"shop.orders": {"defaults": {"n": "abc"}}}}, "targets.shop.orders.defaults.n", "cannot read"),
-    ({"targets": {"x.y": {}}}, "targets.x.y", "no columns"),
     ({"targets": {"x.y": {"columns": [{"name": "a", "type": "VARCHA(3)"}]}}}, "targets.x.y.columns[0].type", "unsupported"),
     ({"targets": {"x.y": {"columns": [{"name": "a"}]}}}, "targets.x.y.columns[0].type", "required"),
     ({"targets": {"x.y": {"columns": [{"name": "a", "type": "INT", "nullable": "no"}]}}},
