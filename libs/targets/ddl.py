@@ -79,6 +79,16 @@ class MariaDB(MySQL):
             "WITH": _with_property,
         }
 
+    class Generator(MySQL.Generator):
+        # SQL written back for MariaDB (schema versions, libs/schema_history): its own type names,
+        # and TIMESTAMP stays TIMESTAMP (sqlglot's MySQL writes DATETIME, another type here).
+        TYPE_MAPPING = {
+            **MySQL.Generator.TYPE_MAPPING,
+            exp.DataType.Type.IPV4: "INET4",
+            exp.DataType.Type.IPV6: "INET6",
+            exp.DataType.Type.TIMESTAMP: "TIMESTAMP",
+        }
+
 
 @dataclass(frozen=True)
 class TableDDL:
