@@ -1,0 +1,194 @@
+"""Every source table's schema, versioned by binlog position (issue #17 item 1; DESIGN.md "A
+living source"), no Spark.
+
+A table's history starts with its schema at a position: the snapshot's SHOW CREATE TABLE at the
+snapshot's position P, or a CREATE TABLE in the stream. Each later DDL of the stream that touches
+it adds a version at the DDL's position; a DROP (or the old name of a RENAME) adds a version
+`None`: no such table from there on. `at(table, position)` is the version in force for a row
+image logged at `position`: the last version strictly before it (a DDL and the rows after it are
+in different events, so a row is never at a version's own position).
+
+Renames move a history: `RENAME TABLE a TO b` gives b a version (a's schema, renamed) and a a
+`None` version, so a's rows logged before the rename still read with a's versions. The pairs of
+one RENAME apply in order (`a TO tmp, b TO a, tmp TO b` swaps two tables), as the server does.
+
+`apply` returns what each DDL did to each table (TableChange), which the apply stage turns into
+Delta operations in stream order; it raises HistoryError naming the statement and position
+when the DDL cannot be read or does not fit the version it applies to.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from libs.schema_history import statements as S
+from libs.schema_history.table_schema import SchemaChangeError, TableSchema
+from libs.snapshot.protocol import Position
+
+# TableChange kinds
+CREATED, ALTERED, RENAMED, DROPPED, TRUNCATED, UNSUPPORTED = (
+    "created", "altered", "renamed", "dropped", "truncated", "unsupported")
+
+
+class HistoryError(ValueError):
+    """A DDL the history cannot apply: unreadable, or not fitting the table's version."""
+
+    def __init__(self, source: str, position: Position, statement: str, reason: str):
+        self.source, self.position, self.statement, self.reason = source, position, statement, reason
+        super().__init__(f"source {source}, {position}: {reason}; statement: {_short(statement)}")
+
+
+@dataclass(frozen=True)
+class Version:
+    position: Position
+    schema: TableSchema | None  # None: the table does not exist from `position` on
+    statement: str | None = None  # the DDL that made it; None for a snapshot's starting schema
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """What one DDL did to one table (the apply stage's unit of schema work)."""
+
+    kind: str
+    name: S.TableName
+    before: TableSchema | None
+    after: TableSchema | None
+    renamed_from: S.TableName | None = None
+    reason: str | None = None  # UNSUPPORTED: why
+
+
+@dataclass
+class SchemaHistory:
+    """Versions per (source, database, table), in position order."""
+
+    _tables: dict[tuple[str, str, str], list[Version]] = field(default_factory=dict)
+
+    # -- reading --------------------------------------------------------------------------------
+    def at(self, source: str, database: str, table: str, position: Position) -> TableSchema | None:
+        """The version in force for a row logged at `position` (None: unknown or dropped)."""
+        versions = self._tables.get((source, database, table), ())
+        key = position.key()
+        found = None
+        for version in versions:
+            if version.position.key() < key:
+                found = version
+            else:
+                break
+        return found.schema if found else None
+
+    def versions(self, source: str, database: str, table: str) -> tuple[Version, ...]:
+        return tuple(self._tables.get((source, database, table), ()))
+
+    def tables(self) -> list[tuple[str, str, str]]:
+        return sorted(self._tables)
+
+    # -- building -------------------------------------------------------------------------------
+    def start(self, source: str, schema: TableSchema, position: Position, statement: str | None = None) -> None:
+        """A table's schema at `position` (a snapshot's SHOW CREATE TABLE, a declaration)."""
+        self._add(source, S.TableName(schema.database, schema.table), Version(position, schema, statement))
+
+    def apply(self, source: str, position: Position, statement: str, default_db: str) -> list[TableChange]:
+        """One DDL of the stream at `position`; the tables it changed, in the statement's order."""
+        try:
+            changes = S.parse(statement, default_db)
+        except S.DdlParseError as exc:
+            raise HistoryError(source, position, statement, f"cannot read the DDL: {exc}") from None
+        out: list[TableChange] = []
+        current: dict[S.TableName, TableSchema | None] = {}
+
+        def now(name: S.TableName) -> TableSchema | None:
+            if name in current:
+                return current[name]
+            return self._latest(source, name)
+
+        try:
+            for change in changes:
+                out += self._one(change, now, current)
+        except SchemaChangeError as exc:
+            raise HistoryError(source, position, statement, str(exc)) from None
+        for name, schema in current.items():
+            self._add(source, name, Version(position, schema, statement))
+        return out
+
+    def _one(self, change, now, current) -> list[TableChange]:
+        if isinstance(change, (S.NoSchemaChange,)):
+            return []
+        if isinstance(change, S.Unsupported):
+            return [TableChange(UNSUPPORTED, None, None, None, reason=change.reason)]
+        if isinstance(change, S.CreateTable):
+            if now(change.name) is not None and change.if_not_exists:
+                return []
+            current[change.name] = change.schema
+            return [TableChange(CREATED, change.name, None, change.schema)]
+        if isinstance(change, S.CreateLike):
+            if now(change.name) is not None and change.if_not_exists:
+                return []
+            like = now(change.like)
+            if like is None:
+                raise SchemaChangeError(f"CREATE TABLE {change.name} LIKE {change.like}: {change.like} is not known "
+                                        f"(no snapshot and no CREATE TABLE of it in the stream)")
+            current[change.name] = like.renamed(change.name.database, change.name.table)
+            return [TableChange(CREATED, change.name, None, current[change.name])]
+        if isinstance(change, S.AlterTable):
+            before = now(change.name)
+            if before is None:  # a table with no history (not snapshotted, not created in the stream)
+                return []
+            after = change.apply(before)
+            target = change.renamed_to or change.name
+            if target != change.name:
+                current[change.name] = None
+                current[target] = after
+                return [TableChange(RENAMED, target, before, after, renamed_from=change.name)]
+            current[change.name] = after
+            return [TableChange(ALTERED, change.name, before, after)]
+        if isinstance(change, S.RenameTables):
+            out = []
+            for old, new in change.pairs:
+                before = now(old)
+                if before is None:  # no history to move
+                    continue
+                current[old] = None
+                current[new] = before.renamed(new.database, new.table)
+                out.append(TableChange(RENAMED, new, before, current[new], renamed_from=old))
+            return out
+        if isinstance(change, S.Truncate):
+            return [TableChange(TRUNCATED, change.name, now(change.name), now(change.name))]
+        if isinstance(change, S.DropTables):
+            out = []
+            for name in change.names:
+                before = now(name)
+                current[name] = None
+                out.append(TableChange(DROPPED, name, before, None))
+            return out
+        if isinstance(change, S.DropDatabase):
+            return self._drop_database(change.database, now, current)
+        raise TypeError(f"unknown schema change {change!r}")  # pragma: no cover - every kind is handled above
+
+    def _drop_database(self, database: str, now, current) -> list[TableChange]:
+        names = {S.TableName(d, t) for (_s, d, t) in self._tables if d == database}
+        names |= {n for n in current if n.database == database}
+        out = []
+        for name in sorted(names, key=str):
+            before = now(name)
+            if before is not None:
+                current[name] = None
+                out.append(TableChange(DROPPED, name, before, None))
+        return out
+
+    def _latest(self, source: str, name: S.TableName) -> TableSchema | None:
+        versions = self._tables.get((source, name.database, name.table))
+        return versions[-1].schema if versions else None
+
+    def _add(self, source: str, name: S.TableName, version: Version) -> None:
+        versions = self._tables.setdefault((source, name.database, name.table), [])
+        if versions and versions[-1].position.key() > version.position.key():
+            raise ValueError(f"schema versions of {name} out of order: {version.position} after "
+                             f"{versions[-1].position}")
+        if versions and versions[-1].position == version.position:
+            versions[-1] = version  # the same position again (a replayed batch): the same version
+        else:
+            versions.append(version)
+
+
+def _short(statement: str) -> str:
+    text = " ".join(statement.split())
+    return text if len(text) <= 200 else text[:197] + "..."
