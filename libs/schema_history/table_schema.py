@@ -19,11 +19,16 @@ from dataclasses import dataclass, replace
 import sqlglot
 from sqlglot import exp
 
+from libs.binlog.charsets import charset_name
 from libs.sql_names import quote_identifier
 from libs.targets.ddl import MariaDB, TableDDL, parse_ddl
 
 FIRST = "FIRST"
 _T = exp.DataType.Type
+_TEXT_BYTES = {_T.TINYTEXT: 255, _T.TEXT: 65_535, _T.MEDIUMTEXT: 16_777_215, _T.LONGTEXT: 4_294_967_295}
+# bytes per character at most (MariaDB's mbmaxlen), for the charsets whose value is not 1
+_MBMAXLEN = {"utf8mb3": 3, "utf8": 3, "utf8mb4": 4, "ucs2": 2, "utf16": 4, "utf16le": 4, "utf32": 4,
+             "big5": 2, "gbk": 2, "gb2312": 2, "sjis": 2, "cp932": 2, "euckr": 2, "ujis": 3, "eucjpms": 3}
 _CHARACTER_TYPES = {_T.CHAR, _T.NCHAR, _T.VARCHAR, _T.NVARCHAR, _T.TEXT, _T.TINYTEXT, _T.MEDIUMTEXT,
                     _T.LONGTEXT, _T.ENUM, _T.SET}
 
@@ -205,8 +210,21 @@ class TableSchema:
         return replace(pinned, charset=charset)
 
     def converted(self, charset: str) -> "TableSchema":
-        """ALTER TABLE t CONVERT TO CHARACTER SET x: every character column is now in x."""
-        return replace(self._character_columns(lambda node: charset), charset=charset)
+        """ALTER TABLE t CONVERT TO CHARACTER SET x: every character column is now in x, and a
+        TEXT column whose characters no longer fit its bytes grows (latin1 TEXT -> utf8mb4
+        MEDIUMTEXT), as the server does so that no value is cut."""
+        grown = []
+        for column in self.columns:
+            node = _column_def(column.definition)
+            kind = node.args["kind"]
+            if kind.this in _TEXT_BYTES:
+                chars = _TEXT_BYTES[kind.this] // _mbmaxlen(_charset_of(node) or self.charset)
+                needed = chars * _mbmaxlen(charset)
+                node.set("kind", exp.DataType(this=next(t for t, size in _TEXT_BYTES.items() if size >= needed)))
+                column = replace(column, definition=node.sql(dialect=MariaDB))
+            grown.append(column)
+        out = replace(self, columns=tuple(grown))
+        return replace(out._character_columns(lambda node: charset), charset=charset)
 
     def _character_columns(self, charset_of) -> "TableSchema":
         """Each CHAR/VARCHAR/TEXT/ENUM/SET column given charset_of(its definition) as its own
@@ -244,6 +262,21 @@ def _column_def(definition: str) -> exp.ColumnDef:
     stmt = sqlglot.parse_one(f"CREATE TABLE _t ({definition})", dialect=MariaDB)
     (node,) = stmt.this.expressions
     return node
+
+
+def _mbmaxlen(charset: str | None) -> int:
+    return _MBMAXLEN.get((charset or "").lower(), 1)
+
+
+def _charset_of(node: exp.ColumnDef) -> str | None:
+    """The column's own CHARACTER SET, or its COLLATE's charset; None: the table's."""
+    for c in node.args.get("constraints") or []:
+        kind = c.args.get("kind")
+        if isinstance(kind, exp.CharacterSetColumnConstraint):
+            return kind.this.name
+        if isinstance(kind, exp.CollateColumnConstraint):
+            return charset_name(kind.this.name)
+    return None
 
 
 def _has_charset(node: exp.ColumnDef) -> bool:
