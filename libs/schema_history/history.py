@@ -115,10 +115,11 @@ class SchemaHistory:
         if isinstance(change, S.Unsupported):
             return [TableChange(UNSUPPORTED, None, None, None, reason=change.reason)]
         if isinstance(change, S.CreateTable):
-            if now(change.name) is not None and change.if_not_exists:
+            before = now(change.name)
+            if before is not None and change.if_not_exists:
                 return []
-            current[change.name] = change.schema
-            return [TableChange(CREATED, change.name, None, change.schema)]
+            current[change.name] = change.schema  # OR REPLACE: `before` is the table it replaces
+            return [TableChange(CREATED, change.name, before, change.schema)]
         if isinstance(change, S.CreateLike):
             if now(change.name) is not None and change.if_not_exists:
                 return []

@@ -74,6 +74,8 @@ def test_drop_truncate_create_and_like():
     (like,) = h.apply("src", at(450), "CREATE TABLE m LIKE n", "d")
     assert like.kind == CREATED and h.at("src", "d", "m", at(451)).table == "m"
     assert h.apply("src", at(460), "CREATE TABLE IF NOT EXISTS m (y INT)", "d") == []
+    (replaced,) = h.apply("src", at(470), "CREATE OR REPLACE TABLE m (y INT)", "d")
+    assert replaced.kind == CREATED and replaced.before.column_names == ("x",) and names(h, "m", 471) == ("y",)
     dropped = h.apply("src", at(500), "DROP TABLE IF EXISTS t, n, never", "d")
     assert [(c.kind, c.name.table, c.before is not None) for c in dropped] == [
         (DROPPED, "t", True), (DROPPED, "n", True), (DROPPED, "never", False)]
