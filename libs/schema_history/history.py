@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from libs.config_errors import one_line
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema
 from libs.snapshot.protocol import Position
@@ -110,7 +111,7 @@ class SchemaHistory:
         return out
 
     def _one(self, change, now, current) -> list[TableChange]:
-        if isinstance(change, (S.NoSchemaChange,)):
+        if isinstance(change, S.NoSchemaChange):
             return []
         if isinstance(change, S.Unsupported):
             return [TableChange(UNSUPPORTED, None, None, None, reason=change.reason)]
@@ -191,5 +192,5 @@ class SchemaHistory:
 
 
 def _short(statement: str) -> str:
-    text = " ".join(statement.split())
+    text = one_line(statement)
     return text if len(text) <= 200 else text[:197] + "..."

@@ -41,9 +41,8 @@ _NO_CHANGE_WORDS = {
     "PAGE_CHECKSUM", "PAGE_COMPRESSED", "PAGE_COMPRESSION_LEVEL", "ENCRYPTED", "ENCRYPTION_KEY_ID",
     "TRANSACTIONAL", "INSERT_METHOD", "UNION", "DATA", "INDEX", "CONNECTION", "TABLESPACE",
     "COLLATE", "WITH", "WITHOUT", "ANALYZE", "CHECK", "OPTIMIZE", "REBUILD", "REPAIR",
-    "COALESCE", "REORGANIZE", "PARTITION", "REMOVE", "ADD_PARTITION", "SECONDARY_ENGINE",
+    "COALESCE", "REORGANIZE", "PARTITION", "REMOVE", "SECONDARY_ENGINE",
 }
-_ROW_MOVING_PARTITION_ACTIONS = {"TRUNCATE", "DROP", "EXCHANGE", "DISCARD", "IMPORT", "CONVERT"}
 
 
 class DdlParseError(ValueError):
@@ -406,7 +405,7 @@ def _create(tokens: _Tokens, default_db: str) -> list[SchemaChange]:
     if tokens.accept("LIKE") or (tokens.peek() == "(" and tokens.peek(1) == "LIKE" and tokens.accept("(", "LIKE")):
         return [CreateLike(name, tokens.table(default_db), if_not_exists)]
     try:
-        stmt = sqlglot.parse_one(sql_of(tokens), dialect=MariaDB)
+        stmt = sqlglot.parse_one(tokens.sql, dialect=MariaDB)
     except SqlglotError as exc:
         raise DdlParseError(f"cannot parse CREATE TABLE {name}: {_first_line(exc)}") from None
     if stmt.args.get("expression") is not None or not isinstance(stmt.this, exp.Schema):
@@ -414,10 +413,6 @@ def _create(tokens: _Tokens, default_db: str) -> list[SchemaChange]:
                             f"from the query, which the binlog does not describe")]
     schema = TableSchema.from_create(stmt, name.database)
     return [CreateTable(name, schema.renamed(name.database, name.table), or_replace, if_not_exists)]
-
-
-def sql_of(tokens: _Tokens) -> str:
-    return tokens.sql[tokens.tokens[0].start:]
 
 
 def _alter(tokens: _Tokens, default_db: str) -> list[SchemaChange]:
@@ -430,13 +425,15 @@ def _alter(tokens: _Tokens, default_db: str) -> list[SchemaChange]:
         action = _action(part, default_db)
         if isinstance(action, Unsupported):
             return [Unsupported(f"ALTER TABLE {name}: {action.reason}")]
-        if action is not None:
+        if isinstance(action, tuple):  # ADD (a INT, b INT): one action per column
+            actions += action
+        elif action is not None:
             actions.append(action)
     return [AlterTable(name, tuple(actions), if_exists)] if actions else [NoSchemaChange("ALTER TABLE with no "
                                                                                          "schema action")]
 
 
-def _action(t: _Tokens, default_db: str) -> Action | Unsupported | None:
+def _action(t: _Tokens, default_db: str) -> Action | tuple[Action, ...] | Unsupported | None:
     word = t.peek()
     if t.accept("ADD"):
         return _add(t)
@@ -500,7 +497,7 @@ def _charset_words(t: _Tokens) -> bool:
     return t.accept("CHARSET") or t.accept("CHARACTER", "SET")
 
 
-def _add(t: _Tokens) -> Action | Unsupported | None:
+def _add(t: _Tokens) -> Action | tuple[Action, ...] | Unsupported | None:
     if t.peek() == "CONSTRAINT":
         t.accept("CONSTRAINT")
         t.accept("IF", "NOT", "EXISTS")
@@ -516,7 +513,7 @@ def _add(t: _Tokens) -> Action | Unsupported | None:
     if_not_exists = t.accept("IF", "NOT", "EXISTS")
     if t.peek() == "(":  # ADD [COLUMN] (a INT, b INT): each at the end, in order
         inner = t.text()[1:-1]
-        return _Many(tuple(AddColumn(d, None, if_not_exists) for d in _definitions(inner)))
+        return tuple(AddColumn(d, None, if_not_exists) for d in _definitions(inner))
     definition, position = _definition(t)
     return AddColumn(definition, position, if_not_exists)
 
@@ -560,17 +557,6 @@ def _drop(t: _Tokens) -> Action | Unsupported | None:
     column = t.name()
     t.accept("RESTRICT") or t.accept("CASCADE")
     return DropColumn(column, if_exists)
-
-
-@dataclass(frozen=True)
-class _Many(Action):
-    """Several actions written as one (`ADD (a INT, b INT)`)."""
-    actions: tuple[Action, ...]
-
-    def apply(self, schema):
-        for action in self.actions:
-            schema = action.apply(schema)
-        return schema
 
 
 def _definition(t: _Tokens) -> tuple[str, str | None]:

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from libs.binlog.charsets import charset_name
 from libs.sql_names import quote_identifier
-from libs.targets.ddl import MariaDB, TableDDL, parse_ddl
+from libs.targets.ddl import MariaDB, TableDDL, key_columns, parse_ddl, table_charset
 
 FIRST = "FIRST"
 _T = exp.DataType.Type
@@ -90,20 +90,20 @@ class TableSchema:
         """From a parsed CREATE TABLE with a column list (SHOW CREATE TABLE, a DDL in the stream)."""
         schema = create.this
         table = schema.this
-        out = cls(table.db or database, table.name, (), charset=_table_charset(create))
+        out = cls(table.db or database, table.name, (), charset=table_charset(create))
         for item in schema.expressions:
             if isinstance(item, exp.ColumnDef):
                 out = out.add_column(item)
             elif isinstance(item, exp.PrimaryKey):
-                out = out.with_primary_key(_key_names(item))
+                out = out.with_primary_key(key_columns(item))
             elif isinstance(item, exp.UniqueColumnConstraint):
-                out = out.with_unique(_key_name(item), _key_names(item))
+                out = out.with_unique(_key_name(item), key_columns(item))
             elif isinstance(item, exp.Constraint):  # CONSTRAINT name PRIMARY KEY / UNIQUE (...)
                 for sub in item.expressions:
                     if isinstance(sub, exp.PrimaryKey):
-                        out = out.with_primary_key(_key_names(sub))
+                        out = out.with_primary_key(key_columns(sub))
                     elif isinstance(sub, exp.UniqueColumnConstraint):
-                        out = out.with_unique(_key_name(sub) or item.name, _key_names(sub))
+                        out = out.with_unique(_key_name(sub) or item.name, key_columns(sub))
         return out
 
     @classmethod
@@ -191,7 +191,7 @@ class TableSchema:
             raise SchemaChangeError(f"{self.database}.{self.table} already has a key named {name!r}")
         return replace(self, unique_keys=self.unique_keys + ((name, names),))
 
-    def without_key(self, name: str, if_exists: bool = False) -> "TableSchema":
+    def without_key(self, name: str) -> "TableSchema":
         """DROP INDEX / KEY name: a unique key goes; any other index is no schema change here."""
         if name.lower() == "primary":
             return self.without_primary_key()
@@ -297,19 +297,6 @@ def _column_spec(col_def: exp.ColumnDef) -> tuple[ColumnSpec, bool, bool]:
     return ColumnSpec(node.name, node.sql(dialect=MariaDB)), primary, unique
 
 
-def _key_names(node: exp.Expression) -> tuple[str, ...]:
-    exprs = node.this.expressions if isinstance(node.this, exp.Schema) else node.expressions
-    return tuple((e.this if isinstance(e, exp.Ordered) else e).name for e in exprs)
-
-
 def _key_name(node: exp.UniqueColumnConstraint) -> str | None:
     schema = node.this
     return schema.this.name if isinstance(schema, exp.Schema) and schema.this is not None else None
-
-
-def _table_charset(create: exp.Create) -> str | None:
-    props = create.args.get("properties")
-    for prop in props.expressions if props else ():
-        if isinstance(prop, exp.CharacterSetProperty):
-            return prop.this.name if isinstance(prop.this, exp.Expression) else str(prop.this)
-    return None

@@ -83,8 +83,8 @@ class TargetCatalog:
     overrides: tuple[TargetOverride, ...] = ()
     """Entries waiting for their table's source schema (with_source)."""
     path: str = "<no targets file>"
-    settings: Mapping[str, Any] | None = field(default=None, compare=False)
-    """The YAML's `defaults:` settings, for targets derived from the source (None: built-ins)."""
+    settings: Mapping[str, Any] = field(default_factory=lambda: _BASE_SETTINGS, compare=False)
+    """The YAML's `defaults:` settings, for targets derived from the source."""
 
     def with_source(self, source_ddl: Sequence[TableDDL]) -> "TargetCatalog":
         """This catalog plus a target per source table schema (SHOW CREATE TABLE), built with
@@ -93,7 +93,7 @@ class TargetCatalog:
         derived = []
         for ddl in source_ddl:
             name = f"{ddl.database}.{ddl.table}"
-            o = overrides.get(name) or TargetOverride(name, {}, self.settings or _BASE_SETTINGS, ddl.path)
+            o = overrides.get(name) or TargetOverride(name, {}, self.settings, ddl.path)
             derived.append(_build_target(o.path, name, o.entry, o.settings, ddl))
         targets = self.targets + tuple(derived)
         _check_delta_names(targets, self.path)
@@ -296,8 +296,7 @@ def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequenc
 
 def _override(path: str, name: str, entry: Mapping[str, Any], settings: Mapping[str, Any]) -> TargetOverride:
     """An entry without columns, checked as far as it can be before the source schema comes."""
-    where = f"targets.{name}"
-    _check_fields(path, where, entry, _OVERRIDE_FIELDS | {"source_columns"})
+    where = f"targets.{name}"  # its fields were checked against _TARGET_FIELDS, `columns` is absent
     if "source_columns" in entry:
         raise _fail(path, f"{where}.source_columns", "names the columns of `columns:`; a target derived from "
                                                      "the source takes the source's names")

@@ -155,7 +155,7 @@ def _column(col_def: exp.ColumnDef, path: str, where: str, table_charset: str | 
     return _with_default(column, default_node, path, f"{where}.{name}"), primary, unique
 
 
-def _table_charset(create: exp.Create) -> str | None:
+def table_charset(create: exp.Create) -> str | None:
     """DEFAULT CHARSET=... (or the charset of COLLATE=...) of a CREATE TABLE; None if absent."""
     props = create.args.get("properties")
     charset = collation = None
@@ -188,7 +188,7 @@ def _with_default(column: model.Column, node, path: str, where: str) -> model.Co
     return replace(column, default_kind=model.LITERAL_DEFAULT, default=value)
 
 
-def _key_columns(node: exp.Expression) -> tuple[str, ...]:
+def key_columns(node: exp.Expression) -> tuple[str, ...]:
     exprs = node.this.expressions if isinstance(node.this, exp.Schema) else node.expressions
     names = []
     for e in exprs:
@@ -205,29 +205,29 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
     if not db:
         raise TargetConfigError(path, where, "no database: qualify the table (db.table) or add `USE db` before it")
     columns, primary, uniques = [], (), []
-    table_charset = _table_charset(create)
+    default_charset = table_charset(create)
     for item in schema.expressions:
         if isinstance(item, (exp.Identifier, exp.Column)):  # `(id INT, name)`: no type
             raise TargetConfigError(path, f"{where}.{item.name}", "column has no type")
         if isinstance(item, exp.LikeProperty):  # `CREATE TABLE t (LIKE s)`
             raise TargetConfigError(path, where, _NOT_DECLARED.format("LIKE"))
         if isinstance(item, exp.ColumnDef):
-            column, is_pk, is_unique = _column(item, path, where, table_charset)
+            column, is_pk, is_unique = _column(item, path, where, default_charset)
             columns.append(column)
             if is_pk:
                 primary = (column.name,)
             if is_unique:
                 uniques.append((column.name,))
         elif isinstance(item, exp.PrimaryKey):
-            primary = _key_columns(item)
+            primary = key_columns(item)
         elif isinstance(item, exp.UniqueColumnConstraint):
-            uniques.append(_key_columns(item))
+            uniques.append(key_columns(item))
         elif isinstance(item, exp.Constraint):
             for sub in item.expressions:
                 if isinstance(sub, exp.PrimaryKey):
-                    primary = _key_columns(sub)
+                    primary = key_columns(sub)
                 elif isinstance(sub, exp.UniqueColumnConstraint):
-                    uniques.append(_key_columns(sub))
+                    uniques.append(key_columns(sub))
     check_unique_names(columns, path, where)
     if primary:  # PRIMARY KEY columns are NOT NULL even when not declared so (WL#5092 PK)
         columns = [replace(c, nullable=False) if c.name in primary else c for c in columns]
