@@ -164,8 +164,11 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
     if hints is not None:
         ctx.unsigned_overrides = hints.unsigned_overrides
         ctx.old_temporal_fsp = hints.old_temporal_fsp
+    versioned = hints is not None and hints.versioned(segment["source"])
     frames, index_of = [], {}
     for f in segment["frames"]:
+        if versioned and f["file"] is not None:  # the schema version in force at the event (libs/targets/decoding.py)
+            ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(segment["source"], f["file"], f["pos"])
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
         frames.append(Frame(f["file"], f["pos"], f["raw"], None, None, event))
         if not f["context"]:

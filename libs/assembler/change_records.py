@@ -11,6 +11,7 @@ from libs.binlog import RowsQuery, TransactionPayload
 from libs.binlog.shapes import is_rows, is_table_map, undecoded, undecoded_error
 from libs.boundary import QueryKind, query_kind, query_text
 
+from libs.schema_history.row_layout import RowImageMismatch
 from libs.targets.decoding import DecodeHints
 
 from .model import Frame, Transaction
@@ -79,7 +80,7 @@ def _event_records(base: dict, frame: Frame, event, seq: int, table_maps: dict,
         if table_map is None:
             raise ValueError(f"rows event for table id {body.table_id} without its Table_map "
                              f"(source {base['source']}, file {frame.file}, pos {frame.pos})")
-        readers = _column_readers(table_map, hints)
+        readers = _column_readers(table_map, hints, base["source"], frame)
         out = [{**base, "change_seq": seq + i, "database": table_map.database, "table": table_map.table,
                 "op": body.kind, "before": _image(readers, change.before),
                 "after": _image(readers, change.after), "statement": statement,
@@ -118,12 +119,23 @@ def _unquote(name: str) -> str:
     return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
-def _column_readers(table_map, hints: DecodeHints | None) -> list[tuple]:
+def _column_readers(table_map, hints: DecodeHints | None, source: str, frame: Frame) -> list[tuple]:
     """Per column (name, type_code, charset, labels, family): the Table_map's optional metadata
-    where logged, else the declaration's hint (libs/targets/decoding.py precedence)."""
+    where logged, else the schema history's version at the event's position, else the
+    declaration's hint (libs/targets/decoding.py precedence). A Table_map without names that does
+    not fit that version raises RowImageMismatch: its rows are never read by guess."""
     count = len(table_map.column_types)
     names = getattr(table_map, "column_names", None)
-    declared = hints.image_hints(table_map.database, table_map.table, names, count) if hints else None
+    layout = None
+    if hints is not None and names is None and frame.file is not None:
+        layout = hints.layout_at(source, table_map.database, table_map.table, frame.file, frame.pos)
+    if layout is not None:
+        reason = layout.mismatch(table_map.column_types)
+        if reason is not None:
+            raise RowImageMismatch(f"source {source}, {frame.file}:{frame.pos}: {reason}")
+        names, declared = layout.names, layout.hints
+    else:
+        declared = hints.image_hints(table_map.database, table_map.table, names, count) if hints else None
     charsets = getattr(table_map, "column_charsets", None)
     label_charsets = getattr(table_map, "enum_set_column_charsets", None)
     logged_labels = {ColumnType.ENUM: getattr(table_map, "enum_values", None),

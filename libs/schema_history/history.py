@@ -84,8 +84,17 @@ class SchemaHistory:
 
     # -- building -------------------------------------------------------------------------------
     def start(self, source: str, schema: TableSchema, position: Position, statement: str | None = None) -> None:
-        """A table's schema at `position` (a snapshot's SHOW CREATE TABLE, a declaration)."""
-        self._add(source, S.TableName(schema.database, schema.table), Version(position, schema, statement))
+        """A table's schema at `position` (a snapshot's SHOW CREATE TABLE); ignored when the
+        table already has a later version."""
+        name = S.TableName(schema.database, schema.table)
+        if not self._superseded(source, name, position):
+            self._add(source, name, Version(position, schema, statement))
+
+    def restore(self, source: str, database: str, table: str, version: Version) -> None:
+        """A version kept by an earlier run (loaded in position order)."""
+        name = S.TableName(database, table)
+        if not self._superseded(source, name, version.position):
+            self._add(source, name, version)
 
     def apply(self, source: str, position: Position, statement: str, default_db: str) -> list[TableChange]:
         """One DDL of the stream at `position`; the tables it changed, in the statement's order."""
@@ -97,18 +106,29 @@ class SchemaHistory:
         current: dict[S.TableName, TableSchema | None] = {}
 
         def now(name: S.TableName) -> TableSchema | None:
+            # The version before the DDL, not the latest: a replayed batch applies its DDL to the
+            # same version again (and `_add` replaces the version at its own position).
             if name in current:
                 return current[name]
-            return self._latest(source, name)
+            return self.at(source, name.database, name.table, position)
 
         try:
             for change in changes:
                 out += self._one(change, now, current)
         except SchemaChangeError as exc:
             raise HistoryError(source, position, statement, str(exc)) from None
+        # A table with a version after the DDL (a snapshot taken later) already holds its effect.
+        stale = {name for name in {*current, *(c.name for c in out), *(c.renamed_from for c in out)}
+                 if name is not None and self._superseded(source, name, position)}
         for name, schema in current.items():
-            self._add(source, name, Version(position, schema, statement))
-        return out
+            if name not in stale:
+                self._add(source, name, Version(position, schema, statement))
+        return [c for c in out if c.name not in stale and c.renamed_from not in stale]
+
+    def added_at(self, source: str, position: Position) -> list[tuple[S.TableName, Version]]:
+        """The versions a DDL at `position` gave (what the job keeps of it: the versions in force)."""
+        return [(S.TableName(d, t), v) for (s, d, t), versions in sorted(self._tables.items())
+                if s == source for v in versions if v.position == position]
 
     def _one(self, change, now, current) -> list[TableChange]:
         if isinstance(change, S.NoSchemaChange):
@@ -176,9 +196,9 @@ class SchemaHistory:
                 out.append(TableChange(DROPPED, name, before, None))
         return out
 
-    def _latest(self, source: str, name: S.TableName) -> TableSchema | None:
+    def _superseded(self, source: str, name: S.TableName, position: Position) -> bool:
         versions = self._tables.get((source, name.database, name.table))
-        return versions[-1].schema if versions else None
+        return bool(versions) and versions[-1].position.key() > position.key()
 
     def _add(self, source: str, name: S.TableName, version: Version) -> None:
         versions = self._tables.setdefault((source, name.database, name.table), [])

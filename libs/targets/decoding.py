@@ -9,13 +9,23 @@ metadata, then the declaration, then the bare type (rows.py, change_records.py a
 
 Source columns map to declared columns by libs/targets/model.Target.column_for_source, the same
 rule the replay uses, so a value is never read with another column's type.
+
+Where the job knows the source table's own schema at a row's position (the schema history,
+libs/schema_history: a snapshot's SHOW CREATE TABLE, then every DDL of the stream), that version's
+row layout comes before the declaration: it names each ordinal of a Table_map without names and
+says how to read it, and a row image that does not fit it is refused (issue #17 item 2).
 """
 from __future__ import annotations
 
-from functools import cached_property
-from typing import Iterable, NamedTuple
+from bisect import bisect_left, bisect_right
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Sequence
 
+from libs.binlog.file_names import binlog_sort_key
 from libs.targets.model import Column, Target
+
+if TYPE_CHECKING:  # the layouts come from libs/schema_history, which builds on this module
+    from libs.schema_history.row_layout import RowLayout
 
 # Old (MariaDB 5.3 / MySQL 5.5) temporal types log no fsp in the Table_map (rows.py).
 _FSP_FAMILIES = frozenset({"time", "datetime", "timestamp"})
@@ -38,10 +48,22 @@ def hint_of(column: Column) -> ColumnHint:
 
 class DecodeHints:
     """Per source table: what to read as UNSIGNED, with which fsp, charset and labels.
-    Picklable (the rows stage ships it to every executor); built once per job."""
+    Picklable (the rows stage ships it to every executor); built again when the targets or the
+    schema history change."""
 
-    def __init__(self, targets: Iterable[Target] = ()):
+    def __init__(self, targets: Iterable[Target] = (),
+                 layouts: Mapping[tuple[str, str, str], Sequence[tuple[tuple, "RowLayout | None"]]] = {}):
+        """`layouts`: per (source, database, table), its versions' row layouts in position order
+        as (position key, layout; None where the table does not exist or its schema is not
+        readable), from the schema history."""
         self._targets = {(t.database, t.table): t for t in targets}
+        self._layouts = {key: (tuple(k for k, _ in versions), tuple(v for _, v in versions))
+                         for key, versions in layouts.items() if versions}
+        boundaries: dict[str, set[tuple]] = {}
+        for (source, _db, _table), (keys, _) in self._layouts.items():
+            boundaries.setdefault(source, set()).update(keys)
+        self._boundaries = {s: tuple(sorted(keys)) for s, keys in boundaries.items()}  # per source, sorted
+        self._overrides: dict[tuple[str, int], tuple[dict, dict]] = {}
 
     def target(self, database: str, table: str) -> Target | None:
         return self._targets.get((database, table))
@@ -66,6 +88,38 @@ class DecodeHints:
             if fsp:
                 out[key] = fsp
         return out
+
+    # -- the schema history's row layouts --------------------------------------------------------
+    def layout_at(self, source: str, database: str, table: str, file: str, pos: int) -> "RowLayout | None":
+        """The row layout of the table's version in force at a row logged at file:pos (the
+        last version strictly before it); None when the history does not know the table there."""
+        found = self._layouts.get((source, database, table))
+        if found is None:
+            return None
+        keys, layouts = found
+        index = bisect_left(keys, _position_key(file, pos)) - 1
+        return layouts[index] if index >= 0 else None
+
+    def versioned(self, source: str) -> bool:
+        return source in self._boundaries
+
+    def overrides_at(self, source: str, file: str, pos: int) -> tuple[dict, dict]:
+        """(DecodeContext.unsigned_overrides, .old_temporal_fsp) for an event at file:pos of a
+        versioned source: the declarations' ordinals, replaced by the layout in force for every
+        table the history knows there. One pair per span between two versions, cached."""
+        boundaries = self._boundaries[source]
+        span = bisect_left(boundaries, _position_key(file, pos))
+        hit = self._overrides.get((source, span))
+        if hit is None:
+            unsigned, fsp = dict(self.unsigned_overrides), dict(self.old_temporal_fsp)
+            last = boundaries[span - 1] if span else None  # the last version before the event
+            for (s, database, table), (keys, layouts) in self._layouts.items():
+                index = bisect_right(keys, last) - 1 if s == source and last is not None else -1
+                if index >= 0 and layouts[index] is not None:
+                    unsigned[(database, table)] = layouts[index].unsigned
+                    fsp[(database, table)] = dict(layouts[index].old_temporal_fsp)
+            hit = self._overrides[(source, span)] = (unsigned, fsp)
+        return hit
 
     @staticmethod
     def _positional(target: Target) -> Iterable[tuple[int, Column]]:
@@ -93,3 +147,13 @@ class DecodeHints:
 
 def _hint_or_none(column: Column | None) -> ColumnHint | None:
     return hint_of(column) if column is not None else None
+
+
+@lru_cache(maxsize=256)
+def _file_key(file: str) -> tuple:
+    return binlog_sort_key(file)
+
+
+def _position_key(file: str, pos: int) -> tuple:
+    """libs/snapshot/protocol.Position.key() of file:pos (file names parsed once)."""
+    return (*_file_key(file), pos)

@@ -108,12 +108,30 @@ def test_unsupported_ddl_is_returned_for_the_policy_not_applied():
 
 
 def test_a_replayed_ddl_gives_the_same_version_once():
+    """A batch replayed after a crash applies its DDL again, to the version before it."""
     h = history()
-    h.apply("src", at(500), "ALTER TABLE t ADD b INT", "d")
-    h.start("src", h.at("src", "d", "t", at(501)), at(500), "ALTER TABLE t ADD b INT")  # kept, read back
-    assert len(h.versions("src", "d", "t")) == 2
-    with pytest.raises(ValueError, match="out of order"):
-        h.start("src", T, at(200))
+    first = h.apply("src", at(500), "ALTER TABLE t ADD b INT", "d")
+    again = h.apply("src", at(500), "ALTER TABLE t ADD b INT", "d")
+    assert again == first and len(h.versions("src", "d", "t")) == 2
+    assert names(h, "t", 600) == ("id", "a", "b")
+
+
+def test_what_a_later_snapshot_holds_is_not_applied_again():
+    """A DDL or a snapshot older than the table's latest version (a re-snapshot after it) is
+    already in that version: nothing changes, nothing is reported."""
+    h = history()
+    h.start("src", TableSchema.parse("CREATE TABLE d.t (id INT PRIMARY KEY, a INT, z INT)", "d"), at(900))
+    assert h.apply("src", at(500), "ALTER TABLE t ADD b INT", "d") == []
+    assert h.apply("src", at(510), "TRUNCATE t", "d") == []
+    h.start("src", T, at(200))
+    assert names(h, "t", 1000) == ("id", "a", "z") and len(h.versions("src", "d", "t")) == 2
+
+
+def test_added_at_lists_the_versions_a_ddl_gave():
+    h = history()
+    h.apply("src", at(500), "RENAME TABLE t TO u", "d")
+    assert [(str(n), v.schema and v.schema.table) for n, v in h.added_at("src", at(500))] == [
+        ("d.t", None), ("d.u", "u")]
 
 
 @pytest.mark.parametrize("statement, reason", [

@@ -1,0 +1,116 @@
+"""How the rows of one table version are logged (issue #17 item 2: "row images mapped through
+the schema in force at their position ... a row image whose column count or types do not match
+that version goes to the quarantine").
+
+A Table_map written without column names (MariaDB's default binlog_row_metadata=NO_LOG, MySQL's
+MINIMAL) says only how many columns a row image has and each one's storage type. The version of
+the table in force at the image's position says the rest: each ordinal's name (so a value goes
+to its own column even after `ADD COLUMN ... FIRST`), whether an integer is UNSIGNED, a string's
+charset, an ENUM's labels, the fsp of an old-format temporal value. A layout whose column count
+or storage types differ from the Table_map's is not the image's schema: `mismatch` says so, and
+the rows stage quarantines the transaction instead of guessing (libs/assembler/change_records.py).
+
+Every column is in the Table_map, generated ones included (MariaDB and MySQL log the whole
+table's column list; the integration test checks it on a real server).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlglot
+from sqlglot import exp
+
+from libs.binlog.constants import ColumnType as C
+from libs.targets.ddl import MariaDB
+from libs.targets.decoding import ColumnHint, hint_of
+
+from .table_schema import TableSchema
+
+T = exp.DataType.Type
+_BLOBS = frozenset({C.TINY_BLOB, C.BLOB, C.MEDIUM_BLOB, C.LONG_BLOB})
+
+# SQL type -> the storage types a server logs a value of it with (field_types.h; a Table_map
+# names ENUM/SET as STRING with the real type in its metadata, which the decoder resolves).
+# A type missing here is not checked.
+LOGGED_TYPES: dict[exp.DataType.Type, frozenset[int]] = {
+    **{t: frozenset({C.TINY}) for t in (T.TINYINT, T.UTINYINT, T.BOOLEAN)},
+    **{t: frozenset({C.SHORT}) for t in (T.SMALLINT, T.USMALLINT)},
+    **{t: frozenset({C.INT24}) for t in (T.MEDIUMINT, T.UMEDIUMINT)},
+    **{t: frozenset({C.LONG}) for t in (T.INT, T.UINT)},
+    **{t: frozenset({C.LONGLONG}) for t in (T.BIGINT, T.UBIGINT)},
+    T.YEAR: frozenset({C.YEAR}),
+    T.BIT: frozenset({C.BIT}),
+    **{t: frozenset({C.NEWDECIMAL, C.DECIMAL}) for t in (T.DECIMAL, T.UDECIMAL)},
+    T.FLOAT: frozenset({C.FLOAT}),
+    **{t: frozenset({C.DOUBLE}) for t in (T.DOUBLE, T.UDOUBLE)},
+    T.DATE: frozenset({C.DATE, C.NEWDATE}),
+    T.DATETIME: frozenset({C.DATETIME, C.DATETIME2}),
+    **{t: frozenset({C.TIMESTAMP, C.TIMESTAMP2}) for t in (T.TIMESTAMP, T.TIMESTAMPTZ, T.TIMESTAMPLTZ)},
+    T.TIME: frozenset({C.TIME, C.TIME2}),
+    **{t: frozenset({C.STRING}) for t in (T.CHAR, T.NCHAR, T.BINARY, T.UUID, T.IPV4, T.IPV6)},
+    **{t: frozenset({C.VARCHAR, C.VAR_STRING}) for t in (T.VARCHAR, T.NVARCHAR, T.VARBINARY)},
+    **{t: _BLOBS for t in (T.TINYTEXT, T.TEXT, T.MEDIUMTEXT, T.LONGTEXT,
+                           T.TINYBLOB, T.BLOB, T.MEDIUMBLOB, T.LONGBLOB)},
+    T.ENUM: frozenset({C.STRING, C.ENUM}),
+    T.SET: frozenset({C.STRING, C.SET}),
+    T.JSON: frozenset({C.JSON}) | _BLOBS,  # MariaDB's JSON is a LONGTEXT
+    **{t: frozenset({C.GEOMETRY}) for t in (T.GEOMETRY, T.POINT, T.LINESTRING, T.MULTILINESTRING,
+                                             T.POLYGON, T.MULTIPOLYGON)},
+}
+_OLD_TEMPORAL = frozenset({"time", "datetime", "timestamp"})
+
+
+class RowImageMismatch(ValueError):
+    """A row image that does not fit the table's version at its position (quarantined)."""
+
+    kind = "schema_mismatch"  # libs/bad_input.py: follows bad_input_policy
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """One table version as its row images are logged. Picklable (shipped to the rows stage)."""
+
+    table: str  # db.table, for messages
+    names: tuple[str, ...]
+    hints: tuple[ColumnHint, ...]
+    logged: tuple[tuple[frozenset[int], str], ...]  # per ordinal: storage types, SQL type text
+    unsigned: frozenset[int]
+    old_temporal_fsp: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def of(cls, schema: TableSchema) -> "RowLayout":
+        ddl = schema.table_ddl(f"schema of {schema.database}.{schema.table}")
+        sql_types = [_sql_type(c.definition) for c in schema.columns]
+        return cls(
+            table=f"{schema.database}.{schema.table}",
+            names=tuple(c.name for c in ddl.columns),
+            hints=tuple(hint_of(c) for c in ddl.columns),
+            logged=tuple((LOGGED_TYPES.get(t, frozenset()), c.mysql_type) for t, c in zip(sql_types, ddl.columns)),
+            unsigned=frozenset(i for i, c in enumerate(ddl.columns) if c.unsigned),
+            old_temporal_fsp=tuple((i, c.fsp) for i, c in enumerate(ddl.columns)
+                                   if c.family in _OLD_TEMPORAL and c.fsp))
+
+    def mismatch(self, column_types: Sequence[int]) -> str | None:
+        """Why a Table_map's row images are not of this version; None when they fit."""
+        if len(column_types) != len(self.names):
+            return (f"the row image has {len(column_types)} columns, the schema of {self.table} in force "
+                    f"at its position has {len(self.names)} ({', '.join(self.names)})")
+        for ordinal, (code, (types, sql_type)) in enumerate(zip(column_types, self.logged)):
+            if types and code not in types:
+                return (f"column {ordinal + 1} of the row image is logged as {_type_name(code)}, the schema of "
+                        f"{self.table} in force at its position has {self.names[ordinal]} {sql_type}")
+        return None
+
+
+def _sql_type(definition: str) -> exp.DataType.Type | None:
+    node = sqlglot.parse_one(f"CREATE TABLE _t ({definition})", dialect=MariaDB).this.expressions[0]
+    kind = node.args.get("kind")
+    return kind.this if isinstance(kind, exp.DataType) else None
+
+
+def _type_name(code: int) -> str:
+    try:
+        return C(code).name
+    except ValueError:
+        return f"type {code}"
