@@ -20,11 +20,11 @@ from libs.assembler import (
     AssembledInput, Assembler, AssemblerConfig, AssemblerState, Frame, SpillStore, Transaction,
     iter_change_records,
 )
-from libs.assembler.change_records import ROWS_PER_EVENT
+from libs.assembler.change_records import ROWS_PER_EVENT, is_ddl
 from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, decode_event
 from libs.binlog.constants import STMT_END_F
 from libs.binlog.shapes import is_rows, is_table_map
-from libs.boundary import query_text
+from libs.boundary import QUERY_TYPES, query_text
 from libs.shipper.record import BINLOG_EVENT, FORMAT, SNAPSHOT
 from libs.snapshot import changes as snapshot_changes
 from libs.snapshot.record import SnapshotRecord
@@ -126,11 +126,11 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     table_maps: dict[int, Frame] = {}
     statement: Frame | None = None
     current: list[dict] = []
-    size, segment_no = 0, 0
+    size, segment_no, ddl = 0, 0, False
     for index, frame in enumerate(trx.payload):
         if current and (len(current) >= config.segment_max_frames or size >= config.segment_max_bytes):
-            yield {**base, "segment_no": segment_no, "frames": current}
-            segment_no += 1
+            yield {**base, "segment_no": segment_no, "frames": current, "ddl": ddl}
+            segment_no, ddl = segment_no + 1, False
             current = [_segment_frame(f, -1, True) for f in table_maps.values()]
             if statement is not None:
                 current.append(_segment_frame(statement, -1, True))
@@ -145,9 +145,40 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
         elif is_rows(frame.event):
             if body.flags & STMT_END_F:
                 statement = None
-        elif query_text(frame.event) is not None:
-            statement = None
-    yield {**base, "segment_no": segment_no, "frames": current}
+        else:
+            sql = query_text(frame.event)
+            if sql is not None:
+                statement = None
+                ddl = ddl or is_ddl(sql)
+    yield {**base, "segment_no": segment_no, "frames": current, "ddl": ddl}
+
+
+@dataclass(frozen=True)
+class DdlEvent:
+    """A DDL statement of the stream, where it was logged and in which default database."""
+
+    source: str
+    file: str
+    pos: int
+    default_db: str
+    statement: str
+    commit_ts: int | None  # epoch micros
+
+
+def segment_ddl(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[DdlEvent]:
+    """The DDL statements of a segment flagged `ddl` (the driver reads them before the batch's
+    rows are decoded: libs/schema_history). Only Query events are decoded."""
+    ctx = _context(segment["source"], segment["fde"], limits)
+    out = []
+    for f in segment["frames"]:
+        if f["context"] or f["raw"][4] not in QUERY_TYPES:  # a CREATE ... SELECT's rows stay undecoded
+            continue
+        event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
+        sql = query_text(event)
+        if sql is not None and is_ddl(sql):
+            out.append(DdlEvent(segment["source"], f["file"], f["pos"], event.body.db or "", sql,
+                                segment["commit_ts"]))
+    return out
 
 
 def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: DecodeHints | None = None

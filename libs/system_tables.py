@@ -18,7 +18,8 @@ PROGRESS = "_cdc_progress"  # per source and batch, the last applied transaction
 QUARANTINE = "_cdc_quarantine"  # frames and changes not applied: quarantine_record.avsc
 CHANGES = "_cdc_changes"  # decoded change records, when no apply stage is configured
 SOURCE_SCHEMAS = "_cdc_source_schemas"  # each snapshot table's schema and position: source_schema_record.avsc
-SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, SOURCE_SCHEMAS)
+SCHEMA_HISTORY = "_cdc_schema_history"  # each version a DDL gave a source table: schema_version_record.avsc
+SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, SOURCE_SCHEMAS, SCHEMA_HISTORY)
 
 APP_ID = "cdc-replicate"  # the replication job's app id (progress rows carry it too)
 

@@ -27,6 +27,7 @@ from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
 from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.stops import JobStopped
+from libs.stream_assembly import segment_ddl
 from libs.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
 from libs.targets.decoding import DecodeHints
 from pipelines.marked_appends import MarkedAppends
@@ -117,16 +118,21 @@ class ReplicateBatch:
         self.release_log.delete_before(batch_id, FileSpillStore(self.paths.spill_root))
 
     def _prepare(self, batch: DataFrame, batch_id: int) -> DecodeHints | None:
-        """The batch's snapshot `table` records (a few small rows) go to the apply stage first:
-        a table's source schema may give it a target whose declaration tells the rows stage what
-        the binlog does not say (libs/snapshot/tables.py). Returns the hints for the batch."""
+        """The batch's snapshot `table` records and DDL statements (a few small rows) go to the
+        apply stage first: a table's source schema may give it a target whose declaration tells
+        the rows stage what the binlog does not say (libs/snapshot/tables.py), and each row image
+        reads with its table's schema version at its position (libs/schema_history). Returns
+        the hints for the batch."""
         prepare = getattr(self.apply, "prepare_batch", None)
         if prepare is None:
             return self.hints
         tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
                   .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
         truncates = [c for r in tables for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
-        return prepare(batch.sparkSession, truncates, batch_id)
+        ddl = [e for s in batch.filter((F.col("kind") == "segment") & F.col("ddl"))
+               .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect()
+               for e in segment_ddl(s.asDict(recursive=True), self.limits)]
+        return prepare(batch.sparkSession, truncates, batch_id, ddl)
 
     def _rows(self, batch: DataFrame, hints: DecodeHints | None) -> DecodedRows:
         """Segments and snapshot records -> decoded change records, spread over `partitions`

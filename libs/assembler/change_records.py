@@ -98,6 +98,11 @@ def _event_records(base: dict, frame: Frame, event, seq: int, table_maps: dict,
              "binlog_pos": frame.pos}], None
 
 
+def is_ddl(sql: str) -> bool:
+    """A Query event's text that changes a schema (not transaction control, not DML)."""
+    return query_kind(sql) is QueryKind.STATEMENT and statement_op(sql) == "ddl"
+
+
 def statement_op(sql: str) -> str:
     """'statement' for statement-format DML, 'ddl' for everything else."""
     words = _LEADING_COMMENTS.sub("", sql).split(None, 1)

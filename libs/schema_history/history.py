@@ -33,8 +33,10 @@ CREATED, ALTERED, RENAMED, DROPPED, TRUNCATED, UNSUPPORTED = (
 class HistoryError(ValueError):
     """A DDL the history cannot apply: unreadable, or not fitting the table's version."""
 
-    def __init__(self, source: str, position: Position, statement: str, reason: str):
+    def __init__(self, source: str, position: Position, statement: str, reason: str,
+                 names: tuple[S.TableName, ...] = ()):
         self.source, self.position, self.statement, self.reason = source, position, statement, reason
+        self.names = names  # the tables it names, when it could be read
         super().__init__(f"source {source}, {position}: {reason}; statement: {_short(statement)}")
 
 
@@ -43,6 +45,7 @@ class Version:
     position: Position
     schema: TableSchema | None  # None: the table does not exist from `position` on
     statement: str | None = None  # the DDL that made it; None for a snapshot's starting schema
+    error: str | None = None  # the DDL could not be applied: the schema is unknown from here (`refuse`)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,14 @@ class SchemaHistory:
         if not self._superseded(source, name, position):
             self._add(source, name, Version(position, schema, statement))
 
+    def refuse(self, source: str, position: Position, names, statement: str, reason: str) -> None:
+        """A DDL of these tables that could not be applied (HistoryError): from `position` on
+        their schema is unknown, until a snapshot or a CREATE TABLE gives them one again."""
+        for name in names:
+            known = (source, name.database, name.table) in self._tables  # one without history stays so
+            if known and not self._superseded(source, name, position):
+                self._add(source, name, Version(position, None, statement, reason))
+
     def restore(self, source: str, database: str, table: str, version: Version) -> None:
         """A version kept by an earlier run (loaded in position order)."""
         name = S.TableName(database, table)
@@ -116,7 +127,8 @@ class SchemaHistory:
             for change in changes:
                 out += self._one(change, now, current)
         except SchemaChangeError as exc:
-            raise HistoryError(source, position, statement, str(exc)) from None
+            names = tuple(dict.fromkeys(n for c in changes for n in _names_of(c)))
+            raise HistoryError(source, position, statement, str(exc), names) from None
         # A table with a version after the DDL (a snapshot taken later) already holds its effect.
         stale = {name for name in {*current, *(c.name for c in out), *(c.renamed_from for c in out)}
                  if name is not None and self._superseded(source, name, position)}
@@ -209,6 +221,16 @@ class SchemaHistory:
             versions[-1] = version  # the same position again (a replayed batch): the same version
         else:
             versions.append(version)
+
+
+def _names_of(change) -> tuple[S.TableName, ...]:
+    """The tables a parsed change names (for a HistoryError)."""
+    if isinstance(change, S.RenameTables):
+        return tuple(n for pair in change.pairs for n in pair)
+    if isinstance(change, S.DropTables):
+        return tuple(change.names)
+    name = getattr(change, "name", None)
+    return (name,) if name is not None else ()
 
 
 def _short(statement: str) -> str:

@@ -25,6 +25,9 @@ from libs.binlog.constants import ColumnType as C
 from libs.targets.ddl import MariaDB
 from libs.targets.decoding import ColumnHint, hint_of
 
+from libs.targets.errors import TargetConfigError
+
+from .history import SchemaHistory
 from .table_schema import TableSchema
 
 T = exp.DataType.Type
@@ -75,8 +78,9 @@ class RowLayout:
     names: tuple[str, ...]
     hints: tuple[ColumnHint, ...]
     logged: tuple[tuple[frozenset[int], str], ...]  # per ordinal: storage types, SQL type text
-    unsigned: frozenset[int]
-    old_temporal_fsp: tuple[tuple[int, int], ...]
+    unsigned: frozenset[int] = frozenset()
+    old_temporal_fsp: tuple[tuple[int, int], ...] = ()
+    refusal: str | None = None  # the schema is unknown here: every image is refused with this reason
 
     @classmethod
     def of(cls, schema: TableSchema) -> "RowLayout":
@@ -91,8 +95,15 @@ class RowLayout:
             old_temporal_fsp=tuple((i, c.fsp) for i, c in enumerate(ddl.columns)
                                    if c.family in _OLD_TEMPORAL and c.fsp))
 
+    @classmethod
+    def refusing(cls, table: str, reason: str) -> "RowLayout":
+        """The layout after a DDL the history could not apply: no image can be read safely."""
+        return cls(table, (), (), (), refusal=f"the schema of {table} is not known at this position: {reason}")
+
     def mismatch(self, column_types: Sequence[int]) -> str | None:
         """Why a Table_map's row images are not of this version; None when they fit."""
+        if self.refusal is not None:
+            return self.refusal
         if len(column_types) != len(self.names):
             return (f"the row image has {len(column_types)} columns, the schema of {self.table} in force "
                     f"at its position has {len(self.names)} ({', '.join(self.names)})")
@@ -100,6 +111,38 @@ class RowLayout:
             if types and code not in types:
                 return (f"column {ordinal + 1} of the row image is logged as {_type_name(code)}, the schema of "
                         f"{self.table} in force at its position has {self.names[ordinal]} {sql_type}")
+        return None
+
+
+def history_layouts(history: SchemaHistory, cache: dict) -> dict[tuple[str, str, str], list[tuple]]:
+    """DecodeHints' layouts: per (source, database, table) of the history, its versions as
+    (position key, RowLayout or None). None: the table does not exist there, or its schema has a
+    type the targets cannot read (its rows then read by the declaration, as without a history).
+    `cache`: TableSchema -> RowLayout, kept by the caller across batches."""
+    out = {}
+    for source, database, table in history.tables():
+        layouts = []
+        for version in history.versions(source, database, table):
+            if version.error is not None:
+                layout = RowLayout.refusing(f"{database}.{table}", version.error)
+            elif version.schema is None:
+                layout = None
+            else:
+                layout = cache.get(version.schema, _MISSING)
+                if layout is _MISSING:
+                    layout = cache[version.schema] = _layout_or_none(version.schema)
+            layouts.append((version.position.key(), layout))
+        out[(source, database, table)] = layouts
+    return out
+
+
+_MISSING = object()
+
+
+def _layout_or_none(schema: TableSchema) -> "RowLayout | None":
+    try:
+        return RowLayout.of(schema)
+    except TargetConfigError:
         return None
 
 

@@ -60,6 +60,9 @@ class SnapshotTables:
     def __len__(self) -> int:
         return len(self._latest)
 
+    def all(self) -> tuple[SnapshotTable, ...]:
+        return tuple(self._latest.values())
+
     def get(self, source: str, database: str, table: str) -> SnapshotTable | None:
         return self._latest.get((source, database, table))
 

@@ -63,7 +63,8 @@ from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStoppe
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
-from libs.snapshot.tables import since_last_truncate
+from libs.snapshot.tables import SnapshotTable, since_last_truncate
+from libs.stream_assembly import DdlEvent
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
 from libs.target_mirror import MirrorOverflow, TargetMirror
@@ -73,6 +74,7 @@ from libs.targets.model import Target
 from pipelines.apply.target_writes import (
     OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
+from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.touched_rows import load_mirror, read_touched
 from pipelines.arrow_frames import arrow_frame
@@ -128,6 +130,7 @@ class DeltaApplier:
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
         self.source_schemas = SourceSchemas(config.delta_root, app_id)  # snapshot tables: schemas, positions
+        self.schema_history = SchemaHistoryTable(config.delta_root, app_id)  # their versions after each DDL
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
         self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
@@ -145,16 +148,21 @@ class DeltaApplier:
         return self.quarantine.app_id
 
     # -- the foreachBatch entry point --------------------------------------------------------------
-    def prepare_batch(self, spark: SparkSession, truncates: Sequence[Mapping[str, Any]], batch_id: int) -> DecodeHints:
-        """Keep the batch's snapshot `table` records (their truncate change records) before its
-        rows are decoded: their source schemas may add targets, whose declarations tell the rows
-        stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
-        if self.source_schemas.keep(spark, truncates, batch_id):
+    def prepare_batch(self, spark: SparkSession, truncates: Sequence[Mapping[str, Any]], batch_id: int,
+                      ddl: Sequence[DdlEvent] = ()) -> DecodeHints:
+        """Before the batch's rows are decoded: keep its snapshot `table` records (their truncate
+        change records), whose source schemas may add targets, and version the source schemas
+        with its DDL (`_cdc_schema_history`). The declarations and the schema versions tell the
+        rows stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
+        new = self.source_schemas.keep(spark, truncates, batch_id)
+        if new:
             try:
                 self.catalog = self.source_schemas.catalog(self.declared, self.config.tables)
             except TargetConfigError as exc:
                 raise SourceTargetStopped(batch_id, exc) from None
-            self.decode_hints = DecodeHints(self.catalog.targets)
+        started = [SnapshotTable.of_change(c) for c in truncates]
+        if self.schema_history.update(spark, self.source_schemas.tables.all(), started, ddl, batch_id) or new:
+            self.decode_hints = DecodeHints(self.catalog.targets, self.schema_history.layouts())
         return self.decode_hints
 
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:

@@ -1,0 +1,111 @@
+"""`_cdc_schema_history`: the job's schema history (libs/schema_history/history.py), kept so a
+restarted job resumes with each source table's versions (issue #17 item 1;
+schemas/schema_version_record.avsc).
+
+Each micro-batch, before its rows are decoded (pipelines/replicate_batch.py `_prepare`): the
+snapshot tables the batch brought start their tables' histories at the snapshot position, then
+the batch's DDL statements apply in binlog order; the versions they gave are appended,
+idempotently per (app_id, batch_id). A replayed batch applies its DDL to the versions before it
+again and gets the same versions (history.py). A DDL the history cannot apply to a table it
+knows (unreadable, or naming a column the version lacks) leaves that table's schema unknown from
+there: its row images are quarantined, never read by guess (libs/schema_history/row_layout.py),
+until a snapshot or a CREATE TABLE gives it a schema again."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import sqlglot
+from pyspark.sql import SparkSession
+
+from libs.assembler.change_records import statement_target
+from libs.schema_history.history import HistoryError, SchemaHistory, Version
+from libs.schema_history.row_layout import history_layouts
+from libs.schema_history.statements import TableName
+from libs.schema_history.table_schema import TableSchema
+from libs.snapshot.protocol import Position
+from libs.snapshot.tables import SnapshotTable
+from libs.stream_assembly import DdlEvent
+from libs.system_tables import SCHEMA_HISTORY, table_app_id
+from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_txn import is_delta_table
+from pipelines.marked_appends import MarkedAppends
+from pipelines.schemas import SCHEMA_VERSION_RECORD, spark_schema
+
+
+class SchemaHistoryTable:
+    def __init__(self, delta_root: str, app_id: str):
+        self.path = f"{delta_root.rstrip('/')}/{SCHEMA_HISTORY}"
+        self.app_id = table_app_id(app_id, SCHEMA_HISTORY)
+        self.appends = MarkedAppends()
+        self.history = SchemaHistory()
+        self._loaded = False
+        self._layouts: dict = {}  # TableSchema -> RowLayout, across batches (history_layouts)
+
+    def update(self, spark: SparkSession, kept: Iterable[SnapshotTable], new: Iterable[SnapshotTable],
+               ddl: Iterable[DdlEvent], batch_id: int) -> bool:
+        """Start the `new` snapshot tables, apply the batch's DDL, keep the versions it gave.
+        `kept`: every snapshot table kept so far (read on the first call, with the table's rows).
+        True when the history may have changed (its row layouts are then built again)."""
+        first = not self._loaded
+        if first:
+            self._load(spark, kept)
+        new, ddl = list(new), sorted(ddl, key=lambda e: (e.source, Position(e.file, e.pos).key()))
+        for t in new:
+            _start(self.history, t)
+        rows = []
+        for event in ddl:
+            rows += self._apply(event, batch_id)
+        if rows:
+            self.appends.append(arrow_frame(spark, rows, spark_schema(SCHEMA_VERSION_RECORD)), self.path,
+                                self.app_id, batch_id)
+        return first or bool(new) or bool(ddl)
+
+    def layouts(self) -> dict:
+        """DecodeHints' layouts of every table the history knows."""
+        return history_layouts(self.history, self._layouts)
+
+    def _apply(self, event: DdlEvent, batch_id: int) -> list[dict]:
+        position = Position(event.file, event.pos)
+        try:
+            self.history.apply(event.source, position, event.statement, event.default_db)
+        except HistoryError as exc:
+            names = exc.names or _named(event)
+            self.history.refuse(event.source, position, names, event.statement, exc.reason)
+        return [{"source": event.source, "database": name.database, "table": name.table,
+                 "binlog_file": event.file, "binlog_pos": event.pos,
+                 "create_table": version.schema.create_table() if version.schema is not None else None,
+                 "statement": event.statement, "error": version.error, "commit_ts": event.commit_ts,
+                 "batch_id": batch_id}
+                for name, version in self.history.added_at(event.source, position)]
+
+    def _load(self, spark: SparkSession, kept: Iterable[SnapshotTable]) -> None:
+        """The snapshot schemas and the versions kept by earlier runs, in position order."""
+        entries = [(t.source, t.position.key(), 0, t) for t in kept]
+        if is_delta_table(spark, self.path):
+            for r in spark.read.format("delta").load(self.path).collect():
+                position = Position(r["binlog_file"], r["binlog_pos"])
+                schema = TableSchema.parse(r["create_table"], r["database"]) if r["create_table"] else None
+                entries.append((r["source"], position.key(), 1,
+                                (r["source"], r["database"], r["table"], Version(position, schema, r["statement"], r["error"]))))
+        for _source, _key, kind, entry in sorted(entries, key=lambda e: e[:3]):
+            if kind == 0:
+                _start(self.history, entry)
+            else:
+                self.history.restore(*entry)
+        self._loaded = True
+
+
+def _start(history: SchemaHistory, table: SnapshotTable) -> None:
+    """A snapshot table's SHOW CREATE TABLE starts its history; one the history cannot read
+    starts none (its target, derived from the same text, stops the batch with the reason)."""
+    try:
+        schema = TableSchema.parse(table.create_table, table.database)
+    except (ValueError, sqlglot.errors.SqlglotError):
+        return
+    history.start(table.source, schema, table.position)
+
+
+def _named(event: DdlEvent) -> tuple[TableName, ...]:
+    """The table an unreadable DDL names first, as far as a pattern finds it."""
+    database, table = statement_target(event.statement, event.default_db)
+    return (TableName(database, table),) if table else ()
