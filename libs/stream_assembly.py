@@ -168,12 +168,13 @@ class DdlEvent:
 def segment_ddl(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[DdlEvent]:
     """The DDL statements of a segment flagged `ddl` (the driver reads them before the batch's
     rows are decoded: libs/schema_history). Only Query events are decoded."""
-    ctx = _context(segment["source"], segment["fde"], limits)
+    fde = segment["fde"]
+    ctx = _context(segment["source"], bytes(fde) if fde is not None else None, limits)
     out = []
     for f in segment["frames"]:
         if f["context"] or f["raw"][4] not in QUERY_TYPES:  # a CREATE ... SELECT's rows stay undecoded
             continue
-        event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
+        event = decode_event(bytes(f["raw"]), f["pos"], ctx, file=f["file"], source=segment["source"])
         sql = query_text(event)
         if sql is not None and is_ddl(sql):
             out.append(DdlEvent(segment["source"], f["file"], f["pos"], event.body.db or "", sql,
