@@ -9,6 +9,7 @@ What the Spark stage asks of this module, per micro-batch:
     progress_rows(changes, app_id, batch_id)     # _cdc_progress rows, one per source
     quarantine_row(error, now)                   # _cdc_quarantine row of a ReplayError
     undeclared(change, policy)                   # a change for a table without a target
+    with_ddl_truncates(changes)                  # TRUNCATE TABLE of the stream as the table's truncate
 
 Touched rows (DESIGN "Row images"; WL#5092 find_row). A replica finds a row by the target's
 PRIMARY KEY when the before image holds it, else by a NOT NULL UNIQUE key, else by comparing
@@ -34,6 +35,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
 from libs.replay.images import present_columns, typed_value
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
+from libs.schema_history import statements
+from libs.snapshot.changes import TRUNCATE
 from libs.stops import JobStopped
 from libs.targets import values as target_values
 from libs.targets.model import Target, default_delta_table_name
@@ -199,3 +202,20 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
     if policy != UNDECLARED_QUARANTINE:
         raise UndeclaredTableError(f"{error}")
     return ChangeLogEntry(outcome=UNDECLARED_TABLE, **entry), error
+
+
+def with_ddl_truncates(changes: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A table's changes (commit order) with each TRUNCATE TABLE of the stream (a `ddl` change
+    record) as the table's `truncate` change: every row of the table goes at that place, the
+    changes before it apply first, those after it on the empty table (issue #17 item 3:
+    TRUNCATE then re-insert of the same keys)."""
+    return [{**c, "op": TRUNCATE} if c["op"] == "ddl" and _truncates(c) else c for c in changes]
+
+
+def _truncates(change: Mapping[str, Any]) -> bool:
+    try:
+        parsed = statements.parse(change["statement"] or "", change["database"])
+    except statements.DdlParseError:
+        return False
+    return [type(p) for p in parsed] == [statements.Truncate] and parsed[0].name == statements.TableName(
+        change["database"], change["table"])

@@ -271,8 +271,9 @@ class _Replayer:
                 for c in self.target.columns}
 
     def truncate(self, change, lineage) -> None:
-        """Every row of the table goes (a snapshot starts the table anew). The caller replays
-        from the batch's last truncate on an empty table and replaces the table's content."""
+        """Every row of the table goes: a snapshot starts the table anew, or a TRUNCATE TABLE of
+        the stream (libs/apply_plan.with_ddl_truncates). The caller replaces the table's content
+        with the rows alive at the end (pipelines/apply/applier.py: TablePlan.replace)."""
         for row in list(self.state.rows):
             if row.alive:
                 self.state.delete(row, lineage)

@@ -53,7 +53,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
-from libs.apply_plan import Lookups, group_changes, progress_rows, quarantine_row, replay_touched, undeclared
+from libs.apply_plan import (
+    Lookups, group_changes, progress_rows, quarantine_row, replay_touched, undeclared, with_ddl_truncates,
+)
 from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
 from libs.config import JobConfig
@@ -215,7 +217,8 @@ class DeltaApplier:
                 if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
-                pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path, group)))
+                pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path,
+                                                             with_ddl_truncates(group))))
             for tally, group, work in pending:
                 out.log_rows.extend(row_of[id(change)] for change in group)  # one entry per change, in order
                 if isinstance(work, list):  # undeclared table: (entry, error) per change
@@ -276,7 +279,8 @@ class DeltaApplier:
         deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
                    for d in result.deletes]
         only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
-        return TablePlan(target, path, upserts, deletes, replace=truncated, append=only_new), result
+        replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
+        return TablePlan(target, path, upserts, deletes, replace=replace, append=only_new), result
 
     def _reader(self, spark: SparkSession, path: str, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

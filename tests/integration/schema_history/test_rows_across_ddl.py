@@ -83,3 +83,34 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
         "ALTER TABLE t ADD COLUMN c INT DEFAULT 7 AFTER id", "ALTER TABLE t ADD z VARCHAR(4) FIRST",
         "ALTER TABLE t DROP COLUMN c"]
     assert "z VARCHAR(4),\n  `id`" in kept[1]["create_table"] and kept[1]["table"] == "t"
+
+
+def test_truncate_then_the_same_keys_again(mariadb, kafka_broker, topic, spark, tmp_path):
+    """TRUNCATE in the stream empties the Delta table at its place in commit order: the rows
+    written before it in the same batch go with it, the same keys inserted after it are new
+    rows (before #17 the old rows stayed and the re-insert failed with 1062)."""
+    name = "sh_truncate"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, UNIQUE KEY ua (a)); "
+                f"CREATE TABLE {name}.other (id INT PRIMARY KEY); "
+                f"INSERT INTO {name}.t VALUES (1, 10), (2, 20); INSERT INTO {name}.other VALUES (1)")
+    root = tmp_path / "delta"
+    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root),
+                    checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
+    _ship(mariadb, kafka_broker, topic, name)
+    mariadb.sql("INSERT INTO t VALUES (3, 30); UPDATE t SET a = 11 WHERE id = 1;"
+                "TRUNCATE TABLE t;"
+                "INSERT INTO t VALUES (1, 20), (3, 10); INSERT INTO other VALUES (2);"
+                "TRUNCATE t; INSERT INTO t VALUES (2, 2);", database=name)
+    _ship(mariadb, kafka_broker, topic, name)
+    _replicate(spark, cfg)
+    mariadb.sql("TRUNCATE TABLE t; INSERT INTO t VALUES (2, 3), (5, 5)", database=name)  # a later batch
+    _ship(mariadb, kafka_broker, topic, name)
+    _replicate(spark, cfg)
+    for table, columns in (("t", "id, a"), ("other", "id")):
+        server = sorted(mariadb.query(f"SELECT {columns} FROM {name}.{table}"))
+        delta = sorted(tuple(r) for r in spark.read.format("delta").load(f"{root}/{name}__{table}")
+                       .select(*columns.split(", ")).collect())
+        assert delta == server, table
+    assert sorted(mariadb.query(f"SELECT id, a FROM {name}.t")) == [(2, 3), (5, 5)]
+    assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
