@@ -180,8 +180,8 @@ def quarantine_row(error: ReplayError, now: dt.datetime) -> dict[str, Any]:
 def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, ReplayError | None]:
     """A change for a source table without a target declaration.
 
-    DDL (including database-level DDL, table '') is recorded in the change log, never executed,
-    like DDL of declared tables. A row or statement change raises UndeclaredTableError under
+    DDL (including database-level DDL, table '') is recorded in the change log: without a target
+    there is nothing to change. A row or statement change raises UndeclaredTableError under
     policy 'fail' (the default: a missing declaration is a configuration error, and a silently
     dropped change would break "exactly once"); under 'quarantine' it is logged with outcome
     'undeclared_table' and a quarantine record; under 'ignore' it is only logged, with outcome

@@ -69,7 +69,7 @@ def _log(message: str) -> None:
 def _start_simulator(bootstrap: str, topic: str, opts: EmbeddedOptions, expected: Path) -> subprocess.Popen:
     argv = [sys.executable, "-m", "pipelines.simulate", "--bootstrap", bootstrap, "--topic", topic,
             "--source", SOURCE, "--rate", str(opts.rate), "--seed", str(opts.seed),
-            # DDL is recorded, never executed (pipelines/apply/applier.py): none is simulated
+            # DDL does not change the targets' columns yet (issue #17): none is simulated
             "--row-image", "minimal", "--ddl-rate", "0",
             "--expected", str(expected)]
     return subprocess.Popen(argv)

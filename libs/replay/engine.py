@@ -29,7 +29,8 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
   capabilities). A statement-format change it cannot take stops the batch (on_statement=error)
   or is skipped for quarantine (on_statement=quarantine); a row change it cannot take always
   stops. A statement it can take is recorded in the change log but NOT executed (no MySQL SQL
-  engine here). op "ddl": recorded, never executed (outside the table: WL#3303 is about DML).
+  engine here). op "ddl": recorded (outside the table: WL#3303 is about DML); a TRUNCATE TABLE reaches the engine as
+  op "truncate" (libs/apply_plan.with_ddl_truncates).
 - a value that cannot be converted stops the batch in both modes (a replica stops too).
 """
 

@@ -36,7 +36,9 @@ Decisions:
   duplicate_key, reason naming table, key, GTID and position) and to the change log with outcome
   skipped_* / overwritten; "strict": ApplyStopped.
 * Changes of several sources for one table are replayed source by source (no global order).
-* DDL is recorded, never executed: a changed source schema needs a changed target declaration.
+* DDL is recorded in the change log. A TRUNCATE TABLE of a target's table empties it at its place
+  in commit order (libs.apply_plan.with_ddl_truncates); other DDL versions the source schemas
+  (prepare_batch, `_cdc_schema_history`) but does not change the target's columns yet (#17).
 """
 
 from __future__ import annotations
