@@ -153,6 +153,15 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     yield {**base, "segment_no": segment_no, "frames": current, "ddl": ddl}
 
 
+def _versions_change_inside(segment: dict, hints: DecodeHints) -> bool:
+    """Does a schema version start between the segment's first and last frame? (Rarely: then
+    each frame takes the overrides of its own position; else the first frame's serve all.)"""
+    source, frames = segment["source"], segment["frames"]
+    if not frames or not hints.versioned(source) or frames[0]["file"] is None or frames[-1]["file"] is None:
+        return False
+    return hints.span(source, frames[0]["file"], frames[0]["pos"]) != hints.span(source, frames[-1]["file"], frames[-1]["pos"])
+
+
 @dataclass(frozen=True)
 class DdlEvent:
     """A DDL statement of the stream, where it was logged and in which default database."""
@@ -196,10 +205,13 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
     if hints is not None:
         ctx.unsigned_overrides = hints.unsigned_overrides
         ctx.old_temporal_fsp = hints.old_temporal_fsp
-    versioned = hints is not None and hints.versioned(segment["source"])
+        first = segment["frames"][0] if segment["frames"] else None
+        if hints.versioned(segment["source"]) and first is not None and first["file"] is not None:
+            ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(segment["source"], first["file"], first["pos"])
+    per_frame = hints is not None and _versions_change_inside(segment, hints)
     frames, index_of = [], {}
     for f in segment["frames"]:
-        if versioned and f["file"] is not None:  # the schema version in force at the event (libs/targets/decoding.py)
+        if per_frame and f["file"] is not None:  # the schema version in force at the event (libs/targets/decoding.py)
             ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(segment["source"], f["file"], f["pos"])
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
         frames.append(Frame(f["file"], f["pos"], f["raw"], None, None, event))

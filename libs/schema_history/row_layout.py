@@ -101,7 +101,16 @@ class RowLayout:
         return cls(table, (), (), (), refusal=f"the schema of {table} is not known at this position: {reason}")
 
     def mismatch(self, column_types: Sequence[int]) -> str | None:
-        """Why a Table_map's row images are not of this version; None when they fit."""
+        """Why a Table_map's row images are not of this version; None when they fit. Asked per
+        rows event: the answer is kept per column-type tuple (MariaDB logs a Table_map per
+        transaction, each with the same types)."""
+        cache = self.__dict__.setdefault("_checked", {})  # not a field: equality and hashing ignore it
+        key = tuple(column_types)
+        if key not in cache:
+            cache[key] = self._mismatch(key)
+        return cache[key]
+
+    def _mismatch(self, column_types: Sequence[int]) -> str | None:
         if self.refusal is not None:
             return self.refusal
         if len(column_types) != len(self.names):

@@ -103,12 +103,17 @@ class DecodeHints:
     def versioned(self, source: str) -> bool:
         return source in self._boundaries
 
+    def span(self, source: str, file: str, pos: int) -> int:
+        """How many versions of a versioned source start before file:pos (equal spans: the
+        same versions are in force)."""
+        return bisect_left(self._boundaries[source], _position_key(file, pos))
+
     def overrides_at(self, source: str, file: str, pos: int) -> tuple[dict, dict]:
         """(DecodeContext.unsigned_overrides, .old_temporal_fsp) for an event at file:pos of a
         versioned source: the declarations' ordinals, replaced by the layout in force for every
         table the history knows there. One pair per span between two versions, cached."""
         boundaries = self._boundaries[source]
-        span = bisect_left(boundaries, _position_key(file, pos))
+        span = self.span(source, file, pos)
         hit = self._overrides.get((source, span))
         if hit is None:
             unsigned, fsp = dict(self.unsigned_overrides), dict(self.old_temporal_fsp)
