@@ -60,3 +60,36 @@ def test_an_undecodable_segment_becomes_one_error_row_between_the_others(segment
     good = [c["trx_id"] for c in got if c["decode_error"] is None]
     assert segments[index]["trx_id"] not in good
     assert good == [c["trx_id"] for s in segments if s is not segments[index] for c in decode_segment(s)]
+
+
+def test_an_image_that_does_not_fit_its_schema_version_is_one_error_row_the_others_decode():
+    """Issue #17: a row image whose Table_map does not fit the table's schema version at its
+    position (here a version logged between the first and second transaction says two columns,
+    the images have three) becomes its transaction's error row, kind schema_mismatch, naming the
+    position; the transactions before and after (a later version fits again) decode by name."""
+    from libs.schema_history.history import SchemaHistory
+    from libs.schema_history.row_layout import history_layouts
+    from libs.schema_history.table_schema import TableSchema
+    from libs.snapshot.protocol import Position
+    from libs.targets.decoding import DecodeHints
+    from tests.unit.schema_history.test_rows_by_version import FILE, _segments
+
+    segs = _segments({0: 1, 1: 10, 2: -1}, {0: 2, 1: 20, 2: -2}, {0: 3, 1: 30, 2: -3})
+    history = SchemaHistory()
+    history.start("src", TableSchema.parse("CREATE TABLE sim.t (id INT PRIMARY KEY, x INT, y INT)", "sim"),
+                  Position(FILE, 4))
+    history.apply("src", Position(FILE, segs[1]["frames"][0]["pos"] - 1), "ALTER TABLE t DROP y", "sim")
+    history.apply("src", Position(FILE, segs[2]["frames"][0]["pos"] - 1), "ALTER TABLE t ADD y INT", "sim")
+    hints = DecodeHints((), history_layouts(history, {}))
+
+    got = pa.Table.from_batches(list(rows.DecodeSegments(hints=hints)(iter(_arrow_batches(segs, per_batch=2))))).to_pylist()
+
+    (error,) = [c for c in got if c["decode_error"] is not None]
+    assert error["trx_id"] == segs[1]["trx_id"] and error["error_kind"] == "schema_mismatch"
+    (rows_pos,) = [c["binlog_pos"] for c in decode_segment(segs[1]) if c["op"] == "insert"]
+    assert error["decode_error"] == (f"source src, {FILE}:{rows_pos}: the row image has 3 columns, the schema "
+                                     f"of sim.t in force at its position has 2 (id, x)")
+    inserts = [c for c in got if c["decode_error"] is None and c["op"] == "insert"]
+    assert [(c["trx_id"], [(v["name"], v["text"]) for v in c["after"]]) for c in inserts] == [
+        (segs[0]["trx_id"], [("id", "1"), ("x", "10"), ("y", "-1")]),
+        (segs[2]["trx_id"], [("id", "3"), ("x", "30"), ("y", "-3")])]
