@@ -12,6 +12,7 @@ there: its row images are quarantined, never read by guess (libs/schema_history/
 until a snapshot or a CREATE TABLE gives it a schema again."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable
 
 import sqlglot
@@ -79,19 +80,18 @@ class SchemaHistoryTable:
                 for name, version in self.history.added_at(event.source, position)]
 
     def _load(self, spark: SparkSession, kept: Iterable[SnapshotTable]) -> None:
-        """The snapshot schemas and the versions kept by earlier runs, in position order."""
-        entries = [(t.source, t.position.key(), 0, t) for t in kept]
+        """The snapshot schemas and the versions kept by earlier runs, in position order (a
+        snapshot before a DDL at the same position: the DDL was logged after it)."""
+        steps = [(t.source, t.position.key(), 0, partial(_start, self.history, t)) for t in kept]
         if is_delta_table(spark, self.path):
             for r in spark.read.format("delta").load(self.path).collect():
                 position = Position(r["binlog_file"], r["binlog_pos"])
                 schema = TableSchema.parse(r["create_table"], r["database"]) if r["create_table"] else None
-                entries.append((r["source"], position.key(), 1,
-                                (r["source"], r["database"], r["table"], Version(position, schema, r["statement"], r["error"]))))
-        for _source, _key, kind, entry in sorted(entries, key=lambda e: e[:3]):
-            if kind == 0:
-                _start(self.history, entry)
-            else:
-                self.history.restore(*entry)
+                version = Version(position, schema, r["statement"], r["error"])
+                steps.append((r["source"], position.key(), 1,
+                              partial(self.history.restore, r["source"], r["database"], r["table"], version)))
+        for *_order, step in sorted(steps, key=lambda s: s[:3]):
+            step()
         self._loaded = True
 
 
