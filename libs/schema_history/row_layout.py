@@ -18,17 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-import sqlglot
 from sqlglot import exp
 
 from libs.binlog.constants import ColumnType as C
-from libs.targets.ddl import MariaDB
 from libs.targets.decoding import ColumnHint, hint_of
-
 from libs.targets.errors import TargetConfigError
 
 from .history import SchemaHistory
-from .table_schema import TableSchema
+from .table_schema import TableSchema, column_def
 
 T = exp.DataType.Type
 _BLOBS = frozenset({C.TINY_BLOB, C.BLOB, C.MEDIUM_BLOB, C.LONG_BLOB})
@@ -156,8 +153,7 @@ def _layout_or_none(schema: TableSchema) -> "RowLayout | None":
 
 
 def _sql_type(definition: str) -> exp.DataType.Type | None:
-    node = sqlglot.parse_one(f"CREATE TABLE _t ({definition})", dialect=MariaDB).this.expressions[0]
-    kind = node.args.get("kind")
+    kind = column_def(definition).args.get("kind")
     return kind.this if isinstance(kind, exp.DataType) else None
 
 

@@ -146,7 +146,7 @@ class TableSchema:
 
     def rename_column(self, old: str, new: str) -> "TableSchema":
         i = self.index(old)
-        node = _column_def(self.columns[i].definition)
+        node = column_def(self.columns[i].definition)
         node.set("this", exp.to_identifier(new, quoted=True))
         return self.change_column(old, node)
 
@@ -162,7 +162,7 @@ class TableSchema:
     def set_default(self, name: str, default: exp.Expression | None) -> "TableSchema":
         """ALTER COLUMN c SET DEFAULT v / DROP DEFAULT."""
         i = self.index(name)
-        node = _column_def(self.columns[i].definition)
+        node = column_def(self.columns[i].definition)
         kept = [c for c in node.args.get("constraints") or [] if not isinstance(c.args.get("kind"), exp.DefaultColumnConstraint)]
         if default is not None:
             kept.append(exp.ColumnConstraint(kind=exp.DefaultColumnConstraint(this=default)))
@@ -215,7 +215,7 @@ class TableSchema:
         MEDIUMTEXT), as the server does so that no value is cut."""
         grown = []
         for column in self.columns:
-            node = _column_def(column.definition)
+            node = column_def(column.definition)
             kind = node.args["kind"]
             if kind.this in _TEXT_BYTES:
                 chars = _TEXT_BYTES[kind.this] // _mbmaxlen(_charset_of(node) or self.charset)
@@ -231,7 +231,7 @@ class TableSchema:
         charset (its COLLATE dropped), or left as it is when that is None."""
         columns = []
         for column in self.columns:
-            node = _column_def(column.definition)
+            node = column_def(column.definition)
             charset = charset_of(node) if node.args["kind"].this in _CHARACTER_TYPES else None
             if charset:
                 kept = [c for c in node.args.get("constraints") or [] if not isinstance(
@@ -258,7 +258,8 @@ def _names_sql(names) -> str:
     return ", ".join(quote_identifier(n) for n in names)
 
 
-def _column_def(definition: str) -> exp.ColumnDef:
+def column_def(definition: str) -> exp.ColumnDef:
+    """A version's column definition (ColumnSpec.definition, already read once) parsed again."""
     stmt = sqlglot.parse_one(f"CREATE TABLE _t ({definition})", dialect=MariaDB)
     (node,) = stmt.this.expressions
     return node

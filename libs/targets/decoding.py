@@ -18,7 +18,7 @@ says how to read it, and a row image that does not fit it is refused (issue #17 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Sequence
 
 from libs.binlog.file_names import binlog_sort_key
@@ -154,11 +154,6 @@ def _hint_or_none(column: Column | None) -> ColumnHint | None:
     return hint_of(column) if column is not None else None
 
 
-@lru_cache(maxsize=256)
-def _file_key(file: str) -> tuple:
-    return binlog_sort_key(file)
-
-
 def _position_key(file: str, pos: int) -> tuple:
-    """libs/snapshot/protocol.Position.key() of file:pos (file names parsed once)."""
-    return (*_file_key(file), pos)
+    """libs/snapshot/protocol.Position.key() of file:pos, without the Position."""
+    return (*binlog_sort_key(file), pos)

@@ -158,13 +158,13 @@ class DeltaApplier:
         change records), whose source schemas may add targets, and version the source schemas
         with its DDL (`_cdc_schema_history`). The declarations and the schema versions tell the
         rows stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
-        new = self.source_schemas.keep(spark, truncates, batch_id)
+        started = [SnapshotTable.of_change(c) for c in truncates]
+        new = self.source_schemas.keep(spark, started, batch_id)
         if new:
             try:
                 self.catalog = self.source_schemas.catalog(self.declared, self.config.tables)
             except TargetConfigError as exc:
                 raise SourceTargetStopped(batch_id, exc) from None
-        started = [SnapshotTable.of_change(c) for c in truncates]
         if self.schema_history.update(spark, self.source_schemas.tables.all(), started, ddl, batch_id) or new:
             self.decode_hints = DecodeHints(self.catalog.targets, self.schema_history.layouts())
         return self.decode_hints

@@ -25,14 +25,13 @@ class SourceSchemas:
         self.tables = SnapshotTables()  # every table record kept so far (read by the first `keep`)
         self._loaded = False
 
-    def keep(self, spark: SparkSession, truncates, batch_id: int) -> bool:
-        """Keep the batch's table records (their truncate change records); True when the set of
-        snapshot tables may have changed (first call of the process, or records not kept yet:
-        the apply stage asks again with the records ReplicateBatch already gave)."""
+    def keep(self, spark: SparkSession, tables: list[SnapshotTable], batch_id: int) -> bool:
+        """Keep the batch's table records; True when the set of snapshot tables may have changed
+        (first call of the process, or records not kept yet: the apply stage asks again with the
+        records ReplicateBatch already gave)."""
         first = not self._loaded
         if first:
             self.tables, self._loaded = self.load(spark), True
-        tables = [SnapshotTable.of_change(c) for c in truncates]
         self.append(spark, tables, batch_id)
         return self.tables.add(tables) or first
 
