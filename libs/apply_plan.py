@@ -204,12 +204,15 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
     return ChangeLogEntry(outcome=UNDECLARED_TABLE, **entry), error
 
 
-def with_ddl_truncates(changes: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def with_ddl_truncates(changes: Sequence[Mapping[str, Any]],
+                       starts_anew: Callable[[Mapping[str, Any]], bool] = lambda change: False) -> list[Mapping[str, Any]]:
     """A table's changes (commit order) with each TRUNCATE TABLE of the stream (a `ddl` change
     record) as the table's `truncate` change: every row of the table goes at that place, the
     changes before it apply first, those after it on the empty table (issue #17 item 3:
-    TRUNCATE then re-insert of the same keys)."""
-    return [{**c, "op": TRUNCATE} if c["op"] == "ddl" and _truncates(c) else c for c in changes]
+    TRUNCATE then re-insert of the same keys). So is a DDL that `starts_anew` says made the
+    table anew (a CREATE TABLE after its DROP)."""
+    return [{**c, "op": TRUNCATE} if c["op"] == "ddl" and (_truncates(c) or starts_anew(c)) else c
+            for c in changes]
 
 
 def _truncates(change: Mapping[str, Any]) -> bool:

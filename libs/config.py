@@ -21,6 +21,8 @@ from libs.stream_assembly import StageConfig
 
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
+SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE = "evolve", "fail", "ignore"
+SCHEMA_CHANGES = (SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE)  # README "Schema changes"
 
 
 def _doc(text: str, default: Any = None, *, minimum: float | None = None,
@@ -147,6 +149,12 @@ class JobConfig:
                                   "batch) | quarantine (change log + _cdc_quarantine) | ignore (change log "
                                   "only); DDL of such tables is only recorded (pipelines/apply/applier.py)",
                                   "fail", choices=(*POLICIES, "ignore"))
+    schema_changes: str = _doc("DDL of a table whose target follows the source (no declaration by hand): "
+                               "evolve (the Delta table follows: ADD / DROP / RENAME / widening MODIFY "
+                               "COLUMN, new tables) | fail (stop before the batch holding it writes "
+                               "anything, naming the DDL and its position) | ignore (the target keeps the "
+                               "snapshot's columns; rows are still read with the schema at their "
+                               "position)", "evolve", choices=SCHEMA_CHANGES)
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
                           "strict", choices=EXEC_MODES)
     target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "

@@ -33,6 +33,12 @@ def table_app_id(app_id: str, table: str) -> str:
     return f"{app_id}:{table}"
 
 
+def schema_app_id(app_id: str, table: str) -> str:
+    """The app id of a target's schema rewrite (pipelines/apply/schema_changes.py): a second
+    writer of the target in a batch, before its rows."""
+    return f"{table_app_id(app_id, table)}:schema"
+
+
 def changes_app_id(app_id: str) -> str:
     """The app id of the CHANGES appends."""
     return f"{app_id}:changes"

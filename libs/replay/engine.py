@@ -49,7 +49,7 @@ from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, L
 from libs.replay.logging_format import ERROR, ROW, STATEMENT, decide_apply_format
 from libs.replay.table_state import Row, TableState
 from libs.targets import values
-from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, ON_STATEMENT_QUARANTINE, Column, Target
+from libs.targets.model import ON_STATEMENT_QUARANTINE, Column, Target
 
 STRICT, IDEMPOTENT = "strict", "idempotent"
 ROW_OPS = ("insert", "update", "delete")
@@ -147,13 +147,10 @@ class _Replayer:
         column, warned only without DEFAULT, never for ENUM) or 1048 (NULL into NOT NULL)."""
         if code == ER_BAD_NULL_ERROR:
             self.warnings.append(ReplayWarning(code, f"Column '{column.name}' cannot be null", lineage))
-        if column.default_kind == LITERAL_DEFAULT:
-            return column.default
-        if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
-            return lineage.commit_ts.date() if column.family == "date" else lineage.commit_ts
-        if code == ER_NO_DEFAULT_FOR_FIELD and not column.nullable and column.family != "enum":
+        if code == ER_NO_DEFAULT_FOR_FIELD and not column.has_default and not column.nullable \
+                and column.family != "enum":
             self.warnings.append(ReplayWarning(code, f"Field '{column.name}' doesn't have a default value", lineage))
-        return values.implicit_default(column)
+        return values.fill_value(column, lineage.commit_ts)
 
     def _after_values(self, change, lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
         """Typed after-image values; JSON diffs applied to `current`."""

@@ -85,6 +85,14 @@ class SchemaHistory:
     def tables(self) -> list[tuple[str, str, str]]:
         return sorted(self._tables)
 
+    def latest(self, source: str, database: str, table: str) -> TableSchema | None:
+        """The table's last known schema: a dropped table's, and before DDL the history could
+        not apply (its rows are refused meanwhile), the one before it. None: never known."""
+        for version in reversed(self._tables.get((source, database, table), ())):
+            if version.schema is not None:
+                return version.schema
+        return None
+
     # -- building -------------------------------------------------------------------------------
     def start(self, source: str, schema: TableSchema, position: Position, statement: str | None = None) -> None:
         """A table's schema at `position` (a snapshot's SHOW CREATE TABLE); ignored when the
@@ -221,6 +229,17 @@ class SchemaHistory:
             versions[-1] = version  # the same position again (a replayed batch): the same version
         else:
             versions.append(version)
+
+
+def changes_columns(change: TableChange) -> bool:
+    """Did the DDL change what a target of the table holds: its columns or keys, or the table itself?"""
+    if change.kind in (TRUNCATED, UNSUPPORTED):
+        return False
+    before, after = change.before, change.after
+    if before is None or after is None or change.kind != ALTERED:
+        return True
+    return (before.columns, before.primary_key, before.unique_keys) != (after.columns, after.primary_key,
+                                                                       after.unique_keys)
 
 
 def _names_of(change) -> tuple[S.TableName, ...]:

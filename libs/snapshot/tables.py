@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from libs.sql_names import quote_identifier
-from libs.targets.config import TargetCatalog
 from libs.targets.ddl import TableDDL, parse_ddl
 
 from .changes import SNAPSHOT_OP, TRUNCATE
@@ -95,17 +94,6 @@ def _source_ddl(table: SnapshotTable) -> TableDDL:
     (ddl,) = parse_ddl(f"USE {quote_identifier(table.database)};\n{table.create_table}", f"SHOW CREATE TABLE of {table.database}."
                        f"{table.table} (source {table.source}, snapshot at {table.position})")
     return ddl
-
-
-def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, selects, *,
-                        from_source: bool = True) -> TargetCatalog:
-    """The declared targets plus one per snapshot table that is selected (JobConfig.tables) and
-    not declared, from its source schema and the YAML's override for it, if any (README
-    "Onboarding": a declaration always wins)."""
-    if not from_source or not len(snapshots):
-        return declared
-    names = {(t.database, t.table) for t in declared.targets}
-    return declared.with_source([d for d in snapshots.derived_ddl(names) if selects(d.database, d.table)])
 
 
 def since_last_truncate(changes: list) -> list:

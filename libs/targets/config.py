@@ -94,7 +94,7 @@ class TargetCatalog:
         for ddl in source_ddl:
             name = f"{ddl.database}.{ddl.table}"
             o = overrides.get(name) or TargetOverride(name, {}, self.settings, ddl.path)
-            derived.append(_build_target(o.path, name, o.entry, o.settings, ddl))
+            derived.append(replace(_build_target(o.path, name, o.entry, o.settings, ddl), follows_source=True))
         targets = self.targets + tuple(derived)
         _check_delta_names(targets, self.path)
         return replace(self, targets=targets)

@@ -101,6 +101,10 @@ class Target:
     """A statement-format DML for a rows-only target: 'error' (stop) or 'quarantine' (skip)."""
     declared_in: str = ""
     """File(s) the declaration came from, for messages."""
+    follows_source: bool = False
+    """Derived from the source's schema (no declaration by hand): its columns follow the
+    source's DDL (libs/schema_history/target_schemas.py). A declared target is the user's
+    replica table: rows map onto it by name, its columns change only with its declaration."""
 
     @property
     def qualified_name(self) -> str:

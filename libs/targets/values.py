@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from libs.binlog import charsets
-from libs.targets.model import ZERO_DATES_TO_NULL, Column
+from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, ZERO_DATES_TO_NULL, Column
 
 EPOCH = dt.datetime(1970, 1, 1)
 
@@ -133,6 +133,17 @@ def from_column_value(column: Column, text: str | None, binary: bytes | None) ->
     if binary is not None:
         return from_binary(column, binary)
     return None
+
+
+def fill_value(column: Column, now: dt.datetime) -> Any:
+    """What the server stores in a column no value is given for (Field::set_default()): the
+    declared DEFAULT, `now` for DEFAULT CURRENT_TIMESTAMP, else the implicit default. An insert
+    that omits the column (WL#5092 R1.1) and ALTER TABLE ... ADD COLUMN both fill it so."""
+    if column.default_kind == LITERAL_DEFAULT:
+        return column.default
+    if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
+        return now.date() if column.family == "date" else now
+    return implicit_default(column)
 
 
 def implicit_default(column: Column) -> Any:

@@ -44,10 +44,11 @@ Decisions:
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -60,13 +61,19 @@ from libs.apply_plan import (
 )
 from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
-from libs.config import JobConfig
+from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
+from libs.config_errors import one_line
+from libs.replay.lineage import Lineage
+from libs.schema_history.column_identity import EndNames, creates, end_names, with_names_at_end
+from libs.schema_history.evolution import SchemaEvolutionError
+from libs.schema_history.history import changes_columns
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
+from libs.snapshot.protocol import Position
 from libs.snapshot.tables import SnapshotTable, since_last_truncate
 from libs.stream_assembly import DdlEvent
 from libs.stops import JobStopped
@@ -78,6 +85,7 @@ from libs.targets.model import Target
 from pipelines.apply.target_writes import (
     OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
+from pipelines.apply.schema_changes import evolve_target
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.touched_rows import load_mirror, read_touched
@@ -107,6 +115,19 @@ class SourceTargetStopped(JobStopped):
 
     def __init__(self, batch_id: int, error: TargetConfigError):
         super().__init__(f"batch {batch_id}: a target from the source schema: {error}")
+
+
+class SchemaChangeStopped(JobStopped):
+    """A DDL the job does not follow: schema_changes 'fail', or a type change Delta cannot hold
+    value for value. Names the DDL and its position."""
+
+
+class _Evolve(NamedTuple):
+    """What carries a followed target's Delta table to the batch's end schema."""
+
+    start: EndNames  # each Delta column's name at the batch's end
+    added_at: dt.datetime  # the batch's last DDL of the table: an added column's CURRENT_TIMESTAMP
+    where: str  # the table and DDL, for an error
 
 
 @dataclasses.dataclass
@@ -160,14 +181,32 @@ class DeltaApplier:
         rows stage what the binlog does not say. Returns the decode hints for the batch. Idempotent."""
         started = [SnapshotTable.of_change(c) for c in truncates]
         new = self.source_schemas.keep(spark, started, batch_id)
-        if new:
+        update = self.schema_history.update(spark, self.source_schemas.tables.all(), started, ddl, batch_id)
+        if self.config.schema_changes == SCHEMA_CHANGES_FAIL:
+            self._refuse_schema_changes(batch_id, update.changes)
+        if new or update.changed:
+            followed = self.schema_history.history if self.config.schema_changes != SCHEMA_CHANGES_IGNORE else None
             try:
-                self.catalog = self.source_schemas.catalog(self.declared, self.config.tables)
+                self.catalog = self.source_schemas.catalog(self.declared, self.config.tables, followed)
             except TargetConfigError as exc:
                 raise SourceTargetStopped(batch_id, exc) from None
-        if self.schema_history.update(spark, self.source_schemas.tables.all(), started, ddl, batch_id) or new:
             self.decode_hints = DecodeHints(self.catalog.targets, self.schema_history.layouts())
         return self.decode_hints
+
+    def _refuse_schema_changes(self, batch_id: int, changes) -> None:
+        """schema_changes 'fail': the first DDL of the batch that changes a followed table's
+        columns or keys stops the job before anything of the batch is written."""
+        tables = self.config.tables
+        for event, change in changes:
+            name = change.name
+            if (name is None or not changes_columns(change) or not tables.from_source
+                    or not tables.selects(name.database, name.table)
+                    or self.declared.get(name.database, name.table) is not None):
+                continue
+            raise SchemaChangeStopped(f"batch {batch_id}: schema_changes is 'fail' and source {event.source}, "
+                                      f"{event.file}:{event.pos} {change.kind} {name}: {one_line(event.statement)}. "
+                                      f"Nothing of the batch was written; set schema_changes to evolve or "
+                                      f"ignore to go on")
 
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
         with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
@@ -219,8 +258,13 @@ class DeltaApplier:
                 if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
+                replayed, evolve = group, None  # (the change log keeps the changes as logged: `group`)
+                if target.follows_source and self.config.schema_changes != SCHEMA_CHANGES_IGNORE \
+                        and any(c["op"] == "ddl" for c in group):
+                    replayed, evolve = self._across_ddl(database, table, group)
                 pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path,
-                                                             with_ddl_truncates(group))))
+                                                             with_ddl_truncates(replayed, self._starts_anew),
+                                                             evolve)))
             for tally, group, work in pending:
                 out.log_rows.extend(row_of[id(change)] for change in group)  # one entry per change, in order
                 if isinstance(work, list):  # undeclared table: (entry, error) per change
@@ -234,6 +278,26 @@ class DeltaApplier:
                              quarantined=len(result.quarantine))
                 out.plans.append(plan)
         return out
+
+    @staticmethod
+    def _across_ddl(database: str, table: str, group: list) -> tuple[list, "_Evolve"]:
+        """A followed table's changes with their names as at the batch's end, and what carries
+        its Delta table there (libs/schema_history/column_identity.py)."""
+        per_change, start = end_names(group, database, table)
+        last = [c for c in group if c["op"] == "ddl"][-1]
+        lineage = Lineage.of_change(last)
+        where = (f"source {lineage.source}, {lineage.binlog_file}:{lineage.binlog_pos}, {database}.{table} "
+                 f"({one_line(last['statement'] or '')})")
+        return [with_names_at_end(c, names) for c, names in zip(group, per_change)], _Evolve(start, lineage.commit_ts, where)
+
+    def _starts_anew(self, change) -> bool:
+        """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
+        EXISTS of a table that was there)."""
+        if not creates(change["statement"] or "", change["database"], change["database"], change["table"]):
+            return False
+        at = Position(change["binlog_file"], int(change["binlog_pos"]))
+        return any(v.position == at for v in self.schema_history.history.versions(
+            change["source"], change["database"], change["table"]))
 
     def _already_committed(self, spark: SparkSession, path: str, target: Target, batch_id: int) -> bool:
         """Did Delta commit this batch on the target already (a batch replayed after a crash)?
@@ -263,7 +327,9 @@ class DeltaApplier:
         return changes_df.select(*columns).toArrow()
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
-                      changes: Sequence[Mapping[str, Any]]):
+                      changes: Sequence[Mapping[str, Any]], evolve: "_Evolve | None" = None):
+        if evolve is not None:
+            self._evolve(spark.newSession(), batch_id, target, path, evolve)
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
             D.check_target_schema(spark, path, target)  # once per table and process
             self._schema_checked.add(path)
@@ -283,6 +349,19 @@ class DeltaApplier:
         only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
         replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
         return TablePlan(target, path, upserts, deletes, replace=replace, append=only_new), result
+
+    def _evolve(self, spark: SparkSession, batch_id: int, target: Target, path: str, evolve: "_Evolve") -> None:
+        """The target's Delta table in the batch's end schema before its rows are read
+        (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
+        try:
+            if evolve_target(spark, path, target, evolve.start, evolve.added_at, evolve.where, self.app_id,
+                             batch_id):
+                self._mirrors.pop(path, None)
+        except SchemaEvolutionError as exc:
+            raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "
+                                      f"table. Recreate it from a new snapshot, or set schema_changes to "
+                                      f"ignore") from None
+        self._ensure_target(spark, TablePlan(target, path, [], []))
 
     def _reader(self, spark: SparkSession, path: str, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

@@ -12,6 +12,7 @@ there: its row images are quarantined, never read by guess (libs/schema_history/
 until a snapshot or a CREATE TABLE gives it a schema again."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Iterable
 
@@ -19,7 +20,7 @@ import sqlglot
 from pyspark.sql import SparkSession
 
 from libs.assembler.change_records import statement_target
-from libs.schema_history.history import HistoryError, SchemaHistory, Version
+from libs.schema_history.history import HistoryError, SchemaHistory, TableChange, Version
 from libs.schema_history.row_layout import history_layouts
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_schema import TableSchema
@@ -33,6 +34,12 @@ from pipelines.marked_appends import MarkedAppends
 from pipelines.schemas import SCHEMA_VERSION_RECORD, spark_schema
 
 
+@dataclass(frozen=True)
+class Update:
+    changed: bool  # the history may have changed: row layouts and followed targets are built again
+    changes: list[tuple[DdlEvent, TableChange]]  # what each DDL of the batch did, in binlog order
+
+
 class SchemaHistoryTable:
     def __init__(self, delta_root: str, app_id: str):
         self.path = f"{delta_root.rstrip('/')}/{SCHEMA_HISTORY}"
@@ -43,32 +50,32 @@ class SchemaHistoryTable:
         self._layouts: dict = {}  # TableSchema -> RowLayout, across batches (history_layouts)
 
     def update(self, spark: SparkSession, kept: Iterable[SnapshotTable], new: Iterable[SnapshotTable],
-               ddl: Iterable[DdlEvent], batch_id: int) -> bool:
+               ddl: Iterable[DdlEvent], batch_id: int) -> Update:
         """Start the `new` snapshot tables, apply the batch's DDL, keep the versions it gave.
-        `kept`: every snapshot table kept so far (read on the first call, with the table's rows).
-        True when the history may have changed (its row layouts are then built again)."""
+        `kept`: every snapshot table kept so far (read on the first call, with the table's rows)."""
         first = not self._loaded
         if first:
             self._load(spark, kept)
         new, ddl = list(new), sorted(ddl, key=lambda e: (e.source, Position(e.file, e.pos).key()))
         for t in new:
             _start(self.history, t)
-        rows = []
+        rows, changes = [], []
         for event in ddl:
-            rows += self._apply(event, batch_id)
+            rows += self._apply(event, batch_id, changes)
         if rows:
             self.appends.append(arrow_frame(spark, rows, spark_schema(SCHEMA_VERSION_RECORD)), self.path,
                                 self.app_id, batch_id)
-        return first or bool(new) or bool(ddl)
+        return Update(first or bool(new) or bool(ddl), changes)
 
     def layouts(self) -> dict:
         """DecodeHints' layouts of every table the history knows."""
         return history_layouts(self.history, self._layouts)
 
-    def _apply(self, event: DdlEvent, batch_id: int) -> list[dict]:
+    def _apply(self, event: DdlEvent, batch_id: int, changes: list) -> list[dict]:
         position = Position(event.file, event.pos)
         try:
-            self.history.apply(event.source, position, event.statement, event.default_db)
+            changes += [(event, change) for change in
+                        self.history.apply(event.source, position, event.statement, event.default_db)]
         except HistoryError as exc:
             names = exc.names or _named(event)
             self.history.refuse(event.source, position, names, event.statement, exc.reason)

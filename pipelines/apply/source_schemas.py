@@ -8,7 +8,9 @@ from pyspark.sql import SparkSession
 
 from libs.snapshot.protocol import Position
 from libs.config import TablesSettings
-from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
+from libs.schema_history.history import SchemaHistory
+from libs.schema_history.target_schemas import with_source_targets
+from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.system_tables import SOURCE_SCHEMAS, table_app_id
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_txn import is_delta_table
@@ -35,9 +37,11 @@ class SourceSchemas:
         self.append(spark, tables, batch_id)
         return self.tables.add(tables) or first
 
-    def catalog(self, declared: TargetCatalog, settings: TablesSettings) -> TargetCatalog:
-        """The declared targets plus those derived from the kept source schemas."""
-        return with_source_targets(declared, self.tables, settings.selects, from_source=settings.from_source)
+    def catalog(self, declared: TargetCatalog, settings: TablesSettings, history: SchemaHistory) -> TargetCatalog:
+        """The declared targets plus those derived from the source schemas: the snapshots' and
+        every version since (libs/schema_history/target_schemas.py)."""
+        return with_source_targets(declared, self.tables, settings.selects, from_source=settings.from_source,
+                                   history=history)
 
     def load(self, spark: SparkSession) -> SnapshotTables:
         """Every table record kept so far (none when the table does not exist yet)."""

@@ -100,7 +100,12 @@ def default_sql(column: Column) -> str | None:
             column.family, "current_timestamp()")
     if column.default_kind != LITERAL_DEFAULT:
         return None
-    value, dtype = column.default, spark_type(column.spark_type)
+    return value_sql(column, column.default)
+
+
+def value_sql(column: Column, value: Any) -> str:
+    """A Spark SQL literal of one of the column's Python values (libs/targets/values.py)."""
+    dtype = spark_type(column.spark_type)
     if value is None:
         return "NULL"
     if isinstance(value, (bytes, bytearray)):

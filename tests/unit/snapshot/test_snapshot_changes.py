@@ -5,7 +5,8 @@ import pytest
 from libs.snapshot.changes import assembled_record, change_records
 from libs.snapshot.protocol import Position
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
-from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
+from libs.schema_history.target_schemas import with_source_targets
+from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.snapshot.values import SourceColumn
 from libs.targets import TargetCatalog, build_catalog, parse_ddl
 

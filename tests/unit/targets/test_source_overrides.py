@@ -4,7 +4,8 @@ source's SHOW CREATE TABLE (libs/targets/config.py TargetOverride; README "Onboa
 import pytest
 
 from libs.snapshot.protocol import Position
-from libs.snapshot.tables import SnapshotTable, SnapshotTables, with_source_targets
+from libs.schema_history.target_schemas import with_source_targets
+from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
 
 SOURCE = ("CREATE TABLE `c` (`id` int NOT NULL, `tier` varchar(9) DEFAULT 'gold', `n` int DEFAULT 3, "

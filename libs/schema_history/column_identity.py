@@ -1,0 +1,159 @@
+"""Which column a name means across the DDL of one micro-batch (issue #17 item 3), no Spark.
+
+A target that follows its source table's schema (libs/schema_history/target_schemas.py) is
+written once per batch, in the schema in force at the batch's end; the batch's rows were logged
+in the versions in force at their positions, and their images name columns as those versions
+did (Table_map names, or the version's row layout). `RENAME COLUMN a TO b` between two rows
+means the first row's `a` is the end's `b`; `DROP COLUMN c` means the value an earlier row
+logged for `c` is nobody's (and a column `c` added later is another column); a table dropped,
+renamed away or created anew starts over. So each row's names are translated to the end's, and
+the same translation from the batch's start tells which Delta column becomes which
+(libs/schema_history/evolution.py).
+
+Walking the batch backwards from its end: a DDL step changes what a name before it means.
+    rename old -> new:  before it, `old` is what `new` is after it; `new` is no column
+    drop c / add c:     before it, `c` is no column that reaches the end
+    replace (CREATE, DROP TABLE, RENAME TABLE away): before it, no column reaches the end
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+from libs.schema_history import statements as S
+from libs.schema_history.table_schema import column_def
+
+RENAME, DROP, ADD, REPLACE = "rename", "drop", "add", "replace"
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    old: str | None = None
+    new: str | None = None
+
+
+@dataclass(frozen=True)
+class EndNames:
+    """What each name at one point of the batch is at its end: `end(name)`, None when the
+    column does not reach it. Names are compared as MySQL does (case-insensitive)."""
+
+    entries: Mapping[str, str | None] = field(default_factory=dict)
+    others_gone: bool = False  # the table is replaced later: no name reaches the end
+
+    @property
+    def identity(self) -> bool:
+        return not self.entries and not self.others_gone
+
+    def end(self, name: str) -> str | None:
+        folded = name.lower()
+        if folded in self.entries:
+            return self.entries[folded]
+        return None if self.others_gone else name
+
+    def before(self, step: Step) -> "EndNames":
+        """The names before `step`, given these after it."""
+        if step.kind == REPLACE:
+            return EndNames({}, True)
+        entries = dict(self.entries)
+        if step.kind == RENAME:
+            entries[step.old.lower()] = self.end(step.new)
+            if step.new.lower() != step.old.lower():
+                entries[step.new.lower()] = None
+        else:  # DROP, ADD: no column named so before the step reaches the end through it
+            entries[(step.old or step.new).lower()] = None
+        return EndNames(entries, self.others_gone)
+
+
+@lru_cache(maxsize=1024)
+def column_steps(statement: str, default_db: str, database: str, table: str) -> tuple[Step, ...]:
+    """What one DDL statement does to the columns of `database`.`table`, in order. A statement
+    that cannot be read does nothing here: the schema history refuses it and the table's rows
+    are quarantined from there (libs/schema_history/row_layout.py)."""
+    try:
+        changes = S.parse(statement, default_db)
+    except S.DdlParseError:
+        return ()
+    name = S.TableName(database, table)
+    steps: list[Step] = []
+    for change in changes:
+        if isinstance(change, S.AlterTable) and change.name == name:
+            steps += _alter_steps(change.actions)
+            if change.renamed_to not in (None, name):
+                steps.append(Step(REPLACE))
+        elif isinstance(change, (S.CreateTable, S.CreateLike)) and change.name == name:
+            steps.append(Step(REPLACE))
+        elif isinstance(change, S.DropTables) and name in change.names:
+            steps.append(Step(REPLACE))
+        elif isinstance(change, S.DropDatabase) and change.database == database:
+            steps.append(Step(REPLACE))
+        elif isinstance(change, S.RenameTables) and any(name in pair for pair in change.pairs):
+            steps.append(Step(REPLACE))
+    return tuple(steps)
+
+
+@lru_cache(maxsize=1024)
+def creates(statement: str, default_db: str, database: str, table: str) -> bool:
+    """Does the statement CREATE `database`.`table` (a new, empty table)? Whether it did (not
+    IF NOT EXISTS of a table that existed) is the schema history's to say."""
+    try:
+        changes = S.parse(statement, default_db)
+    except S.DdlParseError:
+        return False
+    return any(isinstance(c, (S.CreateTable, S.CreateLike)) and c.name == S.TableName(database, table)
+               for c in changes)
+
+
+def _alter_steps(actions: Sequence[S.Action]) -> list[Step]:
+    steps = []
+    for action in actions:
+        if isinstance(action, S.RenameColumn):
+            steps.append(Step(RENAME, action.old, action.new))
+        elif isinstance(action, S.ChangeColumn):
+            new = column_def(action.definition).name
+            if new.lower() != action.old.lower():
+                steps.append(Step(RENAME, action.old, new))
+        elif isinstance(action, S.DropColumn):
+            steps.append(Step(DROP, old=action.column))
+        elif isinstance(action, S.AddColumn):
+            steps.append(Step(ADD, new=column_def(action.definition).name))
+    return steps
+
+
+def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str) -> tuple[list[EndNames], EndNames]:
+    """For each change of one table's batch (commit order), what its names are at the batch's
+    end; and the same for the batch's start (before its first change)."""
+    names = EndNames()
+    out: list[EndNames] = []
+    for change in reversed(changes):
+        out.append(names)
+        if change["op"] == "ddl":
+            for step in reversed(column_steps(change["statement"] or "", change["database"], database, table)):
+                names = names.before(step)
+    out.reverse()
+    return out, names
+
+
+def with_names_at_end(change: Mapping[str, Any], names: EndNames) -> Mapping[str, Any]:
+    """The change with its images' column names as at the batch's end (`names`: end_names'
+    for it): a column that does not reach the end leaves the image (its value belongs to no
+    column of the end's schema)."""
+    if names.identity:
+        return change
+    out = dict(change)
+    for side in ("before", "after"):
+        image = change.get(side)
+        if image is None:
+            continue
+        kept = []
+        for column_value in image:
+            name = column_value.get("name")
+            if name is None:  # positional (no names known): nothing to translate
+                kept.append(column_value)
+                continue
+            end = names.end(name)
+            if end is not None:
+                kept.append(column_value if end == name else {**column_value, "name": end})
+        out[side] = kept
+    return out

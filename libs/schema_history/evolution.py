@@ -1,0 +1,86 @@
+"""A target table's Delta columns carried to its new schema (issue #17 item 3), no Spark.
+
+When a batch changes a followed table's schema (libs/schema_history/target_schemas.py), the
+Delta table is rewritten once, before the batch's rows, into the schema in force at the batch's
+end (pipelines/apply/schema_changes.py). Each new column comes from one Delta column or is new:
+  * a column kept or renamed (column_identity.EndNames of the batch's start) keeps its values,
+    cast when MODIFY widened its type (the server converts the same way: an INT read as BIGINT
+    is the same number); a type change Delta cannot follow value for value stops the batch;
+  * a column the batch added holds, in every row that existed, what the server gave those rows
+    at ALTER TABLE ... ADD: its DEFAULT, the ALTER's time for DEFAULT CURRENT_TIMESTAMP, else
+    NULL or the type's implicit default (values.fill_value; rpl_record.cc prepare_record);
+  * a Delta column no new column comes from is dropped.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from libs.schema_history.column_identity import EndNames
+from libs.targets.model import Target
+from libs.targets.values import fill_value
+
+_INTEGERS = ("tinyint", "smallint", "int", "bigint")
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+
+
+class SchemaEvolutionError(ValueError):
+    """The Delta table cannot be carried to the new schema value for value."""
+
+
+@dataclass(frozen=True)
+class NewColumn:
+    name: str
+    spark_type: str
+    source: str | None  # the Delta column its values come from; None: a new column
+    cast: bool = False  # the Delta column's type differs (a widening)
+    fill: Any = None  # a new column's value in every existing row
+
+
+def widens(old: str, new: str) -> bool:
+    """Does every value of Spark type `old` convert to `new` as the server converts it?"""
+    old, new = old.replace(" ", "").lower(), new.replace(" ", "").lower()
+    if old == new:
+        return True
+    if old in _INTEGERS:
+        if new in _INTEGERS:
+            return _INTEGERS.index(new) > _INTEGERS.index(old)
+        digits = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}[old]
+        decimal = _DECIMAL.match(new)
+        return new in ("double", "string") or (decimal is not None and int(decimal[1]) - int(decimal[2]) >= digits)
+    old_decimal, new_decimal = _DECIMAL.match(old), _DECIMAL.match(new)
+    if old_decimal and new_decimal:
+        (p, s), (p2, s2) = map(int, old_decimal.groups()), map(int, new_decimal.groups())
+        return s2 >= s and p2 - s2 >= p - s
+    return (old, new) in (("float", "double"), ("date", "timestamp_ntz"))
+
+
+def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: EndNames,
+              added_at: dt.datetime, where: str) -> list[NewColumn] | None:
+    """The target's columns, each from its Delta column (`delta_columns`: (name, Spark type)
+    of the table's data columns, `_row_id` and `_lineage` left out) or new. None when the Delta
+    table already has the target's columns. `start`: what each Delta column's name is at the
+    batch's end; `added_at`: the time of the batch's last DDL of the table (an added column's
+    DEFAULT CURRENT_TIMESTAMP); `where` names the table and DDL in an error."""
+    from_delta: dict[str, tuple[str, str]] = {}
+    for name, spark_type in delta_columns:
+        end = start.end(name)
+        if end is not None:
+            from_delta[end.lower()] = (name, spark_type)
+    out = []
+    for column in target.columns:
+        found = from_delta.get(column.name.lower())
+        if found is None:
+            out.append(NewColumn(column.name, column.spark_type, None, fill=fill_value(column, added_at)))
+            continue
+        name, spark_type = found
+        if not widens(spark_type, column.spark_type):
+            raise SchemaEvolutionError(
+                f"{where}: column {column.name!r} changes from {spark_type.upper()} to "
+                f"{column.spark_type.upper()} ({column.mysql_type}), which Delta cannot follow value for value")
+        out.append(NewColumn(column.name, column.spark_type, name,
+                             cast=spark_type.replace(" ", "").lower() != column.spark_type.replace(" ", "").lower()))
+    unchanged = [(c.source, c.cast) for c in out] == [(name, False) for name, _ in delta_columns]
+    return None if unchanged and all(c.name == c.source for c in out) else out

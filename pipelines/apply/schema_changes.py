@@ -1,0 +1,65 @@
+"""A followed target's Delta table carried to the schema in force at the batch's end (issue #17
+item 3; the plan: libs/schema_history/evolution.py), before the batch's rows are read.
+
+ONE Delta commit: the whole table read and overwritten with `overwriteSchema`, each column from
+its Delta column (renamed, cast when widened) or filled as the server filled it at ADD COLUMN.
+A rename, a drop, an added column's backfill and a type change land together or not at all:
+a job killed halfway leaves the table as it was. The commit carries Delta's txnAppId/txnVersion
+(schema_app_id, batch_id), so a replayed batch does not rewrite it; it goes first because the
+batch's rows are replayed on the new columns. Column DEFAULTs come with the new schema (field
+metadata). Delta cannot keep NOT NULL through a schema overwrite: the rewritten table's columns
+are nullable (the replay still fills a NOT NULL column as the server does).
+
+A table that starts anew in the batch (CREATE TABLE of a name whose Delta table exists, the
+table dropped or renamed and another created in its place) is overwritten empty in the new schema.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import pipelines.apply.tables as D
+from libs.lineage_sql import quote_identifier
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.schema_history.column_identity import EndNames
+from libs.schema_history.evolution import evolution
+from libs.system_tables import schema_app_id
+from libs.targets.model import Target
+from pipelines.delta_txn import committed_version, delta_txn
+
+
+def evolve_target(spark: SparkSession, path: str, target: Target, start: EndNames, added_at: dt.datetime,
+                  where: str, app_id: str, batch_id: int) -> bool:
+    """Carry the target's Delta table (if any) to `target`'s columns; True when this call
+    committed. `spark` must be this thread's own session (the txn confs are session confs)."""
+    txn_app_id = schema_app_id(app_id, target.delta_table)
+    if not D.is_delta_table(spark, path):
+        return False
+    committed = committed_version(spark, path, txn_app_id)
+    if committed is not None and committed >= batch_id:
+        return False
+    table = spark.read.format("delta").load(path)
+    delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
+                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
+    plan = evolution(delta_columns, target, start, added_at, where)
+    if plan is None:
+        return False
+    if start.others_gone:  # the table starts anew: none of its rows is in the new one
+        table = table.limit(0)
+    columns = []
+    for new in plan:
+        column = target.column(new.name)
+        if new.source is None:
+            value = F.expr(D.value_sql(column, new.fill))
+        else:
+            value = F.col(quote_identifier(new.source))
+        default = D.default_sql(column)
+        columns.append(value.cast(D.spark_type(new.spark_type))
+                       .alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {}))
+    columns += [F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
+    with delta_txn(spark, txn_app_id, batch_id):
+        (table.select(*columns).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+         .save(path))
+    return True
