@@ -30,7 +30,8 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
   or is skipped for quarantine (on_statement=quarantine); a row change it cannot take always
   stops. A statement it can take is recorded in the change log but NOT executed (no MySQL SQL
   engine here). op "ddl": recorded (outside the table: WL#3303 is about DML); a TRUNCATE TABLE reaches the engine as
-  op "truncate" (libs/apply_plan.with_ddl_truncates).
+  op "truncate" (libs/apply_plan.with_ddl_truncates); op "superseded": a row change of a table
+  the batch later made anew, recorded only.
 - a value that cannot be converted stops the batch in both modes (a replica stops too).
 """
 
@@ -252,6 +253,12 @@ class _Replayer:
 
     def ddl(self, change, lineage) -> None:
         self._entry(change, lineage, "ddl_recorded")
+
+    def superseded(self, change, lineage) -> None:
+        """A row change of a table that a later DDL of the batch made anew (DROP TABLE then
+        CREATE TABLE of the name): its rows went with the old table (libs/schema_history/
+        column_identity.py); recorded only."""
+        self._entry(change, lineage, "superseded_by_ddl")
 
     def snapshot(self, change, lineage) -> None:
         """A row read by a consistent snapshot: inserted; a row with the same key is replaced

@@ -13,7 +13,10 @@ the same translation from the batch's start tells which Delta column becomes whi
 Walking the batch backwards from its end: a DDL step changes what a name before it means.
     rename old -> new:  before it, `old` is what `new` is after it; `new` is no column
     drop c / add c:     before it, `c` is no column that reaches the end
-    replace (CREATE, DROP TABLE, RENAME TABLE away): before it, no column reaches the end
+    replace (CREATE TABLE of the name): before it, no column reaches the end
+    gone (DROP TABLE, RENAME TABLE away, DROP DATABASE): nothing; the table's end is its last
+        version (its Delta table keeps the rows logged before the DROP), and only a CREATE
+        (replace) can follow it
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from typing import Any, Mapping, Sequence
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import column_def
 
-RENAME, DROP, ADD, REPLACE = "rename", "drop", "add", "replace"
+RENAME, DROP, ADD, REPLACE, GONE = "rename", "drop", "add", "replace", "gone"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class EndNames:
         """The names before `step`, given these after it."""
         if step.kind == REPLACE:
             return EndNames({}, True)
+        if step.kind == GONE:
+            return self
         entries = dict(self.entries)
         if step.kind == RENAME:
             entries[step.old.lower()] = self.end(step.new)
@@ -81,15 +86,21 @@ def column_steps(statement: str, default_db: str, database: str, table: str) -> 
         if isinstance(change, S.AlterTable) and change.name == name:
             steps += _alter_steps(change.actions)
             if change.renamed_to not in (None, name):
-                steps.append(Step(REPLACE))
+                steps.append(Step(GONE))
+        elif isinstance(change, S.AlterTable) and change.renamed_to == name:
+            steps.append(Step(REPLACE))
         elif isinstance(change, (S.CreateTable, S.CreateLike)) and change.name == name:
             steps.append(Step(REPLACE))
         elif isinstance(change, S.DropTables) and name in change.names:
-            steps.append(Step(REPLACE))
+            steps.append(Step(GONE))
         elif isinstance(change, S.DropDatabase) and change.database == database:
-            steps.append(Step(REPLACE))
-        elif isinstance(change, S.RenameTables) and any(name in pair for pair in change.pairs):
-            steps.append(Step(REPLACE))
+            steps.append(Step(GONE))
+        elif isinstance(change, S.RenameTables):
+            for old, new in change.pairs:  # in order: `a TO tmp, b TO a` ends a and starts it anew
+                if old == name:
+                    steps.append(Step(GONE))
+                if new == name:
+                    steps.append(Step(REPLACE))
     return tuple(steps)
 
 
@@ -135,12 +146,18 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str) -
     return out, names
 
 
+SUPERSEDED = "superseded"  # the op of a row change of a table the batch later made anew (libs/replay/engine.py)
+
+
 def with_names_at_end(change: Mapping[str, Any], names: EndNames) -> Mapping[str, Any]:
     """The change with its images' column names as at the batch's end (`names`: end_names'
     for it): a column that does not reach the end leaves the image (its value belongs to no
-    column of the end's schema)."""
+    column of the end's schema). A row change of a table made anew later in the batch is
+    SUPERSEDED: none of its rows reaches the end."""
     if names.identity:
         return change
+    if names.others_gone and change["op"] not in ("ddl", "truncate"):
+        return {**change, "op": SUPERSEDED}
     out = dict(change)
     for side in ("before", "after"):
         image = change.get(side)

@@ -128,6 +128,7 @@ class _Evolve(NamedTuple):
     start: EndNames  # each Delta column's name at the batch's end
     added_at: dt.datetime  # the batch's last DDL of the table: an added column's CURRENT_TIMESTAMP
     where: str  # the table and DDL, for an error
+    exists: bool  # the table exists at the batch's end (a DROP leaves its Delta table as it was)
 
 
 @dataclasses.dataclass
@@ -279,8 +280,7 @@ class DeltaApplier:
                 out.plans.append(plan)
         return out
 
-    @staticmethod
-    def _across_ddl(database: str, table: str, group: list) -> tuple[list, "_Evolve"]:
+    def _across_ddl(self, database: str, table: str, group: list) -> tuple[list, "_Evolve"]:
         """A followed table's changes with their names as at the batch's end, and what carries
         its Delta table there (libs/schema_history/column_identity.py)."""
         per_change, start = end_names(group, database, table)
@@ -288,7 +288,10 @@ class DeltaApplier:
         lineage = Lineage.of_change(last)
         where = (f"source {lineage.source}, {lineage.binlog_file}:{lineage.binlog_pos}, {database}.{table} "
                  f"({one_line(last['statement'] or '')})")
-        return [with_names_at_end(c, names) for c, names in zip(group, per_change)], _Evolve(start, lineage.commit_ts, where)
+        versions = self.schema_history.history.versions(lineage.source, database, table)
+        exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
+        return [with_names_at_end(c, names) for c, names in zip(group, per_change)], _Evolve(
+            start, lineage.commit_ts, where, exists)
 
     def _starts_anew(self, change) -> bool:
         """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
@@ -361,7 +364,8 @@ class DeltaApplier:
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "
                                       f"table. Recreate it from a new snapshot, or set schema_changes to "
                                       f"ignore") from None
-        self._ensure_target(spark, TablePlan(target, path, [], []))
+        if evolve.exists:
+            self._ensure_target(spark, TablePlan(target, path, [], []))
 
     def _reader(self, spark: SparkSession, path: str, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

@@ -1,0 +1,102 @@
+"""Tables made, dropped and made again in the stream reach Delta as the server has them (issue #17
+item 3: CREATE TABLE of an included new table, CREATE TABLE LIKE, DROP TABLE "keep", a table
+created again under a dropped one's name), and the `schema_changes` policy (item 4) on a real
+MariaDB: the job stops at the DDL under `fail`, keeps the snapshot's columns under `ignore`."""
+from __future__ import annotations
+
+import pytest
+from pyspark.errors import StreamingQueryException
+
+from libs.config import JobConfig
+from libs.system_tables import QUARANTINE
+from pipelines.replicate import build_query, make_applier
+
+from .test_rows_across_ddl import _replicate, _ship, delta_table, server_table
+
+pytestmark = pytest.mark.integration
+
+
+def _config(kafka_broker, topic, tmp_path, name, **settings) -> JobConfig:
+    return JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
+                     checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]},
+                     **settings)
+
+
+@pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
+def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, spark, tmp_path, metadata, image):
+    name = f"sh_tables_{metadata}_{image}".lower()
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a VARCHAR(8)); "
+                f"CREATE TABLE {name}.gone (id INT PRIMARY KEY, a INT); "
+                f"INSERT INTO {name}.t VALUES (1, 'one'), (2, 'two'); INSERT INTO {name}.gone VALUES (1, 10)")
+    (old_metadata,) = mariadb.query("SELECT @@global.binlog_row_metadata")[0]
+    mariadb.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
+    cfg = _config(kafka_broker, topic, tmp_path, name)
+    root = cfg.delta_root
+    try:
+        _ship(mariadb, kafka_broker, topic, name)  # the snapshot of t and gone
+        mariadb.sql(f"SET SESSION binlog_row_image = {image};"
+                    "CREATE TABLE n (id INT PRIMARY KEY, v VARCHAR(5) DEFAULT 'x', w DECIMAL(6,2));"
+                    "INSERT INTO n VALUES (1, 'a', 1.50), (2, DEFAULT, NULL);"
+                    "CREATE TABLE l LIKE t;"
+                    "INSERT INTO l VALUES (7, 'seven');"
+                    "INSERT INTO gone VALUES (2, 20); UPDATE gone SET a = 11 WHERE id = 1;"
+                    "DROP TABLE gone;"
+                    "INSERT INTO t VALUES (3, 'three');"
+                    "DROP TABLE t;"
+                    "CREATE TABLE t (k BIGINT PRIMARY KEY, w TEXT, id INT);"
+                    "INSERT INTO t VALUES (1, 'new', 1);"
+                    "CREATE TABLE IF NOT EXISTS n (other INT);"
+                    "UPDATE n SET v = 'b' WHERE id = 2;", database=name)
+        _ship(mariadb, kafka_broker, topic, name)
+    finally:
+        mariadb.sql(f"SET GLOBAL binlog_row_metadata = {old_metadata}")
+    _replicate(spark, cfg)
+
+    for table in ("t", "n", "l"):
+        assert delta_table(spark, f"{root}/{name}__{table}") == server_table(mariadb, f"{name}.{table}"), table
+    assert server_table(mariadb, f"{name}.t") == (["k", "w", "id"], [(1, "new", 1)])  # ran as written
+    # A dropped table's Delta table stays, with the rows it had when the server dropped it.
+    assert delta_table(spark, f"{root}/{name}__gone") == (["id", "a"], [(1, 11), (2, 20)])
+    assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
+
+
+def test_fail_stops_at_the_ddl_and_evolve_goes_on(mariadb, kafka_broker, topic, spark, tmp_path):
+    name = "sh_policy_fail"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10)")
+    _ship(mariadb, kafka_broker, topic, name)
+    fail = _config(kafka_broker, topic, tmp_path, name, schema_changes="fail")
+    _replicate(spark, fail)  # the snapshot: no DDL
+    mariadb.sql("INSERT INTO t VALUES (2, 20); ALTER TABLE t ADD COLUMN c INT DEFAULT 3;"
+                "INSERT INTO t VALUES (3, 30, 33)", database=name)
+    (file, pos) = mariadb.query("SHOW MASTER STATUS")[0][:2]
+    _ship(mariadb, kafka_broker, topic, name)
+
+    query = build_query(spark, fail, make_applier(fail))
+    with pytest.raises(StreamingQueryException) as stopped:
+        query.awaitTermination()
+    error = str(stopped.value)
+    assert "schema_changes is 'fail'" in error and "ALTER TABLE t ADD COLUMN c INT DEFAULT 3" in error, error
+    assert file in error
+    # Nothing of the batch holding the DDL was written: not even the row logged before it.
+    assert delta_table(spark, f"{fail.delta_root}/{name}__t") == (["id", "a"], [(1, 10)])
+
+    evolve = _config(kafka_broker, topic, tmp_path, name)  # the way past: the same checkpoint, evolve
+    _replicate(spark, evolve)
+    assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
+    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 3), (2, 20, 3), (3, 30, 33)]
+
+
+def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, tmp_path):
+    name = "sh_policy_ignore"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b INT); INSERT INTO {name}.t VALUES (1, 10, 100)")
+    _ship(mariadb, kafka_broker, topic, name)
+    mariadb.sql("ALTER TABLE t ADD COLUMN c INT FIRST; INSERT INTO t VALUES (5, 2, 20, 200);"
+                "ALTER TABLE t DROP COLUMN b; UPDATE t SET a = 11 WHERE id = 1", database=name)
+    _ship(mariadb, kafka_broker, topic, name)
+    cfg = _config(kafka_broker, topic, tmp_path, name, schema_changes="ignore")
+    _replicate(spark, cfg)
+    # The snapshot's columns; every value read through the schema at its position (c never lands in id).
+    assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"], [(1, 11, 100), (2, 20, 200)])
