@@ -6,7 +6,8 @@ Tables (pipelines/apply, DESIGN.md "Lineage"):
     binlog_file, binlog_pos, change_seq, operation, statement) = the change that last wrote it;
   * `_cdc_change_log`: one row per change (schemas/lineage.avsc ChangeLogEntry + batch_id):
     row_id, database, table, delta_table, op, outcome, key (map column -> text), before/after
-    images (present columns only), lineage.
+    images (present columns only), lineage;
+  * `_cdc_schema_history`: one row per version a DDL of the stream gave a source table.
 
 Every function returns `(sql_text, args)` for `spark.sql(sql_text, args=args)`:
   * table references are parameters of the template, rendered by `table_ref` (a catalog name)
@@ -118,6 +119,18 @@ def statements_touching_table(change_log: str, database: str, table: str, start:
            "GROUP BY lineage.source, lineage.trx_id, lineage.gtid, lineage.commit_ts, lineage.statement\n"
            "ORDER BY commit_ts, first_event")
     return sql, args
+
+
+def schema_changes_of_table(schema_history: str, database: str, table: str) -> tuple[str, dict[str, Any]]:
+    """Which DDL changed table T's schema, and when (issue #17 item 5): one row per version the
+    stream's DDL gave it (`_cdc_schema_history`, schemas/schema_version_record.avsc), in binlog
+    order: source, position, commit time, the statement, the schema after it as CREATE TABLE
+    (NULL: dropped, or `error` says why the DDL could not be applied)."""
+    sql = ("SELECT source, binlog_file, binlog_pos, commit_ts, statement, create_table, error, batch_id\n"
+           f"FROM {schema_history}\n"
+           "WHERE `database` = :database AND `table` = :table\n"
+           "ORDER BY source, commit_ts, binlog_file, binlog_pos")
+    return sql, {"database": database, "table": table}
 
 
 def latest_progress(progress: str, app_id: str) -> tuple[str, dict[str, Any]]:

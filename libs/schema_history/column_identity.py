@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from libs.schema_history import statements as S
-from libs.schema_history.table_schema import column_def
+from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
 
 RENAME, DROP, ADD, REPLACE, GONE = "rename", "drop", "add", "replace", "gone"
 
@@ -72,10 +72,13 @@ class EndNames:
 
 
 @lru_cache(maxsize=1024)
-def column_steps(statement: str, default_db: str, database: str, table: str) -> tuple[Step, ...]:
-    """What one DDL statement does to the columns of `database`.`table`, in order. A statement
-    that cannot be read does nothing here: the schema history refuses it and the table's rows
-    are quarantined from there (libs/schema_history/row_layout.py)."""
+def column_steps(statement: str, default_db: str, database: str, table: str,
+                 before: TableSchema | None = None) -> tuple[Step, ...]:
+    """What one DDL statement does to the columns of `database`.`table`, in order. `before`:
+    the table's schema before the statement (the history's), which says whether an IF [NOT]
+    EXISTS clause acted (the server logs such a statement either way). A statement that cannot
+    be read does nothing here: the schema history refuses it and the table's rows are
+    quarantined from there (libs/schema_history/row_layout.py)."""
     try:
         changes = S.parse(statement, default_db)
     except S.DdlParseError:
@@ -84,13 +87,14 @@ def column_steps(statement: str, default_db: str, database: str, table: str) -> 
     steps: list[Step] = []
     for change in changes:
         if isinstance(change, S.AlterTable) and change.name == name:
-            steps += _alter_steps(change.actions)
+            steps += _alter_steps(change.actions, before)
             if change.renamed_to not in (None, name):
                 steps.append(Step(GONE))
         elif isinstance(change, S.AlterTable) and change.renamed_to == name:
             steps.append(Step(REPLACE))
         elif isinstance(change, (S.CreateTable, S.CreateLike)) and change.name == name:
-            steps.append(Step(REPLACE))
+            if not (change.if_not_exists and before is not None):
+                steps.append(Step(REPLACE))
         elif isinstance(change, S.DropTables) and name in change.names:
             steps.append(Step(GONE))
         elif isinstance(change, S.DropDatabase) and change.database == database:
@@ -116,31 +120,53 @@ def creates(statement: str, default_db: str, database: str, table: str) -> bool:
                for c in changes)
 
 
-def _alter_steps(actions: Sequence[S.Action]) -> list[Step]:
+def _alter_steps(actions: Sequence[S.Action], schema: TableSchema | None) -> list[Step]:
+    """The column steps of ALTER TABLE's actions; `schema` (None: unknown) tells which
+    IF [NOT] EXISTS actions acted, applied action by action as the server does."""
     steps = []
     for action in actions:
-        if isinstance(action, S.RenameColumn):
-            steps.append(Step(RENAME, action.old, action.new))
-        elif isinstance(action, S.ChangeColumn):
-            new = column_def(action.definition).name
-            if new.lower() != action.old.lower():
-                steps.append(Step(RENAME, action.old, new))
-        elif isinstance(action, S.DropColumn):
-            steps.append(Step(DROP, old=action.column))
-        elif isinstance(action, S.AddColumn):
-            steps.append(Step(ADD, new=column_def(action.definition).name))
+        acted = True
+        if isinstance(action, S.AddColumn) and action.if_not_exists and schema is not None:
+            acted = not schema.has_column(column_def(action.definition).name)
+        elif isinstance(action, (S.ChangeColumn, S.DropColumn)) and action.if_exists and schema is not None:
+            acted = schema.has_column(action.old if isinstance(action, S.ChangeColumn) else action.column)
+        if acted:
+            steps += _action_steps(action)
+        try:
+            schema = action.apply(schema) if schema is not None else None
+        except SchemaChangeError:
+            schema = None  # the history refused the statement; its rows are quarantined
     return steps
 
 
-def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str) -> tuple[list[EndNames], EndNames]:
+def _action_steps(action: S.Action) -> list[Step]:
+    if isinstance(action, S.RenameColumn):
+        return [Step(RENAME, action.old, action.new)]
+    if isinstance(action, S.ChangeColumn):
+        new = column_def(action.definition).name
+        return [Step(RENAME, action.old, new)] if new.lower() != action.old.lower() else []
+    if isinstance(action, S.DropColumn):
+        return [Step(DROP, old=action.column)]
+    if isinstance(action, S.AddColumn):
+        return [Step(ADD, new=column_def(action.definition).name)]
+    return []
+
+
+def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
+              at_end: EndNames = EndNames(),
+              before: Callable[[Mapping[str, Any]], TableSchema | None] = lambda change: None,
+              ) -> tuple[list[EndNames], EndNames]:
     """For each change of one table's batch (commit order), what its names are at the batch's
-    end; and the same for the batch's start (before its first change)."""
-    names = EndNames()
+    end; and the same for the batch's start (before its first change). `at_end`: what the names
+    after the last change become later (a table renamed: its new name's changes follow).
+    `before(ddl change)`: the table's schema before it (column_steps)."""
+    names = at_end
     out: list[EndNames] = []
     for change in reversed(changes):
         out.append(names)
         if change["op"] == "ddl":
-            for step in reversed(column_steps(change["statement"] or "", change["database"], database, table)):
+            steps = column_steps(change["statement"] or "", change["database"], database, table, before(change))
+            for step in reversed(steps):
                 names = names.before(step)
     out.reverse()
     return out, names

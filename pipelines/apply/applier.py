@@ -72,6 +72,8 @@ from libs.replay.lineage import Lineage
 from libs.schema_history.column_identity import EndNames, creates, end_names, with_names_at_end
 from libs.schema_history.evolution import SchemaEvolutionError
 from libs.schema_history.history import changes_columns
+from libs.schema_history.table_schema import TableSchema
+from libs.schema_history.table_renames import RenameChainError, TableRename, table_renames
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
 from libs.snapshot.protocol import Position
 from libs.snapshot.tables import SnapshotTable, since_last_truncate
@@ -129,6 +131,7 @@ class _Evolve(NamedTuple):
     added_at: dt.datetime  # the batch's last DDL of the table: an added column's CURRENT_TIMESTAMP
     where: str  # the table and DDL, for an error
     exists: bool  # the table exists at the batch's end (a DROP leaves its Delta table as it was)
+    copy_from: str | None  # renamed from the table at this Delta path in the batch: its rows are this one's
 
 
 @dataclasses.dataclass
@@ -237,7 +240,11 @@ class DeltaApplier:
         pending: list[tuple[Counter, list, Any]] = []
         selects = self.config.tables.selects
         with ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="replay") as pool:
-            for (database, table), group in group_changes(changes).items():
+            groups = group_changes(changes)
+            renames = self._table_renames(groups, batch_id)
+            for database, table in sorted({*groups, *renames}):
+                rename = renames.get((database, table))
+                group = [*(rename.inherited if rename else ()), *groups.get((database, table), ())]
                 tally = out.counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
                 if not selects(database, table):  # JobConfig.tables: not replicated
                     tally["not_selected"] = len(group)
@@ -260,9 +267,8 @@ class DeltaApplier:
                     tally["already_applied"] = 1
                     continue
                 replayed, evolve = group, None  # (the change log keeps the changes as logged: `group`)
-                if target.follows_source and self.config.schema_changes != SCHEMA_CHANGES_IGNORE \
-                        and any(c["op"] == "ddl" for c in group):
-                    replayed, evolve = self._across_ddl(database, table, group)
+                if rename is not None or any(c["op"] == "ddl" for c in group):
+                    replayed, evolve = self._across_ddl(database, table, group, rename)
                 pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path,
                                                              with_ddl_truncates(replayed, self._starts_anew),
                                                              evolve)))
@@ -280,18 +286,52 @@ class DeltaApplier:
                 out.plans.append(plan)
         return out
 
-    def _across_ddl(self, database: str, table: str, group: list) -> tuple[list, "_Evolve"]:
+    def _follows(self, target: Target | None) -> bool:
+        return (target is not None and target.follows_source
+                and self.config.schema_changes != SCHEMA_CHANGES_IGNORE)
+
+    def _table_renames(self, groups, batch_id: int) -> dict[tuple[str, str], TableRename]:
+        """The batch's renames of a followed table to a followed name (libs/schema_history/table_renames.py)."""
+        try:
+            renames = table_renames(groups)
+        except RenameChainError as exc:
+            raise SchemaChangeStopped(f"batch {batch_id}: {exc}; set schema_changes to ignore, or rename in "
+                                      f"two batches") from None
+        return {name: r for name, r in renames.items()
+                if self._follows(self.catalog.get(*name)) and self._follows(self.catalog.get(r.old.database, r.old.table))}
+
+    def _across_ddl(self, database: str, table: str, group: list,
+                    rename: TableRename | None) -> tuple[list, "_Evolve | None"]:
         """A followed table's changes with their names as at the batch's end, and what carries
-        its Delta table there (libs/schema_history/column_identity.py)."""
-        per_change, start = end_names(group, database, table)
-        last = [c for c in group if c["op"] == "ddl"][-1]
+        its Delta table there (libs/schema_history/column_identity.py). A table renamed to this
+        name in the batch: its changes before the rename come first, as this table's."""
+        if not self._follows(self.catalog.get(database, table)):
+            return group, None
+        inherited = {id(c) for c in rename.inherited} if rename else set()
+        own = [c for c in group if id(c) not in inherited]
+        per_change, start = end_names(own, database, table, before=partial(self._schema_before, database, table))
+        replayed = [with_names_at_end(c, names) for c, names in zip(own, per_change)]
+        copy_from = None
+        if rename is not None:
+            old = rename.old
+            per_earlier, start = end_names(rename.earlier, old.database, old.table, at_end=start,
+                                           before=partial(self._schema_before, old.database, old.table))
+            replayed = [{**with_names_at_end(c, names), "database": database, "table": table}
+                        for c, names in zip(rename.earlier, per_earlier)
+                        if id(c) in inherited and id(c) in {id(x) for x in group}] + replayed
+            copy_from = D.table_path(self.config.delta_root, self.catalog.get(old.database, old.table).delta_table)
+        last = ([c for c in own if c["op"] == "ddl"] or [rename.change])[-1]
         lineage = Lineage.of_change(last)
         where = (f"source {lineage.source}, {lineage.binlog_file}:{lineage.binlog_pos}, {database}.{table} "
                  f"({one_line(last['statement'] or '')})")
         versions = self.schema_history.history.versions(lineage.source, database, table)
         exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
-        return [with_names_at_end(c, names) for c, names in zip(group, per_change)], _Evolve(
-            start, lineage.commit_ts, where, exists)
+        return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from)
+
+    def _schema_before(self, database: str, table: str, change) -> TableSchema | None:
+        """The table's schema before a DDL change record (the history's)."""
+        return self.schema_history.history.at(change["source"], database, table,
+                                              Position(change["binlog_file"], int(change["binlog_pos"])))
 
     def _starts_anew(self, change) -> bool:
         """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
@@ -358,7 +398,7 @@ class DeltaApplier:
         (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
         try:
             if evolve_target(spark, path, target, evolve.start, evolve.added_at, evolve.where, self.app_id,
-                             batch_id):
+                             batch_id, evolve.copy_from):
                 self._mirrors.pop(path, None)
         except SchemaEvolutionError as exc:
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "

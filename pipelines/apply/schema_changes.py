@@ -10,6 +10,9 @@ batch's rows are replayed on the new columns. Column DEFAULTs come with the new 
 metadata). Delta cannot keep NOT NULL through a schema overwrite: the rewritten table's columns
 are nullable (the replay still fills a NOT NULL column as the server does).
 
+A table renamed to the target's name in the batch (`copy_from`, libs/schema_history/table_renames.py)
+is written as a copy of the renamed table's Delta table, carried the same way.
+
 A table that starts anew in the batch (CREATE TABLE of a name whose Delta table exists, the
 table dropped or renamed and another created in its place) is overwritten empty in the new schema.
 """
@@ -24,28 +27,32 @@ import pipelines.apply.tables as D
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import evolution
+from libs.schema_history.evolution import NewColumn, evolution
 from libs.system_tables import schema_app_id
 from libs.targets.model import Target
 from pipelines.delta_txn import committed_version, delta_txn
 
 
 def evolve_target(spark: SparkSession, path: str, target: Target, start: EndNames, added_at: dt.datetime,
-                  where: str, app_id: str, batch_id: int) -> bool:
-    """Carry the target's Delta table (if any) to `target`'s columns; True when this call
-    committed. `spark` must be this thread's own session (the txn confs are session confs)."""
+                  where: str, app_id: str, batch_id: int, copy_from: str | None = None) -> bool:
+    """Carry the target's Delta table (if any) to `target`'s columns, or write it as a copy of
+    the table at `copy_from` (renamed to this one in the batch) so carried; True when this
+    call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
     txn_app_id = schema_app_id(app_id, target.delta_table)
-    if not D.is_delta_table(spark, path):
+    source = copy_from or path
+    if not D.is_delta_table(spark, source):
         return False
     committed = committed_version(spark, path, txn_app_id)
     if committed is not None and committed >= batch_id:
         return False
-    table = spark.read.format("delta").load(path)
+    table = spark.read.format("delta").load(source)
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
     plan = evolution(delta_columns, target, start, added_at, where)
-    if plan is None:
+    if plan is None and copy_from is None:
         return False
+    if plan is None:  # a copy with the same columns
+        plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
     if start.others_gone:  # the table starts anew: none of its rows is in the new one
         table = table.limit(0)
     columns = []

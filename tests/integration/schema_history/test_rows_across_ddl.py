@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from libs.config import JobConfig
+from libs.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
@@ -99,11 +100,15 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
     assert server[0] == ["z", "id", "a", "bee", "dd", "e"] and len(server[1]) == 7  # the workload ran as written
     assert delta_table(spark, f"{root}/{name}__t") == server
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
-    kept = spark.read.format("delta").load(f"{root}/{SCHEMA_HISTORY}").orderBy("binlog_pos").collect()
-    assert [r["statement"] for r in kept][:3] == [
+    # Which DDL changed the table's schema, and when: the lineage query over _cdc_schema_history.
+    sql, args = schema_changes_of_table(delta_path_ref(f"{root}/{SCHEMA_HISTORY}"), name, "t")
+    kept = spark.sql(sql, args=args).collect()
+    assert [r["statement"] for r in kept] == [
         "ALTER TABLE t ADD COLUMN c INT DEFAULT 7 AFTER id", "ALTER TABLE t ADD z VARCHAR(4) FIRST",
-        "ALTER TABLE t DROP COLUMN c"]
-    assert "z VARCHAR(4),\n  `id`" in kept[1]["create_table"] and kept[1]["table"] == "t"
+        "ALTER TABLE t DROP COLUMN c", "ALTER TABLE t RENAME COLUMN b TO bee, MODIFY a BIGINT",
+        "ALTER TABLE t CHANGE d dd BIGINT UNSIGNED DEFAULT 2, ADD e DATE DEFAULT '2024-02-29'"]
+    assert "z VARCHAR(4),\n  `id`" in kept[1]["create_table"] and all(r["commit_ts"] is not None for r in kept)
+    assert [r["binlog_pos"] for r in kept] == sorted(r["binlog_pos"] for r in kept)
 
 
 def test_truncate_then_the_same_keys_again(mariadb, kafka_broker, topic, spark, tmp_path):

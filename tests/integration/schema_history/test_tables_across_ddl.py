@@ -100,3 +100,43 @@ def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, 
     _replicate(spark, cfg)
     # The snapshot's columns; every value read through the schema at its position (c never lands in id).
     assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"], [(1, 11, 100), (2, 20, 200)])
+
+
+@pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
+def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spark, tmp_path, metadata, image):
+    """RENAME TABLE and ALTER TABLE ... RENAME TO: the new name's Delta table holds the old one's
+    rows, those logged before the rename in the same batch included; the old name's Delta table
+    stays as it was at the rename (as after a DROP)."""
+    name = f"sh_rename_{metadata}_{image}".lower()
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.r (id INT PRIMARY KEY, a VARCHAR(8)); "
+                f"INSERT INTO {name}.r VALUES (1, 'one'), (2, 'two')")
+    (old_metadata,) = mariadb.query("SELECT @@global.binlog_row_metadata")[0]
+    mariadb.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
+    cfg = _config(kafka_broker, topic, tmp_path, name)
+    root = cfg.delta_root
+    try:
+        _ship(mariadb, kafka_broker, topic, name)  # the snapshot of r
+        mariadb.sql(f"SET SESSION binlog_row_image = {image};"
+                    "INSERT INTO r VALUES (3, 'three'); ALTER TABLE r CHANGE a b VARCHAR(12);"
+                    "UPDATE r SET b = 'ONE' WHERE id = 1;"
+                    "RENAME TABLE r TO r2;"
+                    "INSERT INTO r2 VALUES (4, 'four'); DELETE FROM r2 WHERE id = 2;", database=name)
+        _ship(mariadb, kafka_broker, topic, name)
+        _replicate(spark, cfg)
+        at_rename = (["id", "b"], [(1, "ONE"), (2, "two"), (3, "three")])
+        assert delta_table(spark, f"{root}/{name}__r") == at_rename
+        assert delta_table(spark, f"{root}/{name}__r2") == server_table(mariadb, f"{name}.r2")
+        mariadb.sql(f"SET SESSION binlog_row_image = {image};"
+                    "UPDATE r2 SET b = 'FOUR' WHERE id = 4;"
+                    "ALTER TABLE r2 RENAME TO r3, ADD c INT DEFAULT 9;"
+                    "INSERT INTO r3 VALUES (5, 'five', 5)", database=name)
+        _ship(mariadb, kafka_broker, topic, name)
+    finally:
+        mariadb.sql(f"SET GLOBAL binlog_row_metadata = {old_metadata}")
+    _replicate(spark, cfg)
+    server = server_table(mariadb, f"{name}.r3")
+    assert server == (["id", "b", "c"], [(1, "ONE", 9), (3, "three", 9), (4, "FOUR", 9), (5, "five", 5)])
+    assert delta_table(spark, f"{root}/{name}__r3") == server
+    assert delta_table(spark, f"{root}/{name}__r") == at_rename
+    assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
