@@ -12,6 +12,8 @@ Before the schema history, a NO_LOG image after `ADD c INT AFTER id` was read by
 ordinals: c's value went to `a`, a's to `b`."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from libs.config import JobConfig
@@ -50,6 +52,17 @@ def _ship(db, kafka_broker, topic, name):
                       "--include", rf"{name}\..*", "--non-block"]) == 0
 
 
+@contextmanager
+def row_metadata(db, metadata: str):
+    """The server's binlog_row_metadata for the block, then as it was."""
+    (old,) = db.query("SELECT @@global.binlog_row_metadata")[0]
+    db.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
+    try:
+        yield
+    finally:
+        db.sql(f"SET GLOBAL binlog_row_metadata = {old}")
+
+
 def _replicate(spark, cfg):
     """One run of the job to the topic's end, with a new applier (what a restarted job has)."""
     query = build_query(spark, cfg, make_applier(cfg))
@@ -64,12 +77,10 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b VARCHAR(10), d INT UNSIGNED DEFAULT 1); "
                 f"INSERT INTO {name}.t VALUES (1, 10, 'one', 100), (2, 20, 'two', 200), (3, 30, 'three', 300)")
-    (old_metadata,) = mariadb.query("SELECT @@global.binlog_row_metadata")[0]
-    mariadb.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
     root = tmp_path / "delta"
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root),
                     checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
-    try:
+    with row_metadata(mariadb, metadata):
         _ship(mariadb, kafka_broker, topic, name)  # the snapshot
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "INSERT INTO t VALUES (4, 40, 'four', 4000000000);"
@@ -92,8 +103,6 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
                     "ALTER TABLE t CHANGE d dd BIGINT UNSIGNED DEFAULT 2, ADD e DATE DEFAULT '2024-02-29';"
                     "INSERT INTO t (id, a, bee) VALUES (8, 8, 'eight');", database=name)
         _ship(mariadb, kafka_broker, topic, name)  # the binlog to its end
-    finally:
-        mariadb.sql(f"SET GLOBAL binlog_row_metadata = {old_metadata}")
     _replicate(spark, cfg)
 
     server = server_table(mariadb, f"{name}.t")

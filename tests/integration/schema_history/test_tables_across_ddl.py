@@ -11,7 +11,7 @@ from libs.config import JobConfig
 from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 
-from .test_rows_across_ddl import _replicate, _ship, delta_table, server_table
+from .test_rows_across_ddl import _replicate, _ship, delta_table, row_metadata, server_table
 
 pytestmark = pytest.mark.integration
 
@@ -29,11 +29,9 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a VARCHAR(8)); "
                 f"CREATE TABLE {name}.gone (id INT PRIMARY KEY, a INT); "
                 f"INSERT INTO {name}.t VALUES (1, 'one'), (2, 'two'); INSERT INTO {name}.gone VALUES (1, 10)")
-    (old_metadata,) = mariadb.query("SELECT @@global.binlog_row_metadata")[0]
-    mariadb.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
     cfg = _config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
-    try:
+    with row_metadata(mariadb, metadata):
         _ship(mariadb, kafka_broker, topic, name)  # the snapshot of t and gone
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "CREATE TABLE n (id INT PRIMARY KEY, v VARCHAR(5) DEFAULT 'x', w DECIMAL(6,2));"
@@ -49,8 +47,6 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
                     "CREATE TABLE IF NOT EXISTS n (other INT);"
                     "UPDATE n SET v = 'b' WHERE id = 2;", database=name)
         _ship(mariadb, kafka_broker, topic, name)
-    finally:
-        mariadb.sql(f"SET GLOBAL binlog_row_metadata = {old_metadata}")
     _replicate(spark, cfg)
 
     for table in ("t", "n", "l"):
@@ -111,11 +107,9 @@ def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spar
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.r (id INT PRIMARY KEY, a VARCHAR(8)); "
                 f"INSERT INTO {name}.r VALUES (1, 'one'), (2, 'two')")
-    (old_metadata,) = mariadb.query("SELECT @@global.binlog_row_metadata")[0]
-    mariadb.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
     cfg = _config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
-    try:
+    with row_metadata(mariadb, metadata):
         _ship(mariadb, kafka_broker, topic, name)  # the snapshot of r
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "INSERT INTO r VALUES (3, 'three'); ALTER TABLE r CHANGE a b VARCHAR(12);"
@@ -132,8 +126,6 @@ def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spar
                     "ALTER TABLE r2 RENAME TO r3, ADD c INT DEFAULT 9;"
                     "INSERT INTO r3 VALUES (5, 'five', 5)", database=name)
         _ship(mariadb, kafka_broker, topic, name)
-    finally:
-        mariadb.sql(f"SET GLOBAL binlog_row_metadata = {old_metadata}")
     _replicate(spark, cfg)
     server = server_table(mariadb, f"{name}.r3")
     assert server == (["id", "b", "c"], [(1, "ONE", 9), (3, "three", 9), (4, "FOUR", 9), (5, "five", 5)])
