@@ -36,9 +36,14 @@ Decisions:
   duplicate_key, reason naming table, key, GTID and position) and to the change log with outcome
   skipped_* / overwritten; "strict": ApplyStopped.
 * Changes of several sources for one table are replayed source by source (no global order).
-* DDL is recorded in the change log. A TRUNCATE TABLE of a target's table empties it at its place
-  in commit order (libs.apply_plan.with_ddl_truncates); other DDL versions the source schemas
-  (prepare_batch, `_cdc_schema_history`) but does not change the target's columns yet (#17).
+* DDL is recorded in the change log and versions the source schemas (prepare_batch,
+  `_cdc_schema_history`). A TRUNCATE TABLE of a target's table empties it at its place in commit
+  order (libs.apply_plan.with_ddl_truncates). A target derived from the source follows the rest
+  (config.schema_changes, README "Schema changes"): its Delta table is carried to the batch's end
+  schema before the batch's rows are read (pipelines/apply/schema_changes.py, its own idempotent
+  commit: the one write that precedes a strict-mode stop of the same batch), the rows' images
+  take the end's column names (libs/schema_history/column_identity.py), a table renamed to it in
+  the batch brings its rows (libs/schema_history/table_renames.py).
 """
 
 from __future__ import annotations
