@@ -274,9 +274,9 @@ class DeltaApplier:
                 replayed, evolve = group, None  # (the change log keeps the changes as logged: `group`)
                 if rename is not None or any(c["op"] == "ddl" for c in group):
                     replayed, evolve = self._across_ddl(database, table, group, rename)
+                starts_anew = self._starts_anew if evolve is not None else (lambda change: False)  # followed only
                 pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path,
-                                                             with_ddl_truncates(replayed, self._starts_anew),
-                                                             evolve)))
+                                                             with_ddl_truncates(replayed, starts_anew), evolve)))
             for tally, group, work in pending:
                 out.log_rows.extend(row_of[id(change)] for change in group)  # one entry per change, in order
                 if isinstance(work, list):  # undeclared table: (entry, error) per change
