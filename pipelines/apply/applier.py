@@ -272,7 +272,7 @@ class DeltaApplier:
                     tally["already_applied"] = 1
                     continue
                 replayed, evolve = group, None  # (the change log keeps the changes as logged: `group`)
-                if rename is not None or any(c["op"] == "ddl" for c in group):
+                if self._follows(target) and (rename is not None or any(c["op"] == "ddl" for c in group)):
                     replayed, evolve = self._across_ddl(database, table, group, rename)
                 starts_anew = self._starts_anew if evolve is not None else (lambda change: False)  # followed only
                 pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path,
@@ -306,13 +306,12 @@ class DeltaApplier:
                 if self._follows(self.catalog.get(*name)) and self._follows(self.catalog.get(r.old.database, r.old.table))}
 
     def _across_ddl(self, database: str, table: str, group: list,
-                    rename: TableRename | None) -> tuple[list, "_Evolve | None"]:
+                    rename: TableRename | None) -> tuple[list, "_Evolve"]:
         """A followed table's changes with their names as at the batch's end, and what carries
         its Delta table there (libs/schema_history/column_identity.py). A table renamed to this
         name in the batch: its changes before the rename come first, as this table's."""
-        if not self._follows(self.catalog.get(database, table)):
-            return group, None
-        inherited = {id(c) for c in rename.inherited} if rename else set()
+        in_group = {id(c) for c in group}  # (a snapshot may have superseded some inherited changes)
+        inherited = {id(c) for c in rename.inherited} & in_group if rename else set()
         own = [c for c in group if id(c) not in inherited]
         per_change, start = end_names(own, database, table, before=partial(self._schema_before, database, table))
         replayed = [with_names_at_end(c, names) for c, names in zip(own, per_change)]
@@ -322,8 +321,7 @@ class DeltaApplier:
             per_earlier, start = end_names(rename.earlier, old.database, old.table, at_end=start,
                                            before=partial(self._schema_before, old.database, old.table))
             replayed = [{**with_names_at_end(c, names), "database": database, "table": table}
-                        for c, names in zip(rename.earlier, per_earlier)
-                        if id(c) in inherited and id(c) in {id(x) for x in group}] + replayed
+                        for c, names in zip(rename.earlier, per_earlier) if id(c) in inherited] + replayed
             copy_from = D.table_path(self.config.delta_root, self.catalog.get(old.database, old.table).delta_table)
         last = ([c for c in own if c["op"] == "ddl"] or [rename.change])[-1]
         lineage = Lineage.of_change(last)
