@@ -137,6 +137,7 @@ class _Evolve(NamedTuple):
     where: str  # the table and DDL, for an error
     exists: bool  # the table exists at the batch's end (a DROP leaves its Delta table as it was)
     copy_from: str | None  # renamed from the table at this Delta path in the batch: its rows are this one's
+    inherited: int = 0  # the replayed changes' first ones came from copy_from's table: logged there
 
 
 @dataclasses.dataclass
@@ -242,7 +243,8 @@ class DeltaApplier:
         table order, so the change log's order is fixed."""
         out = _Replayed()
         row_of = {id(change): row for row, change in enumerate(changes)}
-        pending: list[tuple[Counter, list, Any]] = []
+        # (tally, the changes logged under the table, the replay, its first entries logged elsewhere)
+        pending: list[tuple[Counter, list, Any, int]] = []
         selects = self.config.tables.selects
         with ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="replay") as pool:
             groups = group_changes(changes)
@@ -264,7 +266,7 @@ class DeltaApplier:
                 if target is None:
                     entries = [undeclared(change, self.undeclared) for change in group]
                     tally["quarantined"] += sum(error is not None for _, error in entries)
-                    pending.append((tally, group, entries))
+                    pending.append((tally, group, entries, 0))
                     continue
                 target = self._effective(target)
                 path = D.table_path(self.config.delta_root, target.delta_table)
@@ -275,16 +277,22 @@ class DeltaApplier:
                 if self._follows(target) and (rename is not None or any(c["op"] == "ddl" for c in group)):
                     replayed, evolve = self._across_ddl(database, table, group, rename)
                 starts_anew = self._starts_anew if evolve is not None else (lambda change: False)  # followed only
-                pending.append((tally, group, pool.submit(self._replay_table, spark, batch_id, target, path,
-                                                             with_ddl_truncates(replayed, starts_anew), evolve)))
-            for tally, group, work in pending:
-                out.log_rows.extend(row_of[id(change)] for change in group)  # one entry per change, in order
+                inherited = {id(c) for c in rename.inherited} if rename else set()
+                logged = [c for c in group if id(c) not in inherited]  # those are logged under the old name
+                work = pool.submit(self._replay_table, spark, batch_id, target, path,
+                                   with_ddl_truncates(replayed, starts_anew), evolve)
+                pending.append((tally, logged, work, evolve.inherited if evolve else 0))
+            for tally, logged, work, inherited in pending:
                 if isinstance(work, list):  # undeclared table: (entry, error) per change
+                    out.log_rows.extend(row_of[id(change)] for change in logged)
                     out.log.extend(entry for entry, _ in work)
                     out.errors.extend(error for _, error in work if error is not None)
                     continue
                 plan, result = work.result()
-                out.log.extend(result.change_log)
+                # One entry per change, in order. A renamed table's inherited changes are replayed
+                # on it but logged once, under the table that logged them (issue #17 item 5).
+                out.log_rows.extend(row_of[id(change)] for change in logged)
+                out.log.extend(result.change_log[inherited:])
                 out.errors.extend(result.quarantine)
                 tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
                              quarantined=len(result.quarantine))
@@ -320,8 +328,11 @@ class DeltaApplier:
             old = rename.old
             per_earlier, start = end_names(rename.earlier, old.database, old.table, at_end=start,
                                            before=partial(self._schema_before, old.database, old.table))
-            replayed = [{**with_names_at_end(c, names), "database": database, "table": table}
-                        for c, names in zip(rename.earlier, per_earlier) if id(c) in inherited] + replayed
+            # A TRUNCATE or CREATE names the old table: it is told a truncate under that name.
+            earlier = with_ddl_truncates(rename.earlier, self._starts_anew)
+            replayed = [{**with_names_at_end(e, names), "database": database, "table": table}
+                        for c, e, names in zip(rename.earlier, earlier, per_earlier)
+                        if id(c) in inherited or e["op"] == TRUNCATE] + replayed
             copy_from = D.table_path(self.config.delta_root, self.catalog.get(old.database, old.table).delta_table)
         last = ([c for c in own if c["op"] == "ddl"] or [rename.change])[-1]
         lineage = Lineage.of_change(last)
@@ -329,7 +340,7 @@ class DeltaApplier:
                  f"({one_line(last['statement'] or '')})")
         versions = self.schema_history.history.versions(lineage.source, database, table)
         exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
-        return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from)
+        return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from, len(replayed) - len(own))
 
     def _schema_before(self, database: str, table: str, change) -> TableSchema | None:
         """The table's schema before a DDL change record (the history's)."""
@@ -547,3 +558,4 @@ class DeltaApplier:
         rows = progress_rows(changes, self.app_id, batch_id)
         self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
                             table_app_id(self.app_id, PROGRESS), batch_id)
+

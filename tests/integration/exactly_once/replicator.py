@@ -25,6 +25,9 @@ CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's cons
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
 IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
 STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
+# A followed target's schema rewrite (pipelines/apply/schema_changes.py), before the batch's
+# change log: told from the target's row writes by its txn app id (libs/system_tables.schema_app_id).
+SCHEMA = "schema"
 # A target table's batch write: a MERGE, or a whole-table overwrite of a small mirrored target
 # (pipelines/apply/applier.py _write_target), a WRITE commit like an append's.
 TARGET_WRITES = ("MERGE", "WRITE")
@@ -86,14 +89,15 @@ def _jvm_thread(dump: list[str], name: str) -> list[str]:
 
 
 def _operation(table_dir: Path, version: int) -> str:
+    """The commit's operation (WRITE, MERGE, ...), or SCHEMA for a schema rewrite."""
     try:
-        for line in (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines():
-            info = json.loads(line).get("commitInfo") if line.strip() else None
-            if info:
-                return info.get("operation", "?")
+        actions = [json.loads(line) for line in
+                   (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines() if line.strip()]
     except (OSError, json.JSONDecodeError):
-        pass
-    return "?"
+        return "?"
+    if any(a["txn"]["appId"].endswith(f":{SCHEMA}") for a in actions if "txn" in a):
+        return SCHEMA
+    return next((a["commitInfo"].get("operation", "?") for a in actions if "commitInfo" in a), "?")
 
 
 @dataclass
@@ -191,11 +195,11 @@ class Replicator:
             self._observe()
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
-    def wait_stage(self, after: int, stage: str, timeout: float = 600.0) -> int:
+    def wait_stage(self, after: int, stage: str, timeout: float = 600.0, also: str | None = None) -> int:
         """The first batch id > after that, in flight in this run, has made its `stage` write
         (replicator.STAGES, in the order a batch writes them, pipelines/apply/applier.py:
         IN_FLIGHT needs nothing written, then CHANGE_LOG, TARGET (any target table's MERGE or
-        overwrite), PROGRESS).
+        overwrite), PROGRESS), and, when `also` is an operation (SCHEMA), a commit of it.
         A replayed batch whose `stage` write was made before the kill writes nothing new
         (idempotent skip), so the wait moves on to the next batch. Returns that batch id."""
         deadline = time.monotonic() + timeout
@@ -204,9 +208,10 @@ class Replicator:
             planned, committed = self._observe()
             if planned > after and planned > committed:
                 written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
-                if stage == IN_FLIGHT or any(table == stage or (stage == TARGET and "__" in table
-                                                                and op in TARGET_WRITES)
-                                             for table, op in written):
+                if (stage == IN_FLIGHT or any(table == stage or op == stage == SCHEMA
+                                              or (stage == TARGET and "__" in table and op in TARGET_WRITES)
+                                              for table, op in written)) and (
+                        also is None or any(op == also for _table, op in written)):
                     return planned
             time.sleep(0.05)
         raise AssertionError(f"no batch after {after} reached {stage} in {timeout:.0f}s:\n{self.diagnosis()}")

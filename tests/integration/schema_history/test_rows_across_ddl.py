@@ -12,62 +12,15 @@ Before the schema history, a NO_LOG image after `ADD c INT AFTER id` was read by
 ordinals: c's value went to `a`, a's to `b`."""
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import pytest
 
 from libs.config import JobConfig
 from libs.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
-from pipelines.replicate import build_query, make_applier
-from pipelines.ship import main as ship_main
 
-from ..shipper.helpers import password_file
+from .helpers import delta_table, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
-
-
-
-def server_table(db, table: str) -> tuple[list[str], list[tuple]]:
-    """The server's column list and rows (SELECT *), rows sorted."""
-    columns = [r[0] for r in db.query(f"SELECT column_name FROM information_schema.columns WHERE "
-                                      f"table_schema = '{table.split('.')[0]}' AND table_name = "
-                                      f"'{table.split('.')[1]}' ORDER BY ordinal_position")]
-    return columns, sorted(db.query(f"SELECT * FROM {table}"), key=_nulls_first)
-
-
-def delta_table(spark, path: str) -> tuple[list[str], list[tuple]]:
-    """The Delta table's data columns (no _row_id, _lineage) and rows, rows sorted."""
-    df = spark.read.format("delta").load(path).drop("_row_id", "_lineage")
-    return df.columns, sorted((tuple(r) for r in df.collect()), key=_nulls_first)
-
-
-def _nulls_first(row: tuple) -> list:
-    return [(value is not None, value) for value in row]
-
-
-def _ship(db, kafka_broker, topic, name):
-    assert ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
-                      "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", name, "--snapshot",
-                      "--include", rf"{name}\..*", "--non-block"]) == 0
-
-
-@contextmanager
-def row_metadata(db, metadata: str):
-    """The server's binlog_row_metadata for the block, then as it was."""
-    (old,) = db.query("SELECT @@global.binlog_row_metadata")[0]
-    db.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
-    try:
-        yield
-    finally:
-        db.sql(f"SET GLOBAL binlog_row_metadata = {old}")
-
-
-def _replicate(spark, cfg):
-    """One run of the job to the topic's end, with a new applier (what a restarted job has)."""
-    query = build_query(spark, cfg, make_applier(cfg))
-    query.awaitTermination()
-    assert query.exception() is None
 
 
 @pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("NO_LOG", "FULL"), ("FULL", "MINIMAL")])
@@ -81,14 +34,14 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root),
                     checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
     with row_metadata(mariadb, metadata):
-        _ship(mariadb, kafka_broker, topic, name)  # the snapshot
+        ship_snapshot(mariadb, kafka_broker, topic, name)  # the snapshot
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "INSERT INTO t VALUES (4, 40, 'four', 4000000000);"
                     "UPDATE t SET a = 11 WHERE id = 1;"
                     "ALTER TABLE t ADD COLUMN c INT DEFAULT 7 AFTER id;"
                     "INSERT INTO t (id, c, a, b, d) VALUES (5, 55, 50, 'five', 500);", database=name)
-        _ship(mariadb, kafka_broker, topic, name)
-        _replicate(spark, cfg)  # a first run; the second one starts from the kept history
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        replicate(spark, cfg)  # a first run; the second one starts from the kept history
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "UPDATE t SET a = 21, c = 22 WHERE id = 2;"
                     "ALTER TABLE t ADD z VARCHAR(4) FIRST;"
@@ -102,8 +55,8 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
                     "DELETE FROM t WHERE id = 5;"
                     "ALTER TABLE t CHANGE d dd BIGINT UNSIGNED DEFAULT 2, ADD e DATE DEFAULT '2024-02-29';"
                     "INSERT INTO t (id, a, bee) VALUES (8, 8, 'eight');", database=name)
-        _ship(mariadb, kafka_broker, topic, name)  # the binlog to its end
-    _replicate(spark, cfg)
+        ship_snapshot(mariadb, kafka_broker, topic, name)  # the binlog to its end
+    replicate(spark, cfg)
 
     server = server_table(mariadb, f"{name}.t")
     assert server[0] == ["z", "id", "a", "bee", "dd", "e"] and len(server[1]) == 7  # the workload ran as written
@@ -132,16 +85,16 @@ def test_truncate_then_the_same_keys_again(mariadb, kafka_broker, topic, spark, 
     root = tmp_path / "delta"
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root),
                     checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
-    _ship(mariadb, kafka_broker, topic, name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
     mariadb.sql("INSERT INTO t VALUES (3, 30); UPDATE t SET a = 11 WHERE id = 1;"
                 "TRUNCATE TABLE t;"
                 "INSERT INTO t VALUES (1, 20), (3, 10); INSERT INTO other VALUES (2);"
                 "TRUNCATE t; INSERT INTO t VALUES (2, 2);", database=name)
-    _ship(mariadb, kafka_broker, topic, name)
-    _replicate(spark, cfg)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
     mariadb.sql("TRUNCATE TABLE t; INSERT INTO t VALUES (2, 3), (5, 5)", database=name)  # a later batch
-    _ship(mariadb, kafka_broker, topic, name)
-    _replicate(spark, cfg)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
     for table in ("t", "other"):
         assert delta_table(spark, f"{root}/{name}__{table}") == server_table(mariadb, f"{name}.{table}"), table
     assert sorted(mariadb.query(f"SELECT id, a FROM {name}.t")) == [(2, 3), (5, 5)]

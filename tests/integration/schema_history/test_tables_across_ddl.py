@@ -11,7 +11,7 @@ from libs.config import JobConfig
 from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 
-from .test_rows_across_ddl import _replicate, _ship, delta_table, row_metadata, server_table
+from .helpers import delta_table, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
     cfg = _config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     with row_metadata(mariadb, metadata):
-        _ship(mariadb, kafka_broker, topic, name)  # the snapshot of t and gone
+        ship_snapshot(mariadb, kafka_broker, topic, name)  # the snapshot of t and gone
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "CREATE TABLE n (id INT PRIMARY KEY, v VARCHAR(5) DEFAULT 'x', w DECIMAL(6,2));"
                     "INSERT INTO n VALUES (1, 'a', 1.50), (2, DEFAULT, NULL);"
@@ -46,8 +46,8 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
                     "INSERT INTO t VALUES (1, 'new', 1);"
                     "CREATE TABLE IF NOT EXISTS n (other INT);"
                     "UPDATE n SET v = 'b' WHERE id = 2;", database=name)
-        _ship(mariadb, kafka_broker, topic, name)
-    _replicate(spark, cfg)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
 
     for table in ("t", "n", "l"):
         assert delta_table(spark, f"{root}/{name}__{table}") == server_table(mariadb, f"{name}.{table}"), table
@@ -61,13 +61,13 @@ def test_fail_stops_at_the_ddl_and_evolve_goes_on(mariadb, kafka_broker, topic, 
     name = "sh_policy_fail"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10)")
-    _ship(mariadb, kafka_broker, topic, name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
     fail = _config(kafka_broker, topic, tmp_path, name, schema_changes="fail")
-    _replicate(spark, fail)  # the snapshot: no DDL
+    replicate(spark, fail)  # the snapshot: no DDL
     mariadb.sql("INSERT INTO t VALUES (2, 20); ALTER TABLE t ADD COLUMN c INT DEFAULT 3;"
                 "INSERT INTO t VALUES (3, 30, 33)", database=name)
     (file, pos) = mariadb.query("SHOW MASTER STATUS")[0][:2]
-    _ship(mariadb, kafka_broker, topic, name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
 
     query = build_query(spark, fail, make_applier(fail))
     with pytest.raises(StreamingQueryException) as stopped:
@@ -79,7 +79,7 @@ def test_fail_stops_at_the_ddl_and_evolve_goes_on(mariadb, kafka_broker, topic, 
     assert delta_table(spark, f"{fail.delta_root}/{name}__t") == (["id", "a"], [(1, 10)])
 
     evolve = _config(kafka_broker, topic, tmp_path, name)  # the way past: the same checkpoint, evolve
-    _replicate(spark, evolve)
+    replicate(spark, evolve)
     assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
     assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 3), (2, 20, 3), (3, 30, 33)]
 
@@ -88,12 +88,12 @@ def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, 
     name = "sh_policy_ignore"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b INT); INSERT INTO {name}.t VALUES (1, 10, 100)")
-    _ship(mariadb, kafka_broker, topic, name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
     mariadb.sql("ALTER TABLE t ADD COLUMN c INT FIRST; INSERT INTO t VALUES (5, 2, 20, 200);"
                 "ALTER TABLE t DROP COLUMN b; UPDATE t SET a = 11 WHERE id = 1", database=name)
-    _ship(mariadb, kafka_broker, topic, name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
     cfg = _config(kafka_broker, topic, tmp_path, name, schema_changes="ignore")
-    _replicate(spark, cfg)
+    replicate(spark, cfg)
     # The snapshot's columns; every value read through the schema at its position (c never lands in id).
     assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"], [(1, 11, 100), (2, 20, 200)])
 
@@ -101,8 +101,8 @@ def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, 
 @pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
 def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spark, tmp_path, metadata, image):
     """RENAME TABLE and ALTER TABLE ... RENAME TO: the new name's Delta table holds the old one's
-    rows, those logged before the rename in the same batch included; the old name's Delta table
-    stays as it was at the rename (as after a DROP)."""
+    rows, those logged before the rename in the same batch included (a TRUNCATE of the old name
+    too); the old name's Delta table stays as it was at the rename (as after a DROP)."""
     name = f"sh_rename_{metadata}_{image}".lower()
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.r (id INT PRIMARY KEY, a VARCHAR(8)); "
@@ -110,25 +110,31 @@ def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spar
     cfg = _config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     with row_metadata(mariadb, metadata):
-        _ship(mariadb, kafka_broker, topic, name)  # the snapshot of r
+        ship_snapshot(mariadb, kafka_broker, topic, name)  # the snapshot of r
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "INSERT INTO r VALUES (3, 'three'); ALTER TABLE r CHANGE a b VARCHAR(12);"
                     "UPDATE r SET b = 'ONE' WHERE id = 1;"
                     "RENAME TABLE r TO r2;"
                     "INSERT INTO r2 VALUES (4, 'four'); DELETE FROM r2 WHERE id = 2;", database=name)
-        _ship(mariadb, kafka_broker, topic, name)
-        _replicate(spark, cfg)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        replicate(spark, cfg)
         at_rename = (["id", "b"], [(1, "ONE"), (2, "two"), (3, "three")])
         assert delta_table(spark, f"{root}/{name}__r") == at_rename
         assert delta_table(spark, f"{root}/{name}__r2") == server_table(mariadb, f"{name}.r2")
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
                     "UPDATE r2 SET b = 'FOUR' WHERE id = 4;"
+                    "TRUNCATE r2; INSERT INTO r2 VALUES (1, 'uno'), (4, 'FOUR');"
                     "ALTER TABLE r2 RENAME TO r3, ADD c INT DEFAULT 9;"
                     "INSERT INTO r3 VALUES (5, 'five', 5)", database=name)
-        _ship(mariadb, kafka_broker, topic, name)
-    _replicate(spark, cfg)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
     server = server_table(mariadb, f"{name}.r3")
-    assert server == (["id", "b", "c"], [(1, "ONE", 9), (3, "three", 9), (4, "FOUR", 9), (5, "five", 5)])
+    assert server == (["id", "b", "c"], [(1, "uno", 9), (4, "FOUR", 9), (5, "five", 5)])
     assert delta_table(spark, f"{root}/{name}__r3") == server
     assert delta_table(spark, f"{root}/{name}__r") == at_rename
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
+    # The changes r2 logged before its rename reach r3 but are logged once, under r2.
+    log = spark.read.format("delta").load(f"{root}/_cdc_change_log")
+    twice = log.groupBy("lineage.source", "lineage.trx_id", "lineage.change_seq").count().where("count > 1")
+    assert twice.collect() == []
+    assert sorted(r["table"] for r in log.where("op = 'ddl'").collect()) == ["r", "r", "r2", "r2"]

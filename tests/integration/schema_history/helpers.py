@@ -1,0 +1,52 @@
+"""What the schema-change integration tests share: the server's and Delta's view of a table, a
+snapshot shipped in-process, the server's binlog_row_metadata for a block, one job run."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from pipelines.replicate import build_query, make_applier
+from pipelines.ship import main as ship_main
+
+from ..shipper.helpers import password_file
+
+
+def server_table(db, table: str) -> tuple[list[str], list[tuple]]:
+    """The server's column list and rows (SELECT *), rows sorted."""
+    columns = [r[0] for r in db.query(f"SELECT column_name FROM information_schema.columns WHERE "
+                                      f"table_schema = '{table.split('.')[0]}' AND table_name = "
+                                      f"'{table.split('.')[1]}' ORDER BY ordinal_position")]
+    return columns, sorted(db.query(f"SELECT * FROM {table}"), key=_nulls_first)
+
+
+def delta_table(spark, path: str) -> tuple[list[str], list[tuple]]:
+    """The Delta table's data columns (no _row_id, _lineage) and rows, rows sorted."""
+    df = spark.read.format("delta").load(path).drop("_row_id", "_lineage")
+    return df.columns, sorted((tuple(r) for r in df.collect()), key=_nulls_first)
+
+
+def _nulls_first(row: tuple) -> list:
+    return [(value is not None, value) for value in row]
+
+
+def ship_snapshot(db, kafka_broker, topic, name):
+    assert ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
+                      "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", name, "--snapshot",
+                      "--include", rf"{name}\..*", "--non-block"]) == 0
+
+
+@contextmanager
+def row_metadata(db, metadata: str):
+    """The server's binlog_row_metadata for the block, then as it was."""
+    (old,) = db.query("SELECT @@global.binlog_row_metadata")[0]
+    db.sql(f"SET GLOBAL binlog_row_metadata = {metadata}")
+    try:
+        yield
+    finally:
+        db.sql(f"SET GLOBAL binlog_row_metadata = {old}")
+
+
+def replicate(spark, cfg):
+    """One run of the job to the topic's end, with a new applier (what a restarted job has)."""
+    query = build_query(spark, cfg, make_applier(cfg))
+    query.awaitTermination()
+    assert query.exception() is None
