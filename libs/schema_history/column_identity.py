@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
+from libs.snapshot.changes import TRUNCATE as SNAPSHOT_TRUNCATE
 
 RENAME, DROP, ADD, REPLACE, GONE = "rename", "drop", "add", "replace", "gone"
 
@@ -155,16 +156,21 @@ def _action_steps(action: S.Action) -> list[Step]:
 def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
               at_end: EndNames = EndNames(),
               before: Callable[[Mapping[str, Any]], TableSchema | None] = lambda change: None,
+              refused: Callable[[Mapping[str, Any]], bool] = lambda change: False,
               ) -> tuple[list[EndNames], EndNames]:
     """For each change of one table's batch (commit order), what its names are at the batch's
     end; and the same for the batch's start (before its first change). `at_end`: what the names
     after the last change become later (a table renamed: its new name's changes follow).
-    `before(ddl change)`: the table's schema before it (column_steps)."""
+    `before(ddl change)`: the table's schema before it (column_steps). `refused(ddl change)`:
+    the schema history refused it for this table (its rows are quarantined from there): it
+    changes no name. A snapshot's truncate (a new snapshot of the table) replaces it."""
     names = at_end
     out: list[EndNames] = []
     for change in reversed(changes):
         out.append(names)
-        if change["op"] == "ddl":
+        if change["op"] == SNAPSHOT_TRUNCATE:  # a new snapshot: the table starts anew in its schema
+            names = names.before(Step(REPLACE))
+        elif change["op"] == "ddl" and not refused(change):
             steps = column_steps(change["statement"] or "", change["database"], database, table, before(change))
             for step in reversed(steps):
                 names = names.before(step)

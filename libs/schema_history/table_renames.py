@@ -3,8 +3,13 @@
 `RENAME TABLE a TO b` (or `ALTER TABLE a RENAME TO b`) moves a's rows to b: b's Delta table
 starts as a copy of a's (pipelines/apply/schema_changes.py), and the row changes of a logged
 before the rename, in this batch, apply to b as well (they are in the rows b took over). a's
-Delta table stays as it was at the rename (as after a DROP TABLE). A name renamed twice in one
-batch (a swap through a temporary name) is not followed: RenameChainError names the DDL.
+Delta table stays as it was at the rename (as after a DROP TABLE).
+
+A name renamed away and then renamed to is followed: the swap online schema-change tools end
+with (gh-ost, pt-online-schema-change: `RENAME TABLE t TO _t_old, _t_new TO t`). t's rows before
+the swap go to _t_old, and t starts again as a copy of _t_new. A name renamed to and then renamed
+away in the same batch (a chain a -> b -> c, or a swap of two tables through a temporary name)
+is not followed: RenameChainError names both DDL.
 """
 from __future__ import annotations
 
@@ -37,18 +42,17 @@ class TableRename:
 def table_renames(groups: Changes) -> dict[tuple[str, str], TableRename]:
     """By new (database, table): each table renamed in the batch (groups: group_changes')."""
     out: dict[tuple[str, str], TableRename] = {}
-    seen: dict[S.TableName, Mapping[str, Any]] = {}
+    arrived: dict[S.TableName, Mapping[str, Any]] = {}  # renamed to in the batch, by the DDL
     ddl = sorted((c for group in groups.values() for c in group if c["op"] == "ddl"), key=change_sort_key)
     for change in ddl:
         for old, new in _pairs(change["statement"] or "", change["database"]):
-            for name in (old, new):
-                if name in seen:
-                    first = seen[name]
-                    raise RenameChainError(
-                        f"{name} is renamed twice in one batch ({first['binlog_file']}:{first['binlog_pos']}, "
-                        f"{change['binlog_file']}:{change['binlog_pos']}): a swap through a temporary name "
-                        f"is not followed")
-                seen[name] = change
+            if old in arrived or new in arrived:
+                first = arrived.get(old) or arrived[new]
+                raise RenameChainError(
+                    f"{old if old in arrived else new} is renamed to and then renamed again in one batch "
+                    f"({first['binlog_file']}:{first['binlog_pos']}, {change['binlog_file']}:{change['binlog_pos']}): "
+                    f"a chain of renames is not followed")
+            arrived[new] = change
             before = change_sort_key(change)
             earlier = tuple(c for c in groups.get((old.database, old.table), ()) if change_sort_key(c) < before)
             out[(new.database, new.table)] = TableRename(old, new, earlier, change)

@@ -62,7 +62,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
 from libs.apply_plan import (
-    Lookups, group_changes, progress_rows, quarantine_row, replay_touched, undeclared, with_ddl_truncates,
+    Lookups, change_sort_key, group_changes, progress_rows, quarantine_row, replay_touched, undeclared,
+    with_ddl_truncates,
 )
 from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
@@ -74,7 +75,7 @@ from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.config_errors import one_line
 from libs.replay.lineage import Lineage
-from libs.schema_history.column_identity import EndNames, creates, end_names, with_names_at_end
+from libs.schema_history.column_identity import SUPERSEDED, EndNames, creates, end_names, with_names_at_end
 from libs.schema_history.evolution import SchemaEvolutionError
 from libs.schema_history.history import changes_columns
 from libs.schema_history.table_schema import TableSchema
@@ -141,6 +142,17 @@ class _Evolve(NamedTuple):
 
 
 @dataclasses.dataclass
+class _TableWork:
+    """One table's part of a batch, before its replay runs."""
+
+    tally: Counter
+    logged: list  # its changes the change log keeps under this table, in order
+    undeclared: list | None = None  # no target: (entry, error) per change
+    replay: tuple | None = None  # (target, path, changes) for _replay_table
+    evolve: _Evolve | None = None  # carries a followed target to the batch's end schema first
+
+
+@dataclasses.dataclass
 class _Replayed:
     """What the replay of one batch gives the writes, nothing written yet."""
 
@@ -165,7 +177,7 @@ class DeltaApplier:
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
         self.source_schemas = SourceSchemas(config.delta_root, app_id)  # snapshot tables: schemas, positions
-        self.schema_history = SchemaHistoryTable(config.delta_root, app_id)  # their versions after each DDL
+        self.schema_history = SchemaHistoryTable(config.delta_root, app_id, config.tables.selects)  # their versions after each DDL
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
         self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
@@ -243,8 +255,7 @@ class DeltaApplier:
         table order, so the change log's order is fixed."""
         out = _Replayed()
         row_of = {id(change): row for row, change in enumerate(changes)}
-        # (tally, the changes logged under the table, the replay, its first entries logged elsewhere)
-        pending: list[tuple[Counter, list, Any, int]] = []
+        work: list[_TableWork] = []
         selects = self.config.tables.selects
         with ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="replay") as pool:
             groups = group_changes(changes)
@@ -256,7 +267,7 @@ class DeltaApplier:
                 if not selects(database, table):  # JobConfig.tables: not replicated
                     tally["not_selected"] = len(group)
                     continue
-                current = since_last_truncate([c for c in group if not self.source_schemas.tables.is_superseded(c)])
+                current = self._since_snapshot(groups.get((database, table), ()), rename)
                 if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
                     tally["superseded_by_snapshot"] = len(group) - len(current)
                     group = current
@@ -266,38 +277,49 @@ class DeltaApplier:
                 if target is None:
                     entries = [undeclared(change, self.undeclared) for change in group]
                     tally["quarantined"] += sum(error is not None for _, error in entries)
-                    pending.append((tally, group, entries, 0))
+                    work.append(_TableWork(tally, group, undeclared=entries))
                     continue
                 target = self._effective(target)
                 path = D.table_path(self.config.delta_root, target.delta_table)
                 if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
-                replayed, evolve = group, None  # (the change log keeps the changes as logged: `group`)
-                if self._follows(target) and (rename is not None or any(c["op"] == "ddl" for c in group)):
+                replayed, evolve = with_ddl_truncates(group), None  # (the change log keeps `group` as logged)
+                if self._follows(target) and (rename is not None or any(c["op"] in ("ddl", TRUNCATE) for c in group)):
                     replayed, evolve = self._across_ddl(database, table, group, rename)
-                starts_anew = self._starts_anew if evolve is not None else (lambda change: False)  # followed only
                 inherited = {id(c) for c in rename.inherited} if rename else set()
-                logged = [c for c in group if id(c) not in inherited]  # those are logged under the old name
-                work = pool.submit(self._replay_table, spark, batch_id, target, path,
-                                   with_ddl_truncates(replayed, starts_anew), evolve)
-                pending.append((tally, logged, work, evolve.inherited if evolve else 0))
-            for tally, logged, work, inherited in pending:
-                if isinstance(work, list):  # undeclared table: (entry, error) per change
-                    out.log_rows.extend(row_of[id(change)] for change in logged)
-                    out.log.extend(entry for entry, _ in work)
-                    out.errors.extend(error for _, error in work if error is not None)
+                work.append(_TableWork(tally, [c for c in group if id(c) not in inherited],  # logged under the old name
+                                       replay=(target, path, replayed),
+                                       evolve=evolve))
+            self._evolve_all(spark, pool, batch_id, [w for w in work if w.evolve is not None])
+            replays = [pool.submit(self._replay_table, spark, batch_id, *w.replay) if w.replay else None
+                       for w in work]
+            for w, replay in zip(work, replays):
+                out.log_rows.extend(row_of[id(change)] for change in w.logged)  # one entry per change, in order
+                if replay is None:  # undeclared table: (entry, error) per change
+                    out.log.extend(entry for entry, _ in w.undeclared)
+                    out.errors.extend(error for _, error in w.undeclared if error is not None)
                     continue
-                plan, result = work.result()
-                # One entry per change, in order. A renamed table's inherited changes are replayed
-                # on it but logged once, under the table that logged them (issue #17 item 5).
-                out.log_rows.extend(row_of[id(change)] for change in logged)
-                out.log.extend(result.change_log[inherited:])
+                plan, result = replay.result()
+                # A renamed table's inherited changes are replayed on it but logged once, under
+                # the table that logged them (issue #17 item 5).
+                out.log.extend(result.change_log[w.evolve.inherited if w.evolve else 0:])
                 out.errors.extend(result.quarantine)
-                tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
-                             quarantined=len(result.quarantine))
+                w.tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
+                               quarantined=len(result.quarantine))
                 out.plans.append(plan)
         return out
+
+    def _since_snapshot(self, own: Sequence[Mapping[str, Any]], rename: TableRename | None) -> list:
+        """A table's changes not in its snapshot rows (libs/snapshot/protocol.py): from its last
+        snapshot on. A table renamed to this name in the batch brings its changes before the
+        rename along, unless this name's snapshot came after the rename."""
+        fresh = lambda changes: [c for c in changes if not self.source_schemas.tables.is_superseded(c)]  # noqa: E731
+        current = since_last_truncate(fresh(own))
+        if rename is None or (current and current[0]["op"] == TRUNCATE
+                              and change_sort_key(current[0]) > change_sort_key(rename.change)):
+            return current
+        return [*since_last_truncate(fresh(rename.inherited)), *current]
 
     def _follows(self, target: Target | None) -> bool:
         return (target is not None and target.follows_source
@@ -321,20 +343,31 @@ class DeltaApplier:
         in_group = {id(c) for c in group}  # (a snapshot may have superseded some inherited changes)
         inherited = {id(c) for c in rename.inherited} & in_group if rename else set()
         own = [c for c in group if id(c) not in inherited]
-        per_change, start = end_names(own, database, table, before=partial(self._schema_before, database, table))
-        replayed = [with_names_at_end(c, names) for c, names in zip(own, per_change)]
+        # The rename starts this name anew at its place: the name's changes before it were
+        # another table's (a swap's old table, or one dropped before), superseded here.
+        arrival = rename.change if rename is not None and all(c is not rename.change for c in own) else None
+        walked = own if arrival is None else sorted([*own, arrival], key=change_sort_key)
+        per_change, start = end_names(walked, database, table, before=partial(self._schema_before, database, table),
+                                      refused=partial(self._refused, database, table))
+        named = [with_names_at_end(c, names) for c, names in zip(walked, per_change) if c is not arrival]
+        replayed = with_ddl_truncates(named, self._starts_anew)  # a CREATE starts the table anew
         copy_from = None
         if rename is not None:
             old = rename.old
-            per_earlier, start = end_names(rename.earlier, old.database, old.table, at_end=start,
+            after_rename = per_change[next(k for k, c in enumerate(walked) if c is rename.change)]
+            per_earlier, start = end_names(rename.earlier, old.database, old.table, at_end=after_rename,
                                            before=partial(self._schema_before, old.database, old.table))
+            # The name's changes before the rename were another table's: recorded, none applied.
+            at = change_sort_key(rename.change)
+            replayed = [converted if change_sort_key(n) >= at else n if n["op"] == "ddl" else {**n, "op": SUPERSEDED}
+                        for n, converted in zip(named, replayed)]
             # A TRUNCATE or CREATE names the old table: it is told a truncate under that name.
             earlier = with_ddl_truncates(rename.earlier, self._starts_anew)
             replayed = [{**with_names_at_end(e, names), "database": database, "table": table}
                         for c, e, names in zip(rename.earlier, earlier, per_earlier)
                         if id(c) in inherited or e["op"] == TRUNCATE] + replayed
             copy_from = D.table_path(self.config.delta_root, self.catalog.get(old.database, old.table).delta_table)
-        last = ([c for c in own if c["op"] == "ddl"] or [rename.change])[-1]
+        last = ([c for c in own if c["op"] in ("ddl", TRUNCATE)] or [rename.change])[-1]
         lineage = Lineage.of_change(last)
         where = (f"source {lineage.source}, {lineage.binlog_file}:{lineage.binlog_pos}, {database}.{table} "
                  f"({one_line(last['statement'] or '')})")
@@ -346,6 +379,13 @@ class DeltaApplier:
         """The table's schema before a DDL change record (the history's)."""
         return self.schema_history.history.at(change["source"], database, table,
                                               Position(change["binlog_file"], int(change["binlog_pos"])))
+
+    def _refused(self, database: str, table: str, change) -> bool:
+        """Did the schema history refuse this DDL for the table (HistoryError, or a rename from a
+        table the job does not replicate)?"""
+        at = Position(change["binlog_file"], int(change["binlog_pos"]))
+        return any(v.position == at and v.error is not None
+                   for v in self.schema_history.history.versions(change["source"], database, table))
 
     def _starts_anew(self, change) -> bool:
         """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
@@ -383,10 +423,19 @@ class DeltaApplier:
                    else F.col(quote_identifier(c)) for c in changes_df.columns]
         return changes_df.select(*columns).toArrow()
 
+    def _evolve_all(self, spark: SparkSession, pool: ThreadPoolExecutor, batch_id: int,
+                    work: list["_TableWork"]) -> None:
+        """Every followed target carried to the batch's end schema, before any row is read.
+        Copies of renamed tables first: a swap (t TO t_old, t_new TO t) rewrites t, which t_old
+        copies; after a kill, the rewrite of t is only ever committed after that copy."""
+        copies = [w for w in work if w.evolve.copy_from is not None]
+        for wave in (copies, [w for w in work if w.evolve.copy_from is None]):
+            for done in [pool.submit(self._evolve, spark.newSession(), batch_id, *w.replay[:2], w.evolve)
+                         for w in wave]:
+                done.result()
+
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
-                      changes: Sequence[Mapping[str, Any]], evolve: "_Evolve | None" = None):
-        if evolve is not None:
-            self._evolve(spark.newSession(), batch_id, target, path, evolve)
+                      changes: Sequence[Mapping[str, Any]]):
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
             D.check_target_schema(spark, path, target)  # once per table and process
             self._schema_checked.add(path)

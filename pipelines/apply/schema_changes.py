@@ -14,7 +14,9 @@ A table renamed to the target's name in the batch (`copy_from`, libs/schema_hist
 is written as a copy of the renamed table's Delta table, carried the same way.
 
 A table that starts anew in the batch (CREATE TABLE of a name whose Delta table exists, the
-table dropped or renamed and another created in its place) is overwritten empty in the new schema.
+table dropped or renamed and another created in its place, renamed from a table made in the
+batch, or snapshotted again) is overwritten empty in the new schema; in the same columns it is
+left to the batch's truncate, which empties it in the commit of its rows.
 """
 from __future__ import annotations
 
@@ -39,7 +41,9 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
     the table at `copy_from` (renamed to this one in the batch) so carried; True when this
     call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
     txn_app_id = schema_app_id(app_id, target.delta_table)
-    source = copy_from or path
+    source, empty = copy_from or path, start.others_gone
+    if copy_from is not None and not D.is_delta_table(spark, copy_from):
+        source, empty = path, True  # renamed from a table made in the batch: its rows are all in the batch
     if not D.is_delta_table(spark, source):
         return False
     committed = committed_version(spark, path, txn_app_id)
@@ -48,13 +52,18 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
     table = spark.read.format("delta").load(source)
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
-    plan = evolution(delta_columns, target, start, added_at, where)
-    if plan is None and copy_from is None:
-        return False
-    if plan is None:  # a copy with the same columns
-        plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
-    if start.others_gone:  # the table starts anew: none of its rows is in the new one
+    if empty:  # the table starts anew: none of its rows is in the new one
+        same = [(n, _type(t)) for n, t in delta_columns] == [(c.name, _type(c.spark_type)) for c in target.columns]
+        if copy_from is None and same:
+            return False  # in the same columns: the batch's truncate empties it with its rows' commit
+        plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
+    else:
+        plan = evolution(delta_columns, target, start, added_at, where)
+        if plan is None and copy_from is None:
+            return False
+        if plan is None:  # a copy with the same columns
+            plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
     columns = []
     for new in plan:
         column = target.column(new.name)
@@ -70,3 +79,7 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         (table.select(*columns).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
          .save(path))
     return True
+
+
+def _type(spark_type: str) -> str:
+    return spark_type.replace(" ", "").lower()

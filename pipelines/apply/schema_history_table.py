@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Iterable
+from typing import Callable, Iterable
 
 import sqlglot
 from pyspark.sql import SparkSession
 
 from libs.assembler.change_records import statement_target
-from libs.schema_history.history import HistoryError, SchemaHistory, TableChange, Version
+from libs.schema_history.history import RENAMED, HistoryError, SchemaHistory, TableChange, Version
 from libs.schema_history.row_layout import history_layouts
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_schema import TableSchema
@@ -41,8 +41,9 @@ class Update:
 
 
 class SchemaHistoryTable:
-    def __init__(self, delta_root: str, app_id: str):
+    def __init__(self, delta_root: str, app_id: str, selects: Callable[[str, str], bool] = lambda db, t: True):
         self.path = f"{delta_root.rstrip('/')}/{SCHEMA_HISTORY}"
+        self.selects = selects  # JobConfig.tables: the tables the job replicates
         self.app_id = table_app_id(app_id, SCHEMA_HISTORY)
         self.appends = MarkedAppends()
         self.history = SchemaHistory()
@@ -74,17 +75,34 @@ class SchemaHistoryTable:
     def _apply(self, event: DdlEvent, batch_id: int, changes: list) -> list[dict]:
         position = Position(event.file, event.pos)
         try:
-            changes += [(event, change) for change in
-                        self.history.apply(event.source, position, event.statement, event.default_db)]
+            applied = self.history.apply(event.source, position, event.statement, event.default_db)
         except HistoryError as exc:
             names = exc.names or _named(event)
             self.history.refuse(event.source, position, names, event.statement, exc.reason)
+        else:
+            changes += [(event, change) for change in applied]
+            for change in applied:
+                self._refuse_unreplicated_rename(event, position, change)
         return [{"source": event.source, "database": name.database, "table": name.table,
                  "binlog_file": event.file, "binlog_pos": event.pos,
                  "create_table": version.schema.create_table() if version.schema is not None else None,
                  "statement": event.statement, "error": version.error, "commit_ts": event.commit_ts,
                  "batch_id": batch_id}
                 for name, version in self.history.added_at(event.source, position)]
+
+    def _refuse_unreplicated_rename(self, event: DdlEvent, position: Position, change: TableChange) -> None:
+        """A replicated table renamed FROM one the job does not replicate (the swap of gh-ost or
+        pt-online-schema-change with its ghost table not in tables.include): its rows are in no
+        Delta table, so the name's rows from the rename on are refused (quarantined) until a new
+        snapshot of it, and its Delta table stays as it was before the rename."""
+        old, new = change.renamed_from, change.name
+        if change.kind != RENAMED or not self.selects(new.database, new.table) or self.selects(old.database,
+                                                                                             old.table):
+            return
+        self.history.refuse(event.source, position, (new,), event.statement,
+                            f"renamed from {old}, which tables.include does not select: its rows are in no Delta "
+                            f"table. Select it too (gh-ost's _<table>_gho, pt-online-schema-change's _<table>_new) "
+                            f"and snapshot {new} again: cdc-ship --resnapshot --include '{new.database}\\.{new.table}'")
 
     def _load(self, spark: SparkSession, kept: Iterable[SnapshotTable]) -> None:
         """The snapshot schemas and the versions kept by earlier runs, in position order (a

@@ -10,7 +10,9 @@ from pyspark.errors import StreamingQueryException
 from libs.config import JobConfig
 from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
+from pipelines.ship import main as ship_main
 
+from ..shipper.helpers import password_file
 from .helpers import delta_table, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
@@ -138,3 +140,84 @@ def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spar
     twice = log.groupBy("lineage.source", "lineage.trx_id", "lineage.change_seq").count().where("count > 1")
     assert twice.collect() == []
     assert sorted(r["table"] for r in log.where("op = 'ddl'").collect()) == ["r", "r", "r2", "r2"]
+
+
+def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, spark, tmp_path):
+    """The end of gh-ost and pt-online-schema-change: a ghost copy of t is made and altered, fed
+    the rows, then `RENAME TABLE t TO _t_old, _t_new TO t` swaps it in and the old table is
+    dropped. t's Delta table must end as the server's t, its columns the ghost's. Once with
+    the whole cycle in one batch, once with the copy and the swap in two job runs (binlog
+    NO_LOG, MINIMAL images: each image read through the schema at its position)."""
+    name = "sh_swap"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+    cfg = _config(kafka_broker, topic, tmp_path, name)
+    root = cfg.delta_root
+    minimal = "SET SESSION binlog_row_image = MINIMAL;"
+    with row_metadata(mariadb, "NO_LOG"):
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        mariadb.sql(minimal + "CREATE TABLE _t_gho LIKE t; ALTER TABLE _t_gho ADD COLUMN b VARCHAR(5) DEFAULT 'x';"
+                    "INSERT INTO _t_gho (id, a) SELECT id, a FROM t;"
+                    "INSERT INTO t VALUES (3, 30); INSERT INTO _t_gho (id, a) VALUES (3, 30);"
+                    "UPDATE t SET a = 11 WHERE id = 1; UPDATE _t_gho SET a = 11 WHERE id = 1;"
+                    "RENAME TABLE t TO _t_del, _t_gho TO t;"
+                    "INSERT INTO t VALUES (4, 40, 'four'); DROP TABLE _t_del", database=name)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        replicate(spark, cfg)
+        assert delta_table(spark, f"{root}/{name}__t") == server_table(mariadb, f"{name}.t")
+        mariadb.sql(minimal + "CREATE TABLE _t_new LIKE t; ALTER TABLE _t_new MODIFY a BIGINT;"
+                    "INSERT INTO _t_new SELECT * FROM t;"
+                    "UPDATE t SET b = 'y' WHERE id = 2; UPDATE _t_new SET b = 'y' WHERE id = 2", database=name)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        replicate(spark, cfg)
+        mariadb.sql(minimal + "UPDATE t SET a = 12 WHERE id = 1; UPDATE _t_new SET a = 12 WHERE id = 1;"
+                    "RENAME TABLE t TO _t_old, _t_new TO t; DROP TABLE IF EXISTS _t_old;"
+                    "INSERT INTO t VALUES (5, 5000000000, 'five')", database=name)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
+    server = server_table(mariadb, f"{name}.t")
+    assert server == (["id", "a", "b"], [(1, 12, "x"), (2, 20, "y"), (3, 30, "x"), (4, 40, "four"),
+                                         (5, 5000000000, "five")])  # the workload ran as written
+    assert delta_table(spark, f"{root}/{name}__t") == server
+    assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
+    log = spark.read.format("delta").load(f"{root}/_cdc_change_log")
+    assert log.groupBy("lineage.source", "lineage.trx_id", "lineage.change_seq").count().where("count > 1").collect() == []
+
+
+def test_a_swap_from_a_table_not_replicated_is_quarantined_until_a_new_snapshot(mariadb, kafka_broker, topic,
+                                                                                 spark, tmp_path):
+    """gh-ost with tables.include naming t alone: the ghost's rows are in no Delta table, so t
+    cannot follow the swap. Its Delta table stays as the server's t was before the swap, its
+    images from the swap on are quarantined naming the fix, and a new snapshot of t
+    (`cdc-ship --resnapshot`) brings it level with the server."""
+    name = "sh_swap_unselected"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
+                    checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\.t"]})
+    root = cfg.delta_root
+    with row_metadata(mariadb, "NO_LOG"):
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        mariadb.sql("CREATE TABLE _t_gho LIKE t; ALTER TABLE _t_gho ADD COLUMN b VARCHAR(5) DEFAULT 'x';"
+                    "INSERT INTO _t_gho (id, a) SELECT id, a FROM t;"
+                    "INSERT INTO t VALUES (3, 30); INSERT INTO _t_gho (id, a) VALUES (3, 30);", database=name)
+        before_swap = server_table(mariadb, f"{name}.t")
+        mariadb.sql("RENAME TABLE t TO _t_del, _t_gho TO t; INSERT INTO t VALUES (4, 40, 'four');"
+                    "UPDATE t SET a = 11 WHERE id = 1", database=name)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        replicate(spark, cfg)
+        assert delta_table(spark, f"{root}/{name}__t") == before_swap
+        quarantined = spark.read.format("delta").load(f"{root}/{QUARANTINE}").collect()
+        # the insert's and the update's frames after the swap (each names its transaction's end)
+        assert len({r["reason"] for r in quarantined}) == 2 and len(quarantined) >= 2
+        assert all(f"renamed from {name}._t_gho, which tables.include does not select" in r["reason"]
+                   and "cdc-ship --resnapshot" in r["reason"] for r in quarantined), quarantined[0]["reason"]
+        assert ship_main(["--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
+                          "--password-file", password_file(mariadb), "--bootstrap", kafka_broker.bootstrap,
+                          "--topic", topic, "--source", name, "--resnapshot", "--include", rf"{name}\.t",
+                          "--non-block"]) == 0
+        mariadb.sql("INSERT INTO t VALUES (5, 50, 'five')", database=name)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
+    assert delta_table(spark, f"{root}/{name}__t") == server_table(mariadb, f"{name}.t")
+    assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == len(quarantined)  # nothing new

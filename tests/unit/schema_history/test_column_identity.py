@@ -311,3 +311,18 @@ def test_rows_of_a_table_made_anew_later_are_superseded(op, expected):
 ])
 def test_creates(statement, default_db, expected):
     assert creates(statement, default_db, "d", "t") is expected
+
+
+def test_a_ddl_the_history_refused_changes_no_name():
+    """A DDL the schema history refused for the table (its later rows are quarantined) is no
+    step: the rows before it keep their names, and nothing starts anew."""
+    swap = ddl("RENAME TABLE t TO t_old, t_new TO t")
+    changes = [row(), swap, row()]
+    assert end_names(changes, "d", "t") == ([EndNames({}, True), IDENTITY, IDENTITY], EndNames({}, True))
+    assert end_names(changes, "d", "t", refused=lambda change: change is swap) == ([IDENTITY] * 3, IDENTITY)
+
+
+def test_a_new_snapshot_starts_the_table_anew():
+    """A snapshot's truncate (the table snapshotted again): no column before it reaches the end."""
+    changes = [row(), {"op": "truncate", "statement": None, "database": "d"}, row("snapshot")]
+    assert end_names(changes, "d", "t") == ([EndNames({}, True), IDENTITY, IDENTITY], EndNames({}, True))
