@@ -177,7 +177,8 @@ class DeltaApplier:
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
         self.source_schemas = SourceSchemas(config.delta_root, app_id)  # snapshot tables: schemas, positions
-        self.schema_history = SchemaHistoryTable(config.delta_root, app_id, config.tables.selects)  # their versions after each DDL
+        # their versions after each DDL
+        self.schema_history = SchemaHistoryTable(config.delta_root, app_id, config.tables.selects)
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
         self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
@@ -327,11 +328,13 @@ class DeltaApplier:
 
     def _table_renames(self, groups, batch_id: int) -> dict[tuple[str, str], TableRename]:
         """The batch's renames of a followed table to a followed name (libs/schema_history/table_renames.py)."""
+        if self.config.schema_changes == SCHEMA_CHANGES_IGNORE:  # no table follows its source
+            return {}
         try:
             renames = table_renames(groups)
         except RenameChainError as exc:
-            raise SchemaChangeStopped(f"batch {batch_id}: {exc}; set schema_changes to ignore, or rename in "
-                                      f"two batches") from None
+            raise SchemaChangeStopped(f"batch {batch_id}: {exc}. Go past it with schema_changes: ignore, then "
+                                      f"snapshot the renamed tables again (cdc-ship --resnapshot)") from None
         return {name: r for name, r in renames.items()
                 if self._follows(self.catalog.get(*name)) and self._follows(self.catalog.get(r.old.database, r.old.table))}
 
@@ -430,8 +433,8 @@ class DeltaApplier:
         copies; after a kill, the rewrite of t is only ever committed after that copy."""
         copies = [w for w in work if w.evolve.copy_from is not None]
         for wave in (copies, [w for w in work if w.evolve.copy_from is None]):
-            for done in [pool.submit(self._evolve, spark.newSession(), batch_id, *w.replay[:2], w.evolve)
-                         for w in wave]:
+            for done in [pool.submit(self._evolve, spark.newSession(), batch_id, w.replay[0], w.replay[1], w.evolve)
+                         for w in wave]:  # (target, path)
                 done.result()
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
@@ -607,4 +610,3 @@ class DeltaApplier:
         rows = progress_rows(changes, self.app_id, batch_id)
         self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
                             table_app_id(self.app_id, PROGRESS), batch_id)
-
