@@ -142,6 +142,9 @@ class JobConfig:
     accept_bad_input_through: tuple[tuple[str, BinlogPosition], ...] = _doc(
         "Per source, the binlog position (FILE:POS) through which bad input already looked at is "
         "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}", ())
+    accept_schema_changes_through: tuple[tuple[str, BinlogPosition], ...] = _doc(
+        "Per source, the binlog position (FILE:POS) through which DDL that schema_changes: fail stopped at "
+        "is accepted and followed (evolve), each DDL looked at once: {source: 'mdb-bin.000003:1234'}", ())
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine",
                                         "fail", choices=POLICIES)
     undeclared_tables: str = _doc("A row or statement change for a selected table (tables.include/exclude) "
@@ -177,7 +180,8 @@ class JobConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", _section("decode_limits", DecodeLimits, self.decode_limits))
-        object.__setattr__(self, "accept_bad_input_through", _accepted(self.accept_bad_input_through))
+        for name in ("accept_bad_input_through", "accept_schema_changes_through"):
+            object.__setattr__(self, name, _accepted(name, getattr(self, name)))
         object.__setattr__(self, "assembly", _section("assembly", AssemblySettings, self.assembly))
         object.__setattr__(self, "rows", _section("rows", RowsSettings, self.rows))
         object.__setattr__(self, "tables", _section("tables", TablesSettings, self.tables))
@@ -191,7 +195,8 @@ class JobConfig:
 
 
 # fields converted and checked by their own function
-_SECTIONS = ("decode_limits", "accept_bad_input_through", "assembly", "rows", "tables")
+_SECTIONS = ("decode_limits", "accept_bad_input_through", "accept_schema_changes_through", "assembly", "rows",
+             "tables")
 
 
 def _section(name: str, kind: type, value: Any) -> Any:
@@ -213,13 +218,13 @@ def _section(name: str, kind: type, value: Any) -> Any:
         raise ConfigError(f"{name}.{e}") from None
 
 
-def _accepted(value: Any) -> tuple[tuple[str, BinlogPosition], ...]:
+def _accepted(name: str, value: Any) -> tuple[tuple[str, BinlogPosition], ...]:
     if isinstance(value, tuple) and all(isinstance(p, BinlogPosition) for _, p in value):
         return value
     try:
         return accepted_positions(value)
     except ValueError as e:
-        raise ConfigError(f"accept_bad_input_through: {e}") from None
+        raise ConfigError(f"{name}: {e}") from None
 
 
 # Java's long: Spark options and timeouts (idle_source_timeout_s * 1000 ms) are longs.

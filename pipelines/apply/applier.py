@@ -66,6 +66,7 @@ from libs.apply_plan import (
     with_ddl_truncates,
 )
 from libs.arrow_rows import rows as arrow_rows
+from libs.bad_input import BinlogPosition
 from libs.change_log_table import change_log_table
 from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
@@ -218,18 +219,23 @@ class DeltaApplier:
 
     def _refuse_schema_changes(self, batch_id: int, changes) -> None:
         """schema_changes 'fail': the first DDL of the batch that changes a followed table's
-        columns or keys stops the job before anything of the batch is written."""
-        tables = self.config.tables
+        columns or keys, and that accept_schema_changes_through does not cover, stops the job
+        before anything of the batch is written."""
+        tables, accepted = self.config.tables, dict(self.config.accept_schema_changes_through)
         for event, change in changes:
             name = change.name
             if (name is None or not changes_columns(change) or not tables.from_source
                     or not tables.selects(name.database, name.table)
                     or self.declared.get(name.database, name.table) is not None):
                 continue
+            through = accepted.get(event.source)
+            if through is not None and BinlogPosition.of(event.file, event.pos) <= through:
+                continue
             raise SchemaChangeStopped(f"batch {batch_id}: schema_changes is 'fail' and source {event.source}, "
                                       f"{event.file}:{event.pos} {change.kind} {name}: {one_line(event.statement)}. "
-                                      f"Nothing of the batch was written; set schema_changes to evolve or "
-                                      f"ignore to go on")
+                                      f"Nothing of the batch was written. To follow it, set "
+                                      f"accept_schema_changes_through: {{{event.source}: '{event.file}:{event.pos}'}} "
+                                      f"(or schema_changes to evolve or ignore)")
 
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
         with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)

@@ -4,6 +4,8 @@ created again under a dropped one's name), and the `schema_changes` policy (item
 MariaDB: the job stops at the DDL under `fail`, keeps the snapshot's columns under `ignore`."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from pyspark.errors import StreamingQueryException
 
@@ -59,7 +61,7 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
 
 
-def test_fail_stops_at_the_ddl_and_evolve_goes_on(mariadb, kafka_broker, topic, spark, tmp_path):
+def test_fail_stops_at_each_ddl_until_accepted(mariadb, kafka_broker, topic, spark, tmp_path):
     name = "sh_policy_fail"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10)")
@@ -80,10 +82,24 @@ def test_fail_stops_at_the_ddl_and_evolve_goes_on(mariadb, kafka_broker, topic, 
     # Nothing of the batch holding the DDL was written: not even the row logged before it.
     assert delta_table(spark, f"{fail.delta_root}/{name}__t") == (["id", "a"], [(1, 10)])
 
-    evolve = _config(kafka_broker, topic, tmp_path, name)  # the way past: the same checkpoint, evolve
+    # The way past this DDL: the position the message names, accepted; `fail` still guards the next.
+    accepted = re.search(r"accept_schema_changes_through: \{(\S+): '(\S+)'\}", error)
+    assert accepted is not None and accepted[1] == name, error
+    accept = _config(kafka_broker, topic, tmp_path, name, schema_changes="fail",
+                     accept_schema_changes_through={accepted[1]: accepted[2]})
+    replicate(spark, accept)
+    assert delta_table(spark, f"{accept.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
+    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 3), (2, 20, 3), (3, 30, 33)]
+    mariadb.sql("ALTER TABLE t DROP COLUMN a; INSERT INTO t VALUES (4, 44)", database=name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
+    query = build_query(spark, accept, make_applier(accept))
+    with pytest.raises(StreamingQueryException, match="ALTER TABLE t DROP COLUMN a"):
+        query.awaitTermination()
+
+    evolve = _config(kafka_broker, topic, tmp_path, name)  # the other way past: the same checkpoint, evolve
     replicate(spark, evolve)
     assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
-    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 3), (2, 20, 3), (3, 30, 33)]
+    assert server_table(mariadb, f"{name}.t")[0] == ["id", "c"]
 
 
 def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, tmp_path):

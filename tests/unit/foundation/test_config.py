@@ -85,3 +85,12 @@ def test_yaml_syntax_errors_are_one_line(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(f)
     assert str(err.value).startswith(f"{f}: not a YAML document") and "\n" not in str(err.value)
+
+
+def test_accept_schema_changes_through_is_a_position_per_source():
+    from libs.bad_input import BinlogPosition
+    cfg = JobConfig(schema_changes="fail", accept_schema_changes_through={"m1": "mdb-bin.000002:7"})
+    assert cfg.accept_schema_changes_through == (("m1", BinlogPosition.of("mdb-bin.000002", 7)),)
+    assert JobConfig().accept_schema_changes_through == ()
+    with pytest.raises(ConfigError, match="accept_schema_changes_through: m1: must be FILE:POS"):
+        JobConfig(accept_schema_changes_through={"m1": 7})
