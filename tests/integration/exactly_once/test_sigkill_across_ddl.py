@@ -39,7 +39,7 @@ DB = "eo_ddl"
 BATCH_CONF = f"trigger_seconds: 0.5\nmax_offsets_per_trigger: 8\ntables:\n  include: ['{DB}\\..*']\n"
 DRAIN_CONF = f"trigger_seconds: 0.5\nmax_offsets_per_trigger: 100000\ntables:\n  include: ['{DB}\\..*']\n"
 # Where each kill lands: (stage, `also`) for Replicator.wait_stage. Each needs a batch of this
-# run with a schema rewrite; the workload has ten.
+# run with a schema rewrite: ten of the twelve DDL rewrite a target (in 6 or more batches).
 KILLS = [(SCHEMA, None), (CHANGE_LOG, SCHEMA), (TARGET, SCHEMA), (PROGRESS, SCHEMA), (IN_FLIGHT, None)]
 
 SETUP = ("CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10));"
