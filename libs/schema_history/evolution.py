@@ -39,9 +39,14 @@ class NewColumn:
     fill: Any = None  # a new column's value in every existing row
 
 
+def type_key(spark_type: str) -> str:
+    """A Spark type string as compared here: 'DECIMAL(10, 2)' and 'decimal(10,2)' are one type."""
+    return spark_type.replace(" ", "").lower()
+
+
 def widens(old: str, new: str) -> bool:
     """Does every value of Spark type `old` convert to `new` as the server converts it?"""
-    old, new = old.replace(" ", "").lower(), new.replace(" ", "").lower()
+    old, new = type_key(old), type_key(new)
     if old == new:
         return True
     if old in _INTEGERS:
@@ -81,6 +86,6 @@ def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: E
                 f"{where}: column {column.name!r} changes from {spark_type.upper()} to "
                 f"{column.spark_type.upper()} ({column.mysql_type}), which Delta cannot follow value for value")
         out.append(NewColumn(column.name, column.spark_type, name,
-                             cast=spark_type.replace(" ", "").lower() != column.spark_type.replace(" ", "").lower()))
+                             cast=type_key(spark_type) != type_key(column.spark_type)))
     unchanged = [(c.source, c.cast) for c in out] == [(name, False) for name, _ in delta_columns]
     return None if unchanged and all(c.name == c.source for c in out) else out

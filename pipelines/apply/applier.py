@@ -78,7 +78,7 @@ from libs.config_errors import one_line
 from libs.replay.lineage import Lineage
 from libs.schema_history.column_identity import SUPERSEDED, EndNames, creates, end_names, with_names_at_end
 from libs.schema_history.evolution import SchemaEvolutionError
-from libs.schema_history.history import changes_columns
+from libs.schema_history.history import Version, changes_columns
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.table_renames import RenameChainError, TableRename, table_renames
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
@@ -149,7 +149,9 @@ class _TableWork:
     tally: Counter
     logged: list  # its changes the change log keeps under this table, in order
     undeclared: list | None = None  # no target: (entry, error) per change
-    replay: tuple | None = None  # (target, path, changes) for _replay_table
+    target: Target | None = None  # else what _replay_table replays: the target, its path, the changes
+    path: str = ""
+    changes: list | None = None
     evolve: _Evolve | None = None  # carries a followed target to the batch's end schema first
 
 
@@ -291,16 +293,17 @@ class DeltaApplier:
                 if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
-                replayed, evolve = with_ddl_truncates(group), None  # (the change log keeps `group` as logged)
+                # A renamed table's inherited changes lead the group; the change log keeps them
+                # under the table that logged them (the rest as logged: `own`).
+                inherited = {id(c) for c in rename.inherited} & {id(c) for c in group} if rename else set()
+                own = [c for c in group if id(c) not in inherited]
+                replayed, evolve = with_ddl_truncates(group), None
                 if self._follows(target) and (rename is not None or any(c["op"] in ("ddl", TRUNCATE) for c in group)):
-                    replayed, evolve = self._across_ddl(database, table, group, rename)
-                inherited = {id(c) for c in rename.inherited} if rename else set()
-                work.append(_TableWork(tally, [c for c in group if id(c) not in inherited],  # logged under the old name
-                                       replay=(target, path, replayed),
-                                       evolve=evolve))
+                    replayed, evolve = self._across_ddl(database, table, own, rename, inherited)
+                work.append(_TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve))
             self._evolve_all(spark, pool, batch_id, [w for w in work if w.evolve is not None])
-            replays = [pool.submit(self._replay_table, spark, batch_id, *w.replay) if w.replay else None
-                       for w in work]
+            replays = [pool.submit(self._replay_table, spark, batch_id, w.target, w.path, w.changes)
+                       if w.target is not None else None for w in work]
             for w, replay in zip(work, replays):
                 out.log_rows.extend(row_of[id(change)] for change in w.logged)  # one entry per change, in order
                 if replay is None:  # undeclared table: (entry, error) per change
@@ -344,14 +347,12 @@ class DeltaApplier:
         return {name: r for name, r in renames.items()
                 if self._follows(self.catalog.get(*name)) and self._follows(self.catalog.get(r.old.database, r.old.table))}
 
-    def _across_ddl(self, database: str, table: str, group: list,
-                    rename: TableRename | None) -> tuple[list, "_Evolve"]:
+    def _across_ddl(self, database: str, table: str, own: list, rename: TableRename | None,
+                    inherited: set[int]) -> tuple[list, "_Evolve"]:
         """A followed table's changes with their names as at the batch's end, and what carries
         its Delta table there (libs/schema_history/column_identity.py). A table renamed to this
-        name in the batch: its changes before the rename come first, as this table's."""
-        in_group = {id(c) for c in group}  # (a snapshot may have superseded some inherited changes)
-        inherited = {id(c) for c in rename.inherited} & in_group if rename else set()
-        own = [c for c in group if id(c) not in inherited]
+        name in the batch: its changes before the rename (`inherited`, the ids of those a
+        snapshot did not supersede) come first, as this table's."""
         # The rename starts this name anew at its place: the name's changes before it were
         # another table's (a swap's old table, or one dropped before), superseded here.
         arrival = rename.change if rename is not None and all(c is not rename.change for c in own) else None
@@ -386,24 +387,25 @@ class DeltaApplier:
 
     def _schema_before(self, database: str, table: str, change) -> TableSchema | None:
         """The table's schema before a DDL change record (the history's)."""
-        return self.schema_history.history.at(change["source"], database, table,
-                                              Position(change["binlog_file"], int(change["binlog_pos"])))
+        return self.schema_history.history.at(change["source"], database, table, _position(change))
+
+    def _version_at(self, database: str, table: str, change) -> Version | None:
+        """The version a DDL change record gave the table in the history, if it gave one."""
+        at = _position(change)
+        return next((v for v in self.schema_history.history.versions(change["source"], database, table)
+                     if v.position == at), None)
 
     def _refused(self, database: str, table: str, change) -> bool:
         """Did the schema history refuse this DDL for the table (HistoryError, or a rename from a
         table the job does not replicate)?"""
-        at = Position(change["binlog_file"], int(change["binlog_pos"]))
-        return any(v.position == at and v.error is not None
-                   for v in self.schema_history.history.versions(change["source"], database, table))
+        version = self._version_at(database, table, change)
+        return version is not None and version.error is not None
 
     def _starts_anew(self, change) -> bool:
         """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
         EXISTS of a table that was there)."""
-        if not creates(change["statement"] or "", change["database"], change["database"], change["table"]):
-            return False
-        at = Position(change["binlog_file"], int(change["binlog_pos"]))
-        return any(v.position == at for v in self.schema_history.history.versions(
-            change["source"], change["database"], change["table"]))
+        return (creates(change["statement"] or "", change["database"], change["database"], change["table"])
+                and self._version_at(change["database"], change["table"], change) is not None)
 
     def _already_committed(self, spark: SparkSession, path: str, target: Target, batch_id: int) -> bool:
         """Did Delta commit this batch on the target already (a batch replayed after a crash)?
@@ -439,8 +441,8 @@ class DeltaApplier:
         copies; after a kill, the rewrite of t is only ever committed after that copy."""
         copies = [w for w in work if w.evolve.copy_from is not None]
         for wave in (copies, [w for w in work if w.evolve.copy_from is None]):
-            for done in [pool.submit(self._evolve, spark.newSession(), batch_id, w.replay[0], w.replay[1], w.evolve)
-                         for w in wave]:  # (target, path)
+            for done in [pool.submit(self._evolve, spark.newSession(), batch_id, w.target, w.path, w.evolve)
+                         for w in wave]:
                 done.result()
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
@@ -616,3 +618,8 @@ class DeltaApplier:
         rows = progress_rows(changes, self.app_id, batch_id)
         self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
                             table_app_id(self.app_id, PROGRESS), batch_id)
+
+
+def _position(change: Mapping[str, Any]) -> Position:
+    """Where a change record's event is in its source's binlog."""
+    return Position(change["binlog_file"], int(change["binlog_pos"]))

@@ -29,7 +29,7 @@ import pipelines.apply.tables as D
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import NewColumn, evolution
+from libs.schema_history.evolution import NewColumn, evolution, type_key
 from libs.system_tables import schema_app_id
 from libs.targets.model import Target
 from pipelines.delta_txn import committed_version, delta_txn
@@ -41,11 +41,12 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
     the table at `copy_from` (renamed to this one in the batch) so carried; True when this
     call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
     txn_app_id = schema_app_id(app_id, target.delta_table)
-    source, empty = copy_from or path, start.others_gone
-    if copy_from is not None and not D.is_delta_table(spark, copy_from):
-        source, empty = path, True  # renamed from a table made in the batch: its rows are all in the batch
-    if not D.is_delta_table(spark, source):
-        return False
+    if copy_from is not None and D.is_delta_table(spark, copy_from):
+        source, empty = copy_from, start.others_gone
+    else:  # (renamed from a table made in the batch: its rows are all in the batch)
+        source, empty = path, start.others_gone or copy_from is not None
+        if not D.is_delta_table(spark, path):
+            return False
     committed = committed_version(spark, path, txn_app_id)
     if committed is not None and committed >= batch_id:
         return False
@@ -53,7 +54,8 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
     if empty:  # the table starts anew: none of its rows is in the new one
-        same = [(n, _type(t)) for n, t in delta_columns] == [(c.name, _type(c.spark_type)) for c in target.columns]
+        same = [(n, type_key(t)) for n, t in delta_columns] == [(c.name, type_key(c.spark_type))
+                                                                 for c in target.columns]
         if copy_from is None and same:
             return False  # in the same columns: the batch's truncate empties it with its rows' commit
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
@@ -79,7 +81,3 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         (table.select(*columns).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
          .save(path))
     return True
-
-
-def _type(spark_type: str) -> str:
-    return spark_type.replace(" ", "").lower()
