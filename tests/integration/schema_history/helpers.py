@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from libs.config import JobConfig
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
 
@@ -28,10 +29,20 @@ def _nulls_first(row: tuple) -> list:
     return [(value is not None, value) for value in row]
 
 
-def ship_snapshot(db, kafka_broker, topic, name):
+def ship_snapshot(db, kafka_broker, topic, name, *, resnapshot: str | None = None):
+    """Database `name` shipped as source `name`: its snapshot, or the binlog to its end once the
+    topic has it; `resnapshot` (a db.table regex): a new snapshot run of those tables first."""
+    mode = ["--resnapshot", "--include", resnapshot] if resnapshot else ["--snapshot", "--include", rf"{name}\..*"]
     assert ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
-                      "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", name, "--snapshot",
-                      "--include", rf"{name}\..*", "--non-block"]) == 0
+                      "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", name, *mode,
+                      "--non-block"]) == 0
+
+
+def job_config(kafka_broker, topic, tmp_path, name, include: str | None = None, **settings) -> JobConfig:
+    """The job to the topic's end over the tables `include` selects (default: database `name`'s)."""
+    return JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
+                     checkpoint=str(tmp_path / "ckpt"), available_now=True,
+                     tables={"include": [include or rf"{name}\..*"]}, **settings)
 
 
 @contextmanager

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from libs.config import JobConfig
 from libs.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
 
-from .helpers import delta_table, replicate, row_metadata, server_table, ship_snapshot
+from .helpers import delta_table, job_config, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
 
@@ -30,9 +29,8 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b VARCHAR(10), d INT UNSIGNED DEFAULT 1); "
                 f"INSERT INTO {name}.t VALUES (1, 10, 'one', 100), (2, 20, 'two', 200), (3, 30, 'three', 300)")
-    root = tmp_path / "delta"
-    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root),
-                    checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
+    cfg = job_config(kafka_broker, topic, tmp_path, name)
+    root = cfg.delta_root
     with row_metadata(mariadb, metadata):
         ship_snapshot(mariadb, kafka_broker, topic, name)  # the snapshot
         mariadb.sql(f"SET SESSION binlog_row_image = {image};"
@@ -82,9 +80,8 @@ def test_truncate_then_the_same_keys_again(mariadb, kafka_broker, topic, spark, 
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, UNIQUE KEY ua (a)); "
                 f"CREATE TABLE {name}.other (id INT PRIMARY KEY); "
                 f"INSERT INTO {name}.t VALUES (1, 10), (2, 20); INSERT INTO {name}.other VALUES (1)")
-    root = tmp_path / "delta"
-    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root),
-                    checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
+    cfg = job_config(kafka_broker, topic, tmp_path, name)
+    root = cfg.delta_root
     ship_snapshot(mariadb, kafka_broker, topic, name)
     mariadb.sql("INSERT INTO t VALUES (3, 30); UPDATE t SET a = 11 WHERE id = 1;"
                 "TRUNCATE TABLE t;"

@@ -9,21 +9,12 @@ import re
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from libs.config import JobConfig
 from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
-from pipelines.ship import main as ship_main
 
-from ..shipper.helpers import password_file
-from .helpers import delta_table, replicate, row_metadata, server_table, ship_snapshot
+from .helpers import delta_table, job_config, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
-
-
-def _config(kafka_broker, topic, tmp_path, name, **settings) -> JobConfig:
-    return JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
-                     checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]},
-                     **settings)
 
 
 @pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
@@ -33,7 +24,7 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a VARCHAR(8)); "
                 f"CREATE TABLE {name}.gone (id INT PRIMARY KEY, a INT); "
                 f"INSERT INTO {name}.t VALUES (1, 'one'), (2, 'two'); INSERT INTO {name}.gone VALUES (1, 10)")
-    cfg = _config(kafka_broker, topic, tmp_path, name)
+    cfg = job_config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     with row_metadata(mariadb, metadata):
         ship_snapshot(mariadb, kafka_broker, topic, name)  # the snapshot of t and gone
@@ -66,7 +57,7 @@ def test_fail_stops_at_each_ddl_until_accepted(mariadb, kafka_broker, topic, spa
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10)")
     ship_snapshot(mariadb, kafka_broker, topic, name)
-    fail = _config(kafka_broker, topic, tmp_path, name, schema_changes="fail")
+    fail = job_config(kafka_broker, topic, tmp_path, name, schema_changes="fail")
     replicate(spark, fail)  # the snapshot: no DDL
     mariadb.sql("INSERT INTO t VALUES (2, 20); ALTER TABLE t ADD COLUMN c INT DEFAULT 3;"
                 "INSERT INTO t VALUES (3, 30, 33)", database=name)
@@ -85,7 +76,7 @@ def test_fail_stops_at_each_ddl_until_accepted(mariadb, kafka_broker, topic, spa
     # The way past this DDL: the position the message names, accepted; `fail` still guards the next.
     accepted = re.search(r"accept_schema_changes_through: \{(\S+): '(\S+)'\}", error)
     assert accepted is not None and accepted[1] == name, error
-    accept = _config(kafka_broker, topic, tmp_path, name, schema_changes="fail",
+    accept = job_config(kafka_broker, topic, tmp_path, name, schema_changes="fail",
                      accept_schema_changes_through={accepted[1]: accepted[2]})
     replicate(spark, accept)
     assert delta_table(spark, f"{accept.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
@@ -96,7 +87,7 @@ def test_fail_stops_at_each_ddl_until_accepted(mariadb, kafka_broker, topic, spa
     with pytest.raises(StreamingQueryException, match="ALTER TABLE t DROP COLUMN a"):
         query.awaitTermination()
 
-    evolve = _config(kafka_broker, topic, tmp_path, name)  # the other way past: the same checkpoint, evolve
+    evolve = job_config(kafka_broker, topic, tmp_path, name)  # the other way past: the same checkpoint, evolve
     replicate(spark, evolve)
     assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
     assert server_table(mariadb, f"{name}.t")[0] == ["id", "c"]
@@ -110,7 +101,7 @@ def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, 
     mariadb.sql("ALTER TABLE t ADD COLUMN c INT FIRST; INSERT INTO t VALUES (5, 2, 20, 200);"
                 "ALTER TABLE t DROP COLUMN b; UPDATE t SET a = 11 WHERE id = 1", database=name)
     ship_snapshot(mariadb, kafka_broker, topic, name)
-    cfg = _config(kafka_broker, topic, tmp_path, name, schema_changes="ignore")
+    cfg = job_config(kafka_broker, topic, tmp_path, name, schema_changes="ignore")
     replicate(spark, cfg)
     # The snapshot's columns; every value read through the schema at its position (c never lands in id).
     assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"], [(1, 11, 100), (2, 20, 200)])
@@ -125,7 +116,7 @@ def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spar
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.r (id INT PRIMARY KEY, a VARCHAR(8)); "
                 f"INSERT INTO {name}.r VALUES (1, 'one'), (2, 'two')")
-    cfg = _config(kafka_broker, topic, tmp_path, name)
+    cfg = job_config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     with row_metadata(mariadb, metadata):
         ship_snapshot(mariadb, kafka_broker, topic, name)  # the snapshot of r
@@ -167,7 +158,7 @@ def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, 
     name = "sh_swap"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
-    cfg = _config(kafka_broker, topic, tmp_path, name)
+    cfg = job_config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     minimal = "SET SESSION binlog_row_image = MINIMAL;"
     with row_metadata(mariadb, "NO_LOG"):
@@ -209,8 +200,7 @@ def test_a_swap_from_a_table_not_replicated_is_quarantined_until_a_new_snapshot(
     name = "sh_swap_unselected"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
-    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
-                    checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\.t"]})
+    cfg = job_config(kafka_broker, topic, tmp_path, name, include=rf"{name}\.t")
     root = cfg.delta_root
     with row_metadata(mariadb, "NO_LOG"):
         ship_snapshot(mariadb, kafka_broker, topic, name)
@@ -228,10 +218,7 @@ def test_a_swap_from_a_table_not_replicated_is_quarantined_until_a_new_snapshot(
         assert len({r["reason"] for r in quarantined}) == 2 and len(quarantined) >= 2
         assert all(f"renamed from {name}._t_gho, which tables.include does not select" in r["reason"]
                    and "cdc-ship --resnapshot" in r["reason"] for r in quarantined), quarantined[0]["reason"]
-        assert ship_main(["--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
-                          "--password-file", password_file(mariadb), "--bootstrap", kafka_broker.bootstrap,
-                          "--topic", topic, "--source", name, "--resnapshot", "--include", rf"{name}\.t",
-                          "--non-block"]) == 0
+        ship_snapshot(mariadb, kafka_broker, topic, name, resnapshot=rf"{name}\.t")
         mariadb.sql("INSERT INTO t VALUES (5, 50, 'five')", database=name)
         ship_snapshot(mariadb, kafka_broker, topic, name)
     replicate(spark, cfg)
