@@ -152,7 +152,8 @@ class JobConfig:
                                   "batch) | quarantine (change log + _cdc_quarantine) | ignore (change log "
                                   "only); DDL of such tables is only recorded (pipelines/apply/applier.py)",
                                   "fail", choices=(*POLICIES, "ignore"))
-    schema_changes: str = _doc("DDL of a table whose target follows the source (no declaration by hand): "
+    schema_changes: str = _doc("DDL of a replicated table (a declared target follows it as a replica's table "
+                               "does, libs/schema_history/declared_schemas.py): "
                                "evolve (the Delta table follows: ADD / DROP / RENAME / widening MODIFY "
                                "COLUMN, new tables) | fail (stop before the batch holding it writes "
                                "anything, naming the DDL and its position) | ignore (the target keeps the "

@@ -45,6 +45,7 @@ from libs.binlog.charsets import charset_name
 import libs.targets.model as model
 import libs.targets.types as types
 import libs.targets.values as values
+from libs.sql_names import quote_identifier
 from libs.system_tables import SYSTEM_TABLE_PREFIX, SYSTEM_TABLES
 from libs.targets.ddl import MariaDB, TableDDL, check_unique_names, load_ddl_file
 from libs.targets.errors import TargetConfigError
@@ -75,6 +76,18 @@ class TargetOverride:
 
 
 @dataclass(frozen=True)
+class Declaration:
+    """A target declared by hand, kept with what built it, so that the source's DDL can change
+    it as a replica's DDL changes its own table (libs/schema_history/declared_schemas.py)."""
+
+    name: str  # source `db.table`
+    entry: Mapping[str, Any]
+    settings: Mapping[str, Any]
+    path: str
+    create_table: str  # the declared table as CREATE TABLE (its DDL, or its YAML `columns:`)
+
+
+@dataclass(frozen=True)
 class TargetCatalog:
     """All declared targets, looked up by source (database, table)."""
 
@@ -85,6 +98,29 @@ class TargetCatalog:
     path: str = "<no targets file>"
     settings: Mapping[str, Any] = field(default_factory=lambda: _BASE_SETTINGS, compare=False)
     """The YAML's `defaults:` settings, for targets derived from the source."""
+    declarations: tuple[Declaration, ...] = field(default=(), compare=False)
+    """How each declared target was built (`following`)."""
+
+    def following(self, schemas: Mapping[str, TableDDL | None]) -> "TargetCatalog":
+        """The catalog with each declared target named in `schemas` (source `db.table`) following
+        the source's DDL: built again from its declaration's fields on the given schema (the
+        declaration as the stream's DDL changed it), or as declared where the schema is None
+        (nothing changed it). Its `defaults` apply to the columns it still has; `leave_out` and
+        `source_columns` were the declaration's, the followed schema has its own."""
+        by_name = {d.name: d for d in self.declarations if d.name in schemas}
+        targets = []
+        for target in self.targets:
+            declaration = by_name.get(target.qualified_name)
+            ddl = schemas.get(target.qualified_name) if declaration else None
+            if ddl is not None:
+                entry = {k: v for k, v in declaration.entry.items() if k not in ("columns", "leave_out", "source_columns")}
+                kept = {c.name.lower() for c in ddl.columns}
+                entry["defaults"] = {c: v for c, v in dict(entry.get("defaults") or {}).items() if c.lower() in kept}
+                target = _build_target(declaration.path, declaration.name, entry, declaration.settings, ddl)
+            if declaration is not None:
+                target = replace(target, follows_source=True)
+            targets.append(target)
+        return replace(self, targets=tuple(targets))
 
     def with_source(self, source_ddl: Sequence[TableDDL]) -> "TargetCatalog":
         """This catalog plus a target per source table schema (SHOW CREATE TABLE), built with
@@ -276,7 +312,7 @@ def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequenc
     declared = data.get("targets", {}) or {}
     if not isinstance(declared, Mapping):
         raise _fail(path, "targets", "must be a mapping of `db.table` to its declaration")
-    targets, overrides = [], []
+    targets, overrides, declarations = [], [], []
     for name, entry in declared.items():
         if not isinstance(name, str) or name.count(".") != 1 or not all(name.split(".")):
             raise _fail(path, f"targets.{name}", "the key must be a source `db.table`")
@@ -288,10 +324,35 @@ def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequenc
             overrides.append(_override(path, name, entry, entry_settings))
         else:
             targets.append(_build_target(path, name, entry, entry_settings, ddl))
+            declarations.append(Declaration(name, entry, entry_settings, path,
+                                            ddl.create_table if ddl else _yaml_create_table(name, entry["columns"])))
     for name, table in by_name.items():
         targets.append(_build_target(table.path, name, {}, settings, table))
+        declarations.append(Declaration(name, {}, settings, table.path, table.create_table))
     _check_delta_names(targets, path, overrides)
-    return TargetCatalog(tuple(targets), tuple(overrides), path, settings)
+    return TargetCatalog(tuple(targets), tuple(overrides), path, settings, tuple(declarations))
+
+
+def _yaml_create_table(name: str, columns: Sequence[Mapping[str, Any]]) -> str:
+    """YAML `columns:` (validated) as the CREATE TABLE they declare."""
+    definitions = []
+    for c in columns:
+        sql = f"{quote_identifier(c['name'])} {c['type']}"
+        if c.get("charset"):
+            sql += f" CHARACTER SET {c['charset']}"
+        if c.get("nullable", True) is False:
+            sql += " NOT NULL"
+        if "default" in c:
+            raw = c["default"]
+            if raw is None:
+                sql += " DEFAULT NULL"
+            elif str(raw).upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW"):
+                sql += " DEFAULT CURRENT_TIMESTAMP"
+            else:
+                sql += f" DEFAULT {exp.Literal.string(str(int(raw)) if isinstance(raw, bool) else str(raw)).sql(dialect=MariaDB)}"
+        definitions.append(sql)
+    database, table = name.split(".", 1)
+    return f"CREATE TABLE {quote_identifier(database)}.{quote_identifier(table)} ({', '.join(definitions)})"
 
 
 def _override(path: str, name: str, entry: Mapping[str, Any], settings: Mapping[str, Any]) -> TargetOverride:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import sqlglot
 from sqlglot import exp
@@ -101,6 +101,9 @@ class TableDDL:
     unique_keys: tuple[tuple[str, ...], ...]
     engine: str | None
     path: str
+    create_table: str = field(default="", compare=False)
+    """The statement as MariaDB SQL, its table qualified: what a declaration's schema starts from
+    when it follows the source's DDL (libs/schema_history/declared_schemas.py)."""
 
 
 _NOW_FUNCTIONS = {"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP"}
@@ -241,7 +244,10 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
         for col in key:
             if col.lower() not in names:
                 raise TargetConfigError(path, where, f"key column {col!r} is not a column of the table")
-    return TableDDL(db, table.name, tuple(columns), tuple(primary), tuple(uniques), engine, path)
+    qualified = create.copy()
+    qualified.this.this.set("db", exp.to_identifier(db))
+    return TableDDL(db, table.name, tuple(columns), tuple(primary), tuple(uniques), engine, path,
+                    qualified.sql(dialect=MariaDB))
 
 
 _NOT_DECLARED = ("CREATE TABLE ... {} takes its columns from another table or a query, which a "

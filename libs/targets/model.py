@@ -102,9 +102,10 @@ class Target:
     declared_in: str = ""
     """File(s) the declaration came from, for messages."""
     follows_source: bool = False
-    """Derived from the source's schema (no declaration by hand): its columns follow the
-    source's DDL (libs/schema_history/target_schemas.py). A declared target is the user's
-    replica table: rows map onto it by name, its columns change only with its declaration."""
+    """Its columns follow the source's DDL: derived from the source's schema
+    (libs/schema_history/target_schemas.py), or declared by hand with DDL of its table in the
+    schema history (the declaration as a replica's DDL changes it,
+    libs/schema_history/declared_schemas.py). Otherwise rows map onto the declaration by name."""
 
     @property
     def qualified_name(self) -> str:

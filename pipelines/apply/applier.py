@@ -226,9 +226,9 @@ class DeltaApplier:
         tables, accepted = self.config.tables, dict(self.config.accept_schema_changes_through)
         for event, change in changes:
             name = change.name
-            if (name is None or not changes_columns(change) or not tables.from_source
-                    or not tables.selects(name.database, name.table)
-                    or self.declared.get(name.database, name.table) is not None):
+            followed = name is not None and (self.declared.get(name.database, name.table) is not None or (
+                tables.from_source and tables.selects(name.database, name.table)))
+            if not followed or not changes_columns(change):
                 continue
             through = accepted.get(event.source)
             if through is not None and BinlogPosition.of(event.file, event.pos) <= through:

@@ -8,6 +8,7 @@ from pyspark.sql import SparkSession
 
 from libs.snapshot.protocol import Position
 from libs.config import TablesSettings
+from libs.schema_history.declared_schemas import followed_declarations
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.target_schemas import with_source_targets
 from libs.snapshot.tables import SnapshotTable, SnapshotTables
@@ -38,8 +39,11 @@ class SourceSchemas:
         return self.tables.add(tables) or first
 
     def catalog(self, declared: TargetCatalog, settings: TablesSettings, history: SchemaHistory) -> TargetCatalog:
-        """The declared targets plus those derived from the source schemas: the snapshots' and
-        every version since (libs/schema_history/target_schemas.py)."""
+        """The declared targets, following the source's DDL when `history` is given
+        (libs/schema_history/declared_schemas.py), plus those derived from the source schemas:
+        the snapshots' and every version since (libs/schema_history/target_schemas.py)."""
+        if history is not None:
+            declared = followed_declarations(declared, history)
         return with_source_targets(declared, self.tables, settings.selects, from_source=settings.from_source,
                                    history=history)
 
