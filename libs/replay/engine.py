@@ -44,7 +44,7 @@ from libs.replay.errors import (
     BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
     ReplayStopped,
 )
-from libs.replay.images import present_columns, typed_value
+from libs.replay.images import FILLED, present_columns, typed_value
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
 from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id
 from libs.replay.logging_format import ERROR, ROW, STATEMENT, decide_apply_format
@@ -178,7 +178,7 @@ class _Replayer:
     # -- operations ------------------------------------------------------------------------
     def insert(self, change, lineage) -> None:
         after = self._after_values(change, lineage, None)
-        row = self._row(after, lineage)
+        row = self._row(after, lineage, change.get(FILLED))
         conflicts = self.state.conflicts(row)
         if not conflicts:
             row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
@@ -263,17 +263,19 @@ class _Replayer:
     def snapshot(self, change, lineage) -> None:
         """A row read by a consistent snapshot: inserted; a row with the same key is replaced
         (it can only come from the same batch: libs/snapshot/changes.py)."""
-        row = self._row(self._after_values(change, lineage, None), lineage)
+        row = self._row(self._after_values(change, lineage, None), lineage, change.get(FILLED))
         for _, other in self.state.conflicts(row):  # indexed rows only: alive ones
             self.state.delete(other, lineage)
         row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
         self.state.add(row_id, row, lineage=lineage)
         self._entry(change, lineage, "applied", row_id, self._key_text(row))
 
-    def _row(self, after: Mapping[str, Any], lineage) -> dict[str, Any]:
-        """A whole new row: the after image, the target's defaults for the columns it lacks."""
-        return {c.name: after[c.name] if c.name in after else self._default(c, lineage, ER_NO_DEFAULT_FOR_FIELD)
-                for c in self.target.columns}
+    def _row(self, after: Mapping[str, Any], lineage, filled: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A whole new row: the after image, and for the columns it lacks what the server gave
+        them (`filled`, a change's FILLED), else the target's defaults."""
+        filled = filled or {}
+        return {c.name: after[c.name] if c.name in after else filled[c.name] if c.name in filled
+                else self._default(c, lineage, ER_NO_DEFAULT_FOR_FIELD) for c in self.target.columns}
 
     def truncate(self, change, lineage) -> None:
         """Every row of the table goes: a snapshot starts the table anew, or a TRUNCATE TABLE of

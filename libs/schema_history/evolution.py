@@ -7,8 +7,10 @@ end (pipelines/apply/schema_changes.py). Each new column comes from one Delta co
     cast when MODIFY widened its type (the server converts the same way: an INT read as BIGINT
     is the same number); a type change Delta cannot follow value for value stops the batch;
   * a column the batch added holds, in every row that existed, what the server gave those rows
-    at ALTER TABLE ... ADD: its DEFAULT, the ALTER's time for DEFAULT CURRENT_TIMESTAMP, else
-    NULL or the type's implicit default (values.fill_value; rpl_record.cc prepare_record);
+    at ALTER TABLE ... ADD: its DEFAULT as that ALTER defined it (a later SET DEFAULT or MODIFY
+    of the batch changes only the rows after it), the ALTER's time for DEFAULT
+    CURRENT_TIMESTAMP, else NULL or the type's implicit default (values.fill_value;
+    rpl_record.cc prepare_record);
   * a Delta column no new column comes from is dropped.
 """
 from __future__ import annotations
@@ -16,10 +18,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from libs.schema_history.column_identity import EndNames
-from libs.targets.model import Target
+from libs.targets.model import Column, Target
 from libs.targets.values import fill_value
 
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
@@ -28,6 +30,14 @@ _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 class SchemaEvolutionError(ValueError):
     """The Delta table cannot be carried to the new schema value for value."""
+
+
+@dataclass(frozen=True)
+class AddedColumn:
+    """A column as ALTER TABLE ... ADD gave it to the rows that existed then."""
+
+    column: Column | None  # its definition at the ADD; None: the target's (a declared replica-side one)
+    at: dt.datetime  # the ALTER's commit time (DEFAULT CURRENT_TIMESTAMP)
 
 
 @dataclass(frozen=True)
@@ -63,12 +73,15 @@ def widens(old: str, new: str) -> bool:
 
 
 def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: EndNames,
-              added_at: dt.datetime, where: str) -> list[NewColumn] | None:
+              added_at: dt.datetime, where: str,
+              added: Mapping[str, AddedColumn] | None = None) -> list[NewColumn] | None:
     """The target's columns, each from its Delta column (`delta_columns`: (name, Spark type)
     of the table's data columns, `_row_id` and `_lineage` left out) or new. None when the Delta
     table already has the target's columns. `start`: what each Delta column's name is at the
-    batch's end; `added_at`: the time of the batch's last DDL of the table (an added column's
-    DEFAULT CURRENT_TIMESTAMP); `where` names the table and DDL in an error."""
+    batch's end; `added`: the batch's ADD COLUMN of each new column (by its folded end name);
+    `added_at`: the time of the batch's last DDL of the table, for a new column without one;
+    `where` names the table and DDL in an error."""
+    added = added or {}
     from_delta: dict[str, tuple[str, str]] = {}
     for name, spark_type in delta_columns:
         end = start.end(name)
@@ -78,7 +91,9 @@ def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: E
     for column in target.columns:
         found = from_delta.get(column.name.lower())
         if found is None:
-            out.append(NewColumn(column.name, column.spark_type, None, fill=fill_value(column, added_at)))
+            at_add = added.get(column.name.lower(), AddedColumn(None, added_at))
+            out.append(NewColumn(column.name, column.spark_type, None,
+                                 fill=fill_value(at_add.column or column, at_add.at)))
             continue
         name, spark_type = found
         if not widens(spark_type, column.spark_type):

@@ -19,6 +19,7 @@ from libs.schema_history.table_schema import TableSchema
 from libs.snapshot.tables import SnapshotTables
 from libs.targets.config import TargetCatalog
 from libs.targets.ddl import TableDDL
+from libs.targets.model import Column
 
 
 def followed_ddl(history: SchemaHistory, snapshots: SnapshotTables,
@@ -43,6 +44,11 @@ def followed_ddl(history: SchemaHistory, snapshots: SnapshotTables,
 def _table_ddl(schema: TableSchema, source: str) -> TableDDL:
     """Parsed once per version: the catalog is built again whenever the history changes."""
     return schema.table_ddl(f"schema of {schema.database}.{schema.table} (source {source})")
+
+
+def version_columns(schema: TableSchema, source: str) -> tuple[Column, ...]:
+    """A version's columns as target columns (one type mapping: libs/targets/ddl.py)."""
+    return _table_ddl(schema, source).columns
 
 
 def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, selects, *,

@@ -114,9 +114,12 @@ class TargetCatalog:
             ddl = schemas.get(target.qualified_name) if declaration else None
             if ddl is not None:
                 entry = {k: v for k, v in declaration.entry.items() if k not in ("columns", "leave_out", "source_columns")}
-                kept = {c.name.lower() for c in ddl.columns}
-                entry["defaults"] = {c: v for c, v in dict(entry.get("defaults") or {}).items() if c.lower() in kept}
-                target = _build_target(declaration.path, declaration.name, entry, declaration.settings, ddl)
+                kept = {c.name.lower(): c.name for c in ddl.columns}  # names are case-insensitive
+                entry["defaults"] = {kept[c.lower()]: v for c, v in dict(entry.get("defaults") or {}).items()
+                                     if c.lower() in kept}
+                declared_in = f"{target.declared_in} (as the source's DDL changed it)"
+                target = replace(_build_target(declaration.path, declaration.name, entry, declaration.settings, ddl),
+                                 declared_in=declared_in)
             if declaration is not None:
                 target = replace(target, follows_source=True)
             targets.append(target)

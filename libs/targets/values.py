@@ -142,7 +142,10 @@ def fill_value(column: Column, now: dt.datetime) -> Any:
     if column.default_kind == LITERAL_DEFAULT:
         return column.default
     if column.default_kind == CURRENT_TIMESTAMP_DEFAULT:
-        return now.date() if column.family == "date" else now
+        if column.family == "date":
+            return now.date()
+        unit = 10 ** (6 - column.fsp)  # NOW() in the column's fractional digits (DATETIME: whole seconds)
+        return now.replace(microsecond=now.microsecond // unit * unit)
     return implicit_default(column)
 
 

@@ -75,12 +75,15 @@ from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStoppe
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.config_errors import one_line
+from libs.replay.images import FILLED
 from libs.replay.lineage import Lineage
-from libs.schema_history.column_identity import SUPERSEDED, EndNames, creates, end_names, with_names_at_end
-from libs.schema_history.evolution import SchemaEvolutionError
+from libs.schema_history.column_identity import (ADD, SUPERSEDED, EndNames, column_steps, creates, end_names,
+                                                 with_names_at_end)
+from libs.schema_history.evolution import AddedColumn, SchemaEvolutionError
 from libs.schema_history.history import Version, changes_columns
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.table_renames import RenameChainError, TableRename, table_renames
+from libs.schema_history.target_schemas import version_columns
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
 from libs.snapshot.protocol import Position
 from libs.snapshot.tables import SnapshotTable, since_last_truncate
@@ -91,6 +94,7 @@ from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import Target
+from libs.targets.values import fill_value
 from pipelines.apply.target_writes import (
     OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
@@ -140,6 +144,7 @@ class _Evolve(NamedTuple):
     exists: bool  # the table exists at the batch's end (a DROP leaves its Delta table as it was)
     copy_from: str | None  # renamed from the table at this Delta path in the batch: its rows are this one's
     inherited: int = 0  # the replayed changes' first ones came from copy_from's table: logged there
+    added: Mapping[str, AddedColumn] = {}  # the batch's ADD COLUMN of each column new at its end
 
 
 @dataclasses.dataclass
@@ -359,7 +364,9 @@ class DeltaApplier:
         walked = own if arrival is None else sorted([*own, arrival], key=change_sort_key)
         per_change, start = end_names(walked, database, table, before=partial(self._schema_before, database, table),
                                       refused=partial(self._refused, database, table))
-        named = [with_names_at_end(c, names) for c, names in zip(walked, per_change) if c is not arrival]
+        added = self._added_columns(database, table, walked, per_change)
+        named = [self._filled(with_names_at_end(c, names), database, table, k, added)
+                 for k, (c, names) in enumerate(zip(walked, per_change)) if c is not arrival]
         replayed = with_ddl_truncates(named, self._starts_anew)  # a CREATE starts the table anew
         copy_from = None
         if rename is not None:
@@ -383,7 +390,46 @@ class DeltaApplier:
                  f"({one_line(last['statement'] or '')})")
         versions = self.schema_history.history.versions(lineage.source, database, table)
         exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
-        return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from, len(replayed) - len(own))
+        return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from, len(replayed) - len(own),
+                                 {name: column for name, (column, _k) in added.items()})
+
+    def _added_columns(self, database: str, table: str, walked: Sequence[Mapping[str, Any]],
+                       per_change: Sequence[EndNames]) -> dict[str, tuple[AddedColumn, int]]:
+        """Each column a DDL of the batch added that reaches its end (by folded end name): its
+        definition at that ALTER and the ALTER's time, with which the server filled the rows that
+        existed then (the last ADD of a name re-added), and the ALTER's index in `walked`. A
+        column the table's declaration by hand declares is filled with the declared definition
+        (libs/schema_history/declared_schemas.py)."""
+        declared = self.declared.get(database, table)
+        out: dict[str, tuple[AddedColumn, int]] = {}
+        for k, (change, names) in enumerate(zip(walked, per_change)):  # names: the end's after the change
+            version = self._version_at(database, table, change) if change["op"] == "ddl" else None
+            if version is None or version.schema is None or version.error is not None:
+                continue
+            steps = column_steps(change["statement"] or "", change["database"], database, table,
+                                 self._schema_before(database, table, change))
+            columns = None
+            for name in (s.new for s in steps if s.kind == ADD):
+                end = names.end(name)
+                if end is None:
+                    continue
+                if columns is None:
+                    columns = {c.name.lower(): c for c in version_columns(version.schema, change["source"])}
+                own = declared is not None and declared.has_column(name)
+                out[end.lower()] = (AddedColumn(None if own else columns.get(name.lower()),
+                                                Lineage.of_change(change).commit_ts), k)
+        return out
+
+    def _filled(self, change: Mapping[str, Any], database: str, table: str, index: int,
+                added: Mapping[str, tuple[AddedColumn, int]]) -> Mapping[str, Any]:
+        """A row inserted before a column's ADD in the batch (a snapshot row too) holds what that
+        ADD gave it, not the target's DEFAULT at the batch's end (libs/replay/images.py FILLED)."""
+        if change["op"] not in ("insert", SNAPSHOT_OP):
+            return change
+        target = self.catalog.get(database, table)
+        filled = {target.column(end).name: fill_value(column.column or target.column(end), column.at)
+                  for end, (column, k) in added.items() if k > index and target.has_column(end)}
+        return {**change, FILLED: filled} if filled else change
 
     def _schema_before(self, database: str, table: str, change) -> TableSchema | None:
         """The table's schema before a DDL change record (the history's)."""
@@ -472,7 +518,7 @@ class DeltaApplier:
         (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
         try:
             if evolve_target(spark, path, target, evolve.start, evolve.added_at, evolve.where, self.app_id,
-                             batch_id, evolve.copy_from):
+                             batch_id, evolve.copy_from, evolve.added):
                 self._mirrors.pop(path, None)
         except SchemaEvolutionError as exc:
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "

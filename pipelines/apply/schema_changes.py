@@ -21,6 +21,7 @@ left to the batch's truncate, which empties it in the commit of its rows.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Mapping
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -29,14 +30,15 @@ import pipelines.apply.tables as D
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import NewColumn, evolution, type_key
+from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key
 from libs.system_tables import schema_app_id
 from libs.targets.model import Target
 from pipelines.delta_txn import committed_version, delta_txn
 
 
 def evolve_target(spark: SparkSession, path: str, target: Target, start: EndNames, added_at: dt.datetime,
-                  where: str, app_id: str, batch_id: int, copy_from: str | None = None) -> bool:
+                  where: str, app_id: str, batch_id: int, copy_from: str | None = None,
+                  added: Mapping[str, AddedColumn] | None = None) -> bool:
     """Carry the target's Delta table (if any) to `target`'s columns, or write it as a copy of
     the table at `copy_from` (renamed to this one in the batch) so carried; True when this
     call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
@@ -61,7 +63,7 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
     else:
-        plan = evolution(delta_columns, target, start, added_at, where)
+        plan = evolution(delta_columns, target, start, added_at, where, added)
         if plan is None and copy_from is None:
             return False
         if plan is None:  # a copy with the same columns

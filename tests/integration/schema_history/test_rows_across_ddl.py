@@ -96,3 +96,27 @@ def test_truncate_then_the_same_keys_again(mariadb, kafka_broker, topic, spark, 
         assert delta_table(spark, f"{root}/{name}__{table}") == server_table(mariadb, f"{name}.{table}"), table
     assert sorted(mariadb.query(f"SELECT id, a FROM {name}.t")) == [(2, 3), (5, 5)]
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
+
+
+def test_an_added_column_is_filled_as_its_alter_defined_it(mariadb, kafka_broker, topic, spark, tmp_path):
+    """The rows that existed at ADD COLUMN hold what that ALTER gave them, though a later DDL of
+    the same batch changes the column's DEFAULT (SET DEFAULT) or the batch's last DDL comes a
+    second later (DEFAULT CURRENT_TIMESTAMP takes the ADD's time). Before, both were filled with
+    the definition and the time of the batch's end: f = 2 and ts a second late, silently."""
+    name = "sh_added_fill"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+    cfg = job_config(kafka_broker, topic, tmp_path, name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
+    mariadb.sql("ALTER TABLE t ADD COLUMN f INT DEFAULT 1;"
+                "ALTER TABLE t ALTER COLUMN f SET DEFAULT 2;"
+                "INSERT INTO t (id, a) VALUES (3, 30);"
+                "ALTER TABLE t ADD COLUMN ts DATETIME DEFAULT CURRENT_TIMESTAMP;"
+                "DO SLEEP(1.2);"
+                "ALTER TABLE t ADD COLUMN g INT DEFAULT 5;", database=name)
+    ship_snapshot(mariadb, kafka_broker, topic, name)
+    replicate(spark, cfg)
+
+    server = server_table(mariadb, f"{name}.t")
+    assert [r[2] for r in server[1]] == [1, 1, 2]  # the workload ran as written
+    assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == server
