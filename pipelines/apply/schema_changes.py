@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
-from libs.lineage_sql import quote_identifier
+from libs.lineage_sql import delta_path_ref, quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
 from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key
@@ -79,7 +79,20 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         columns.append(value.cast(D.spark_type(new.spark_type))
                        .alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {}))
     columns += [F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
+    if any(type_key(new.spark_type) == "timestamp_ntz" for new in plan):
+        _support_timestamp_ntz(spark, path)
     with delta_txn(spark, txn_app_id, batch_id):
         (table.select(*columns).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
          .save(path))
     return True
+
+
+def _support_timestamp_ntz(spark: SparkSession, path: str) -> None:
+    """Delta creates a table with a TIMESTAMP_NTZ (DATETIME) column with the table feature on,
+    but a schema overwrite that brings the first one needs it turned on first (a protocol
+    upgrade: one commit of its own, made once, idempotent)."""
+    if not D.is_delta_table(spark, path):
+        return
+    (features,) = spark.sql(f"DESCRIBE DETAIL {delta_path_ref(path)}").select("tableFeatures").first()
+    if "timestampNtz" not in (features or ()):
+        spark.sql(f"ALTER TABLE {delta_path_ref(path)} SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")

@@ -108,9 +108,11 @@ def test_an_added_column_is_filled_as_its_alter_defined_it(mariadb, kafka_broker
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
     cfg = job_config(kafka_broker, topic, tmp_path, name)
     ship_snapshot(mariadb, kafka_broker, topic, name)
-    mariadb.sql("ALTER TABLE t ADD COLUMN f INT DEFAULT 1;"
+    replicate(spark, cfg)  # rows 1 and 2 in Delta; row 3 is inserted in the DDL's batch, before them
+    mariadb.sql("INSERT INTO t VALUES (3, 30);"
+                "ALTER TABLE t ADD COLUMN f INT DEFAULT 1;"
                 "ALTER TABLE t ALTER COLUMN f SET DEFAULT 2;"
-                "INSERT INTO t (id, a) VALUES (3, 30);"
+                "INSERT INTO t (id, a) VALUES (4, 40);"
                 "ALTER TABLE t ADD COLUMN ts DATETIME DEFAULT CURRENT_TIMESTAMP;"
                 "DO SLEEP(1.2);"
                 "ALTER TABLE t ADD COLUMN g INT DEFAULT 5;", database=name)
@@ -118,5 +120,5 @@ def test_an_added_column_is_filled_as_its_alter_defined_it(mariadb, kafka_broker
     replicate(spark, cfg)
 
     server = server_table(mariadb, f"{name}.t")
-    assert [r[2] for r in server[1]] == [1, 1, 2]  # the workload ran as written
+    assert [r[2] for r in server[1]] == [1, 1, 1, 2]  # the workload ran as written
     assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == server

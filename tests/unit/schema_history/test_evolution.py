@@ -12,11 +12,11 @@ from decimal import Decimal
 import pytest
 
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import NewColumn, SchemaEvolutionError, evolution, widens
+from libs.schema_history.evolution import AddedColumn, NewColumn, SchemaEvolutionError, evolution, widens
 from libs.targets.config import build_catalog
 from libs.targets.ddl import parse_ddl
 
-ADDED_AT = dt.datetime(2024, 5, 6, 7, 8, 9)
+ADDED_AT = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
 WHERE = "source s, mdb-bin.000002:500, d.t (ALTER TABLE t MODIFY a INT)"
 DELTA = [("id", "int"), ("a", "int"), ("b", "string")]  # id INT PRIMARY KEY, a INT, b VARCHAR(10)
 
@@ -110,8 +110,9 @@ KEPT = [NewColumn("id", "int", "id"), NewColumn("a", "int", "a"), NewColumn("b",
     ("c DECIMAL(6,2) DEFAULT 1.5", Decimal("1.5")),
     ("c INT DEFAULT NULL", None),
     ("c INT NOT NULL DEFAULT 7", 7),
-    ("c TIMESTAMP DEFAULT CURRENT_TIMESTAMP", ADDED_AT),
-    ("c DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP", ADDED_AT),
+    ("c TIMESTAMP DEFAULT CURRENT_TIMESTAMP", ADDED_AT.replace(microsecond=0)),  # NOW() in whole seconds
+    ("c DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP", ADDED_AT.replace(microsecond=0)),
+    ("c DATETIME(2) DEFAULT CURRENT_TIMESTAMP(2)", ADDED_AT.replace(microsecond=120000)),  # NOW() in fsp 2
     ("c INT", None),                       # nullable, no DEFAULT: NULL
     ("c VARCHAR(5)", None),
     ("c INT NOT NULL", 0),                 # NOT NULL, no DEFAULT: the type's implicit default
@@ -127,6 +128,19 @@ def test_an_added_column_is_filled(added, fill):
     (new,) = out[3:]
     assert (new.name, new.source, new.cast, new.fill) == ("c", None, False, fill)
     assert type(new.fill) is type(fill)
+
+
+def test_an_added_column_is_filled_as_its_add_defined_it():
+    """`added`: the batch's ADD COLUMN of a column; a later DDL of the batch (SET DEFAULT 2, the
+    end's definition) does not change what the rows that existed got. A definition None is the
+    target's (a declared replica-side one), at the ADD's time."""
+    at_add = dt.datetime(2024, 5, 6, 7, 0, 0)
+    t = target("id INT PRIMARY KEY, a INT, b VARCHAR(10), c INT DEFAULT 2, ts DATETIME DEFAULT CURRENT_TIMESTAMP, "
+               "d DATETIME DEFAULT CURRENT_TIMESTAMP")
+    c_at_add = target("id INT PRIMARY KEY, c INT DEFAULT 1").column("c")
+    out = evolution(DELTA, t, EndNames(), ADDED_AT, WHERE,
+                    {"c": AddedColumn(c_at_add, at_add), "ts": AddedColumn(None, at_add)})
+    assert [(n.name, n.fill) for n in out[3:]] == [("c", 1), ("ts", at_add), ("d", ADDED_AT.replace(microsecond=0))]
 
 
 @pytest.mark.parametrize("columns, start, expected", [
