@@ -12,6 +12,10 @@ end (pipelines/apply/schema_changes.py). Each new column comes from one Delta co
     CURRENT_TIMESTAMP, else NULL or the type's implicit default (values.fill_value;
     rpl_record.cc prepare_record);
   * a Delta column no new column comes from is dropped.
+A column the server computes for every row (GENERATED ALWAYS AS, AUTO_INCREMENT) added to a
+table with rows stops the batch: the values the ALTER gave the rows that existed are in no
+binlog event, and a DEFAULT in their place would be a wrong value no reader could tell
+(`unknown_fills`).
 """
 from __future__ import annotations
 
@@ -30,6 +34,10 @@ _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 class SchemaEvolutionError(ValueError):
     """The Delta table cannot be carried to the new schema value for value."""
+
+    def __init__(self, message: str, computed: bool = False):
+        super().__init__(message)
+        self.computed = computed  # an added column's values only the server knows (unknown_fills)
 
 
 @dataclass(frozen=True)
@@ -104,3 +112,15 @@ def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: E
                              cast=type_key(spark_type) != type_key(column.spark_type)))
     unchanged = [(c.source, c.cast) for c in out] == [(name, False) for name, _ in delta_columns]
     return None if unchanged and all(c.name == c.source for c in out) else out
+
+
+def unknown_fills(plan: Sequence[NewColumn], target: Target, where: str) -> SchemaEvolutionError | None:
+    """The error for new columns whose values in the existing rows only the server knows
+    (GENERATED ALWAYS AS, AUTO_INCREMENT), or None."""
+    computed = [target.column(n.name) for n in plan if n.source is None]
+    computed = [c for c in computed if c.generated or c.auto_increment]
+    if not computed:
+        return None
+    kinds = ", ".join(f"{c.name!r} ({'GENERATED' if c.generated else 'AUTO_INCREMENT'})" for c in computed)
+    return SchemaEvolutionError(f"{where}: added column(s) {kinds} hold values the server computed for each row "
+                                f"that existed, which no binlog event carries", computed=True)

@@ -131,7 +131,7 @@ def _column(col_def: exp.ColumnDef, path: str, where: str, table_charset: str | 
     dtype = col_def.args.get("kind")
     if not isinstance(dtype, exp.DataType):
         raise TargetConfigError(path, f"{where}.{name}", "column has no type")
-    nullable, primary, unique, generated = True, False, False, False
+    nullable, primary, unique, generated, auto_increment = True, False, False, False, False
     default_node, charset = None, None
     for constraint in col_def.constraints:
         kind = constraint.args.get("kind")
@@ -145,6 +145,8 @@ def _column(col_def: exp.ColumnDef, path: str, where: str, table_charset: str | 
             default_node = kind.this
         elif isinstance(kind, (exp.ComputedColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)):
             generated = True
+        elif isinstance(kind, exp.AutoIncrementColumnConstraint):
+            auto_increment = True
         elif isinstance(kind, exp.CharacterSetColumnConstraint):
             charset = kind.this.name
         elif isinstance(kind, exp.CollateColumnConstraint) and charset is None:
@@ -154,7 +156,7 @@ def _column(col_def: exp.ColumnDef, path: str, where: str, table_charset: str | 
                                  charset=charset or table_charset)
     except KeyError:
         raise TargetConfigError(path, f"{where}.{name}", f"unsupported MySQL type {dtype.sql(dialect=MariaDB)!r}") from None
-    column = replace(column, generated=generated)
+    column = replace(column, generated=generated, auto_increment=auto_increment)
     return _with_default(column, default_node, path, f"{where}.{name}"), primary, unique
 
 

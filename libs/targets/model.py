@@ -52,6 +52,8 @@ class Column:
     """ENUM/SET member labels in order."""
     generated: bool = False
     """GENERATED ALWAYS AS (...) column: computed by the server, never in a default."""
+    auto_increment: bool = False
+    """AUTO_INCREMENT: numbered by the server (an ALTER adding one numbers the rows there are)."""
     unsigned: bool = False
     """UNSIGNED integer: the binlog says so only with row metadata (decoding.py fills the gap)."""
     charset: str | None = None

@@ -145,6 +145,8 @@ class _Evolve(NamedTuple):
     copy_from: str | None  # renamed from the table at this Delta path in the batch: its rows are this one's
     inherited: int = 0  # the replayed changes' first ones came from copy_from's table: logged there
     added: Mapping[str, AddedColumn] = {}  # the batch's ADD COLUMN of each column new at its end
+    accept: str = ""  # accept_schema_changes_through for its last DDL, as a user writes it
+    accepted: bool = False  # ... which the job's setting covers (values it cannot know: DEFAULT)
 
 
 @dataclasses.dataclass
@@ -390,8 +392,11 @@ class DeltaApplier:
                  f"({one_line(last['statement'] or '')})")
         versions = self.schema_history.history.versions(lineage.source, database, table)
         exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
+        through = dict(self.config.accept_schema_changes_through).get(lineage.source)
+        accepted = through is not None and BinlogPosition.of(lineage.binlog_file, lineage.binlog_pos) <= through
+        accept = f"accept_schema_changes_through: {{{lineage.source}: '{lineage.binlog_file}:{lineage.binlog_pos}'}}"
         return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from, len(replayed) - len(own),
-                                 {name: column for name, (column, _k) in added.items()})
+                                 {name: column for name, (column, _k) in added.items()}, accept, accepted)
 
     def _added_columns(self, database: str, table: str, walked: Sequence[Mapping[str, Any]],
                        per_change: Sequence[EndNames]) -> dict[str, tuple[AddedColumn, int]]:
@@ -518,12 +523,15 @@ class DeltaApplier:
         (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
         try:
             if evolve_target(spark, path, target, evolve.start, evolve.added_at, evolve.where, self.app_id,
-                             batch_id, evolve.copy_from, evolve.added):
+                             batch_id, evolve.copy_from, evolve.added, evolve.accepted):
                 self._mirrors.pop(path, None)
         except SchemaEvolutionError as exc:
+            way_past = (f"snapshot the table again (cdc-ship --resnapshot --include '{target.database}\\."
+                        f"{target.table}'), then restart with {evolve.accept}: the batch writes the DEFAULT, the "
+                        f"snapshot after it the server's values" if exc.computed else
+                        "recreate the table from a new snapshot, or set schema_changes to ignore")
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "
-                                      f"table. Recreate it from a new snapshot, or set schema_changes to "
-                                      f"ignore") from None
+                                      f"table. The way past: {way_past}") from None
         if evolve.exists:
             self._ensure_target(spark, TablePlan(target, path, [], []))
 

@@ -30,7 +30,7 @@ import pipelines.apply.tables as D
 from libs.lineage_sql import delta_path_ref, quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key
+from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key, unknown_fills
 from libs.system_tables import schema_app_id
 from libs.targets.model import Target
 from pipelines.delta_txn import committed_version, delta_txn
@@ -38,7 +38,7 @@ from pipelines.delta_txn import committed_version, delta_txn
 
 def evolve_target(spark: SparkSession, path: str, target: Target, start: EndNames, added_at: dt.datetime,
                   where: str, app_id: str, batch_id: int, copy_from: str | None = None,
-                  added: Mapping[str, AddedColumn] | None = None) -> bool:
+                  added: Mapping[str, AddedColumn] | None = None, accepted: bool = False) -> bool:
     """Carry the target's Delta table (if any) to `target`'s columns, or write it as a copy of
     the table at `copy_from` (renamed to this one in the batch) so carried; True when this
     call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
@@ -66,6 +66,9 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         plan = evolution(delta_columns, target, start, added_at, where, added)
         if plan is None and copy_from is None:
             return False
+        unknown = None if accepted else unknown_fills(plan or [], target, where)
+        if unknown is not None and not table.isEmpty():
+            raise unknown
         if plan is None:  # a copy with the same columns
             plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
     columns = []
@@ -96,3 +99,4 @@ def _support_timestamp_ntz(spark: SparkSession, path: str) -> None:
     (features,) = spark.sql(f"DESCRIBE DETAIL {delta_path_ref(path)}").select("tableFeatures").first()
     if "timestampNtz" not in (features or ()):
         spark.sql(f"ALTER TABLE {delta_path_ref(path)} SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")
+

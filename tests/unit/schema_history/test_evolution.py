@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import AddedColumn, NewColumn, SchemaEvolutionError, evolution, widens
+from libs.schema_history.evolution import (AddedColumn, NewColumn, SchemaEvolutionError, evolution, unknown_fills,
+                                           widens)
 from libs.targets.config import build_catalog
 from libs.targets.ddl import parse_ddl
 
@@ -210,3 +211,20 @@ def test_a_narrowing_stops_with_table_ddl_and_column(delta, columns, start, colu
 def test_a_narrowing_is_a_value_error():
     with pytest.raises(ValueError):
         evolution([("a", "bigint")], target("a SMALLINT"), EndNames(), ADDED_AT, WHERE)
+
+
+@pytest.mark.parametrize("added, stops", [
+    ("g INT AS (a * 2) STORED", "'g' (GENERATED)"),
+    ("g INT AS (a * 2) VIRTUAL", "'g' (GENERATED)"),
+    ("n INT NOT NULL AUTO_INCREMENT UNIQUE", "'n' (AUTO_INCREMENT)"),
+    ("c INT DEFAULT 5", None),
+])
+def test_an_added_column_only_the_server_can_fill_stops(added, stops):
+    """unknown_fills: a GENERATED or AUTO_INCREMENT column added to rows that exist has values
+    the server computed and no binlog event carries; a column kept from Delta is not asked."""
+    t = target(f"id INT PRIMARY KEY, a INT, b VARCHAR(10), {added}")
+    error = unknown_fills(evolution(DELTA, t, EndNames(), ADDED_AT, WHERE), t, WHERE)
+    assert (error is None) if stops is None else (stops in str(error) and error.computed)
+    kept = target(f"id INT PRIMARY KEY, a INT AS (id * 2) STORED, b VARCHAR(10)")
+    assert unknown_fills([NewColumn("id", "int", "id"), NewColumn("a", "int", "a"), NewColumn("b", "string", "b")],
+                         kept, WHERE) is None
