@@ -143,8 +143,9 @@ class JobConfig:
         "Per source, the binlog position (FILE:POS) through which bad input already looked at is "
         "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}", ())
     accept_schema_changes_through: tuple[tuple[str, BinlogPosition], ...] = _doc(
-        "Per source, the binlog position (FILE:POS) through which DDL that schema_changes: fail stopped at "
-        "is accepted and followed (evolve), each DDL looked at once: {source: 'mdb-bin.000003:1234'}", ())
+        "Per source, the binlog position (FILE:POS) through which DDL the job stopped at is accepted and "
+        "followed, each DDL looked at once: one that schema_changes: fail stopped at, or an added GENERATED / "
+        "AUTO_INCREMENT column (its batch writes the DEFAULT): {source: 'mdb-bin.000003:1234'}", ())
     statement_format_policy: str = _doc("Statement DML for a rows-only target (WL#3303): fail | quarantine",
                                         "fail", choices=POLICIES)
     undeclared_tables: str = _doc("A row or statement change for a selected table (tables.include/exclude) "
