@@ -2,7 +2,11 @@
 snapshot shipped in-process, the server's binlog_row_metadata for a block, one job run."""
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
+
+import pytest
+from pyspark.errors import StreamingQueryException
 
 from libs.config import JobConfig
 from pipelines.replicate import build_query, make_applier
@@ -61,3 +65,18 @@ def replicate(spark, cfg):
     query = build_query(spark, cfg, make_applier(cfg))
     query.awaitTermination()
     assert query.exception() is None
+
+
+def stop_message(spark, cfg) -> str:
+    """One run of the job that must stop: its message."""
+    query = build_query(spark, cfg, make_applier(cfg))
+    with pytest.raises(StreamingQueryException) as stopped:
+        query.awaitTermination()
+    return str(stopped.value)
+
+
+def accepted_through(error: str, source: str) -> dict[str, str]:
+    """The accept_schema_changes_through a stop message names, as a JobConfig takes it."""
+    accepted = re.search(r"accept_schema_changes_through: \{(\S+): '(\S+)'\}", error)
+    assert accepted is not None and accepted[1] == source, error
+    return {accepted[1]: accepted[2]}
