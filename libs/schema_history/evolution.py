@@ -114,13 +114,25 @@ def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: E
     return None if unchanged and all(c.name == c.source for c in out) else out
 
 
-def unknown_fills(plan: Sequence[NewColumn], target: Target, where: str) -> SchemaEvolutionError | None:
-    """The error for new columns whose values in the existing rows only the server knows
-    (GENERATED ALWAYS AS, AUTO_INCREMENT), or None."""
+def converted_by_server(old: Column, new: Column) -> bool:
+    """Does a MODIFY from `old` to `new` change values that Delta keeps as they were (the Spark
+    type is the same or casts without the server's rule)? INT -> YEAR (5 reads as 2005),
+    VARCHAR -> CHAR (trailing spaces dropped), a string -> ENUM / SET (a value not a member: '')."""
+    if new.family in ("year", "enum", "set") and old.family != new.family:
+        return True
+    fixed = lambda c: c.family == "string" and c.mysql_type.upper().startswith(("CHAR", "NCHAR"))  # noqa: E731
+    return fixed(new) and not fixed(old)
+
+
+def unknown_fills(plan: Sequence[NewColumn], target: Target, where: str,
+                  converted: Sequence[str] = ()) -> SchemaEvolutionError | None:
+    """The error for columns whose values in the existing rows only the server knows: added ones
+    it computes (GENERATED ALWAYS AS, AUTO_INCREMENT), and `converted` ones ("'a' (INT -> YEAR)",
+    converted_by_server); None when there are none."""
     computed = [target.column(n.name) for n in plan if n.source is None]
-    computed = [c for c in computed if c.generated or c.auto_increment]
-    if not computed:
+    kinds = [f"{c.name!r} ({'GENERATED' if c.generated else 'AUTO_INCREMENT'})"
+             for c in computed if c.generated or c.auto_increment] + list(converted)
+    if not kinds:
         return None
-    kinds = ", ".join(f"{c.name!r} ({'GENERATED' if c.generated else 'AUTO_INCREMENT'})" for c in computed)
-    return SchemaEvolutionError(f"{where}: added column(s) {kinds} hold values the server computed for each row "
-                                f"that existed, which no binlog event carries", computed=True)
+    return SchemaEvolutionError(f"{where}: column(s) {', '.join(kinds)} hold values the server computed or "
+                                f"converted for each row that existed, which no binlog event carries", computed=True)

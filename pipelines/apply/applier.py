@@ -79,7 +79,7 @@ from libs.replay.images import FILLED
 from libs.replay.lineage import Lineage
 from libs.schema_history.column_identity import (ADD, SUPERSEDED, EndNames, column_steps, creates, end_names,
                                                  with_names_at_end)
-from libs.schema_history.evolution import AddedColumn, SchemaEvolutionError
+from libs.schema_history.evolution import AddedColumn, SchemaEvolutionError, converted_by_server
 from libs.schema_history.history import Version, changes_columns
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.table_renames import RenameChainError, TableRename, table_renames
@@ -147,6 +147,7 @@ class _Evolve(NamedTuple):
     added: Mapping[str, AddedColumn] = {}  # the batch's ADD COLUMN of each column new at its end
     accept: str = ""  # accept_schema_changes_through for its last DDL, as a user writes it
     accepted: bool = False  # ... which the job's setting covers (values it cannot know: DEFAULT)
+    converted: tuple[str, ...] = ()  # columns a MODIFY of the batch converts as only the server knows how
 
 
 @dataclasses.dataclass
@@ -396,7 +397,26 @@ class DeltaApplier:
         accepted = through is not None and BinlogPosition.of(lineage.binlog_file, lineage.binlog_pos) <= through
         accept = f"accept_schema_changes_through: {{{lineage.source}: '{lineage.binlog_file}:{lineage.binlog_pos}'}}"
         return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from, len(replayed) - len(own),
-                                 {name: column for name, (column, _k) in added.items()}, accept, accepted)
+                                 {name: column for name, (column, _k) in added.items()}, accept, accepted,
+                                 self._converted(database, table, walked, start, lineage.source))
+
+    def _converted(self, database: str, table: str, walked: Sequence[Mapping[str, Any]], start: EndNames,
+                   source: str) -> tuple[str, ...]:
+        """The columns whose type the batch's DDL changed in a way the server converts their
+        values and Delta would not (evolution.converted_by_server): "'a' (INT -> YEAR)"."""
+        first = next((c for c in walked if c["op"] == "ddl"), None)
+        before = self._schema_before(database, table, first) if first is not None else None
+        after = self.schema_history.history.latest(source, database, table)
+        if before is None or after is None:
+            return ()
+        now = {c.name.lower(): c for c in version_columns(after, source)}
+        out = []
+        for old in version_columns(before, first["source"]):
+            end = start.end(old.name)
+            new = now.get(end.lower()) if end is not None else None
+            if new is not None and converted_by_server(old, new):
+                out.append(f"{new.name!r} ({old.mysql_type} -> {new.mysql_type})")
+        return tuple(out)
 
     def _added_columns(self, database: str, table: str, walked: Sequence[Mapping[str, Any]],
                        per_change: Sequence[EndNames]) -> dict[str, tuple[AddedColumn, int]]:
@@ -523,7 +543,7 @@ class DeltaApplier:
         (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
         try:
             if evolve_target(spark, path, target, evolve.start, evolve.added_at, evolve.where, self.app_id,
-                             batch_id, evolve.copy_from, evolve.added, evolve.accepted):
+                             batch_id, evolve.copy_from, evolve.added, evolve.accepted, evolve.converted):
                 self._mirrors.pop(path, None)
         except SchemaEvolutionError as exc:
             way_past = (f"snapshot the table again (cdc-ship --resnapshot --include '{target.database}\\."

@@ -21,7 +21,7 @@ left to the batch's truncate, which empties it in the commit of its rows.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -38,7 +38,8 @@ from pipelines.delta_txn import committed_version, delta_txn
 
 def evolve_target(spark: SparkSession, path: str, target: Target, start: EndNames, added_at: dt.datetime,
                   where: str, app_id: str, batch_id: int, copy_from: str | None = None,
-                  added: Mapping[str, AddedColumn] | None = None, accepted: bool = False) -> bool:
+                  added: Mapping[str, AddedColumn] | None = None, accepted: bool = False,
+                  converted: Sequence[str] = ()) -> bool:
     """Carry the target's Delta table (if any) to `target`'s columns, or write it as a copy of
     the table at `copy_from` (renamed to this one in the batch) so carried; True when this
     call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
@@ -64,11 +65,11 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         table = table.limit(0)
     else:
         plan = evolution(delta_columns, target, start, added_at, where, added)
-        if plan is None and copy_from is None:
-            return False
-        unknown = None if accepted else unknown_fills(plan or [], target, where)
+        unknown = None if accepted else unknown_fills(plan or [], target, where, converted)
         if unknown is not None and not table.isEmpty():
             raise unknown
+        if plan is None and copy_from is None:
+            return False
         if plan is None:  # a copy with the same columns
             plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
     columns = []

@@ -218,27 +218,29 @@ def test_a_swap_from_a_table_not_replicated_is_quarantined_until_a_new_snapshot(
 
 
 def test_an_added_generated_column_stops_until_a_new_snapshot(mariadb, kafka_broker, topic, spark, tmp_path):
-    """ALTER TABLE ... ADD a GENERATED or AUTO_INCREMENT column: the server computed its value
-    for every row there was, and no binlog event carries those values, so the job stops naming
-    the column instead of writing DEFAULTs in their place (before: g NULL, n NULL in rows 1-2,
-    silently). The way past the message names: a new snapshot of the table, then the DDL's
+    """ALTER TABLE ... ADD a GENERATED or AUTO_INCREMENT column, or MODIFY INT -> YEAR: the
+    server computed or converted the value of every row there was, and no binlog event carries
+    those values, so the job stops naming the columns instead of writing DEFAULTs or the old
+    values (before: g NULL, n NULL, y 5 where the server shows 2005, silently). The way past the message names: a new snapshot of the table, then the DDL's
     position accepted (its batch writes the DEFAULTs, the snapshot the server's values); the
     table then equals the server's."""
     name = "sh_computed"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
-                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, y INT); "
+                f"INSERT INTO {name}.t VALUES (1, 10, 5), (2, 20, 70)")
     ship_snapshot(mariadb, kafka_broker, topic, name)
     evolve = job_config(kafka_broker, topic, tmp_path, name)
     replicate(spark, evolve)
-    mariadb.sql("ALTER TABLE t ADD COLUMN g INT AS (a * 2) STORED, ADD COLUMN n INT NOT NULL AUTO_INCREMENT UNIQUE;"
-                "INSERT INTO t (id, a) VALUES (3, 30)", database=name)
+    mariadb.sql("ALTER TABLE t ADD COLUMN g INT AS (a * 2) STORED, ADD COLUMN n INT NOT NULL AUTO_INCREMENT UNIQUE,"
+                " MODIFY y YEAR; INSERT INTO t (id, a) VALUES (3, 30)", database=name)
     ship_snapshot(mariadb, kafka_broker, topic, name)
     error = stop_message(spark, evolve)
-    assert "'g' (GENERATED), 'n' (AUTO_INCREMENT)" in error and "cdc-ship --resnapshot" in error, error
-    assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == (["id", "a"], [(1, 10), (2, 20)])
+    assert "'g' (GENERATED), 'n' (AUTO_INCREMENT), 'y' (INT(11) -> YEAR)" in error, error
+    assert "cdc-ship --resnapshot" in error, error
+    assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == (["id", "a", "y"], [(1, 10, 5), (2, 20, 70)])
 
     ship_snapshot(mariadb, kafka_broker, topic, name, resnapshot=rf"{name}\.t")
     replicate(spark, job_config(kafka_broker, topic, tmp_path, name,
                                 accept_schema_changes_through=accepted_through(error, name)))
-    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 20, 1), (2, 20, 40, 2), (3, 30, 60, 3)]
+    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 2005, 20, 1), (2, 20, 1970, 40, 2), (3, 30, None, 60, 3)]
     assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")

@@ -12,8 +12,8 @@ from decimal import Decimal
 import pytest
 
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import (AddedColumn, NewColumn, SchemaEvolutionError, evolution, unknown_fills,
-                                           widens)
+from libs.schema_history.evolution import (AddedColumn, NewColumn, SchemaEvolutionError, converted_by_server, evolution,
+                                           unknown_fills, widens)
 from libs.targets.config import build_catalog
 from libs.targets.ddl import parse_ddl
 
@@ -228,3 +228,23 @@ def test_an_added_column_only_the_server_can_fill_stops(added, stops):
     kept = target(f"id INT PRIMARY KEY, a INT AS (id * 2) STORED, b VARCHAR(10)")
     assert unknown_fills([NewColumn("id", "int", "id"), NewColumn("a", "int", "a"), NewColumn("b", "string", "b")],
                          kept, WHERE) is None
+
+
+@pytest.mark.parametrize("old, new, converts", [
+    ("INT", "YEAR", True),            # 5 reads as 2005
+    ("VARCHAR(5)", "CHAR(5)", True),  # trailing spaces dropped
+    ("TEXT", "CHAR(5)", True),
+    ("VARCHAR(5)", "ENUM('a','b')", True),
+    ("VARCHAR(5)", "SET('a','b')", True),
+    ("CHAR(5)", "CHAR(8)", False),
+    ("CHAR(5)", "VARCHAR(5)", False),
+    ("ENUM('a','b')", "ENUM('a','b','c')", False),
+    ("ENUM('a','b')", "VARCHAR(5)", False),  # the labels, as Delta holds them
+    ("INT", "BIGINT", False),
+    ("VARCHAR(5)", "TEXT", False),
+    ("YEAR", "INT", False),
+])
+def test_a_modify_the_server_converts(old, new, converts):
+    """converted_by_server: a MODIFY whose values the server converts by a rule Delta's cast does not know."""
+    columns = target(f"id INT PRIMARY KEY, o {old}, n {new}")
+    assert converted_by_server(columns.column("o"), columns.column("n")) is converts
