@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from libs.schema_history import statements as S
+from libs.schema_history.column_identity import REPLACE, column_steps
 from libs.schema_history.history import SchemaHistory, Version
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
 from libs.targets.config import Declaration, TargetCatalog
@@ -39,21 +40,15 @@ def declared_schema(declared: TableSchema, versions: Sequence[Version]) -> Table
     for version in versions[1:]:
         if version.statement is None or version.error is not None or version.schema is None:
             continue  # a later snapshot; a refused DDL; the table dropped or renamed away
+        # a statement that makes the name anew (column_identity's REPLACE) alters nothing of it
+        if any(step.kind == REPLACE for step in column_steps(version.statement, name.database, name.database, name.table)):
+            schema = declared
+            continue
         for change in S.parse(version.statement, name.database):
-            if _starts_anew(change, name):
-                schema = declared
-            elif isinstance(change, S.AlterTable) and change.name == name:
+            if isinstance(change, S.AlterTable) and change.name == name:
                 for action in change.actions:
                     schema = _replica_applies(action, schema, declared)
     return schema
-
-
-def _starts_anew(change, name: S.TableName) -> bool:
-    if isinstance(change, (S.CreateTable, S.CreateLike)):
-        return change.name == name
-    if isinstance(change, S.RenameTables):
-        return any(new == name for _old, new in change.pairs)
-    return isinstance(change, S.AlterTable) and change.renamed_to == name and change.name != name
 
 
 def _replica_applies(action: S.Action, schema: TableSchema, declared: TableSchema) -> TableSchema:

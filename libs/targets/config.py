@@ -182,11 +182,16 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
     return out
 
 
+def _means_now(raw: Any) -> bool:
+    """A YAML default that is DEFAULT CURRENT_TIMESTAMP: `CURRENT_TIMESTAMP`, `NOW()`, ..."""
+    return str(raw).upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW")
+
+
 def _default_for(column: model.Column, raw: Any, path: str, where: str) -> model.Column:
     if raw is None:
         return replace(column, default_kind=model.LITERAL_DEFAULT, default=None)
     text = str(raw)
-    if column.family in model.TEMPORAL_FAMILIES and text.upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW"):
+    if column.family in model.TEMPORAL_FAMILIES and _means_now(raw):
         return replace(column, default_kind=model.CURRENT_TIMESTAMP_DEFAULT, default=None)
     if isinstance(raw, bool):
         text = "1" if raw else "0"
@@ -349,7 +354,7 @@ def _yaml_create_table(name: str, columns: Sequence[Mapping[str, Any]]) -> str:
             raw = c["default"]
             if raw is None:
                 sql += " DEFAULT NULL"
-            elif str(raw).upper().rstrip("()") in ("CURRENT_TIMESTAMP", "NOW"):
+            elif _means_now(raw):
                 sql += " DEFAULT CURRENT_TIMESTAMP"
             else:
                 sql += f" DEFAULT {exp.Literal.string(str(int(raw)) if isinstance(raw, bool) else str(raw)).sql(dialect=MariaDB)}"

@@ -49,7 +49,6 @@ Decisions:
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -139,14 +138,12 @@ class _Evolve(NamedTuple):
     """What carries a followed target's Delta table to the batch's end schema."""
 
     start: EndNames  # each Delta column's name at the batch's end
-    added_at: dt.datetime  # the batch's last DDL of the table: an added column's CURRENT_TIMESTAMP
+    ddl: Lineage  # the batch's last DDL of the table: an added column's CURRENT_TIMESTAMP, the accept setting
     where: str  # the table and DDL, for an error
     exists: bool  # the table exists at the batch's end (a DROP leaves its Delta table as it was)
     copy_from: str | None  # renamed from the table at this Delta path in the batch: its rows are this one's
     inherited: int = 0  # the replayed changes' first ones came from copy_from's table: logged there
     added: Mapping[str, AddedColumn] = {}  # the batch's ADD COLUMN of each column new at its end
-    accept: str = ""  # accept_schema_changes_through for its last DDL, as a user writes it
-    accepted: bool = False  # ... which the job's setting covers (values it cannot know: DEFAULT)
     converted: tuple[str, ...] = ()  # columns a MODIFY of the batch converts as only the server knows how
 
 
@@ -172,6 +169,26 @@ class _Replayed:
     log_rows: list[int] = dataclasses.field(default_factory=list)  # row of `collected` per log entry
     errors: list[ReplayError] = dataclasses.field(default_factory=list)
     plans: list[TablePlan] = dataclasses.field(default_factory=list)
+
+
+def _accept_setting(source: str, file: str, pos: int) -> str:
+    """accept_schema_changes_through for the DDL at file:pos, as a user writes it."""
+    return f"accept_schema_changes_through: {{{source}: '{file}:{pos}'}}"
+
+
+def _fills_at_add(target: Target, added: Mapping[str, tuple[AddedColumn, int]]) -> list[tuple[int, str, Any]]:
+    """(index of the ADD in the batch, target column, the value its ADD gave the rows there were)."""
+    return [(k, target.column(end).name, fill_value(column.column or target.column(end), column.at))
+            for end, (column, k) in added.items() if target.has_column(end)]
+
+
+def _filled(change: Mapping[str, Any], index: int, fills: Sequence[tuple[int, str, Any]]) -> Mapping[str, Any]:
+    """A row inserted before a column's ADD in the batch (a snapshot row too) holds what that
+    ADD gave it, not the target's DEFAULT at the batch's end (libs/replay/images.py FILLED)."""
+    if not fills or change["op"] not in ("insert", SNAPSHOT_OP):
+        return change
+    filled = {name: value for k, name, value in fills if k > index}
+    return {**change, FILLED: filled} if filled else change
 
 
 class DeltaApplier:
@@ -231,21 +248,25 @@ class DeltaApplier:
         """schema_changes 'fail': the first DDL of the batch that changes a followed table's
         columns or keys, and that accept_schema_changes_through does not cover, stops the job
         before anything of the batch is written."""
-        tables, accepted = self.config.tables, dict(self.config.accept_schema_changes_through)
+        tables = self.config.tables
         for event, change in changes:
             name = change.name
             followed = name is not None and (self.declared.get(name.database, name.table) is not None or (
                 tables.from_source and tables.selects(name.database, name.table)))
             if not followed or not changes_columns(change):
                 continue
-            through = accepted.get(event.source)
-            if through is not None and BinlogPosition.of(event.file, event.pos) <= through:
+            if self._accepted(event.source, event.file, event.pos):
                 continue
             raise SchemaChangeStopped(f"batch {batch_id}: schema_changes is 'fail' and source {event.source}, "
                                       f"{event.file}:{event.pos} {change.kind} {name}: {one_line(event.statement)}. "
                                       f"Nothing of the batch was written. To follow it, set "
-                                      f"accept_schema_changes_through: {{{event.source}: '{event.file}:{event.pos}'}} "
+                                      f"{_accept_setting(event.source, event.file, event.pos)} "
                                       f"(or schema_changes to evolve or ignore)")
+
+    def _accepted(self, source: str, file: str, pos: int) -> bool:
+        """Is the DDL at file:pos within the job's accept_schema_changes_through for its source?"""
+        through = dict(self.config.accept_schema_changes_through).get(source)
+        return through is not None and BinlogPosition.of(file, pos) <= through
 
     def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
         with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
@@ -368,7 +389,8 @@ class DeltaApplier:
         per_change, start = end_names(walked, database, table, before=partial(self._schema_before, database, table),
                                       refused=partial(self._refused, database, table))
         added = self._added_columns(database, table, walked, per_change)
-        named = [self._filled(with_names_at_end(c, names), database, table, k, added)
+        fills = _fills_at_add(self.catalog.get(database, table), added)
+        named = [_filled(with_names_at_end(c, names), k, fills)
                  for k, (c, names) in enumerate(zip(walked, per_change)) if c is not arrival]
         replayed = with_ddl_truncates(named, self._starts_anew)  # a CREATE starts the table anew
         copy_from = None
@@ -393,11 +415,8 @@ class DeltaApplier:
                  f"({one_line(last['statement'] or '')})")
         versions = self.schema_history.history.versions(lineage.source, database, table)
         exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
-        through = dict(self.config.accept_schema_changes_through).get(lineage.source)
-        accepted = through is not None and BinlogPosition.of(lineage.binlog_file, lineage.binlog_pos) <= through
-        accept = f"accept_schema_changes_through: {{{lineage.source}: '{lineage.binlog_file}:{lineage.binlog_pos}'}}"
-        return replayed, _Evolve(start, lineage.commit_ts, where, exists, copy_from, len(replayed) - len(own),
-                                 {name: column for name, (column, _k) in added.items()}, accept, accepted,
+        return replayed, _Evolve(start, lineage, where, exists, copy_from, len(replayed) - len(own),
+                                 {name: column for name, (column, _k) in added.items()},
                                  self._converted(database, table, walked, start, lineage.source))
 
     def _converted(self, database: str, table: str, walked: Sequence[Mapping[str, Any]], start: EndNames,
@@ -444,17 +463,6 @@ class DeltaApplier:
                 out[end.lower()] = (AddedColumn(None if own else columns.get(name.lower()),
                                                 Lineage.of_change(change).commit_ts), k)
         return out
-
-    def _filled(self, change: Mapping[str, Any], database: str, table: str, index: int,
-                added: Mapping[str, tuple[AddedColumn, int]]) -> Mapping[str, Any]:
-        """A row inserted before a column's ADD in the batch (a snapshot row too) holds what that
-        ADD gave it, not the target's DEFAULT at the batch's end (libs/replay/images.py FILLED)."""
-        if change["op"] not in ("insert", SNAPSHOT_OP):
-            return change
-        target = self.catalog.get(database, table)
-        filled = {target.column(end).name: fill_value(column.column or target.column(end), column.at)
-                  for end, (column, k) in added.items() if k > index and target.has_column(end)}
-        return {**change, FILLED: filled} if filled else change
 
     def _schema_before(self, database: str, table: str, change) -> TableSchema | None:
         """The table's schema before a DDL change record (the history's)."""
@@ -542,12 +550,15 @@ class DeltaApplier:
         """The target's Delta table in the batch's end schema before its rows are read
         (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
         try:
-            if evolve_target(spark, path, target, evolve.start, evolve.added_at, evolve.where, self.app_id,
-                             batch_id, evolve.copy_from, evolve.added, evolve.accepted, evolve.converted):
+            ddl = evolve.ddl
+            if evolve_target(spark, path, target, evolve.start, ddl.commit_ts, evolve.where, self.app_id, batch_id,
+                             evolve.copy_from, evolve.added, self._accepted(ddl.source, ddl.binlog_file, ddl.binlog_pos),
+                             evolve.converted):
                 self._mirrors.pop(path, None)
         except SchemaEvolutionError as exc:
             way_past = (f"snapshot the table again (cdc-ship --resnapshot --include '{target.database}\\."
-                        f"{target.table}'), then restart with {evolve.accept}: the batch writes the DEFAULT, the "
+                        f"{target.table}'), then restart with {_accept_setting(ddl.source, ddl.binlog_file, ddl.binlog_pos)}: "
+                        f"the batch writes the DEFAULT, the "
                         f"snapshot after it the server's values" if exc.computed else
                         "recreate the table from a new snapshot, or set schema_changes to ignore")
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "

@@ -83,8 +83,9 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
         columns.append(value.cast(D.spark_type(new.spark_type))
                        .alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {}))
     columns += [F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
-    if any(type_key(new.spark_type) == "timestamp_ntz" for new in plan):
-        _support_timestamp_ntz(spark, path)
+    ntz = lambda spark_type: type_key(spark_type) == "timestamp_ntz"  # noqa: E731
+    if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
+        _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
     with delta_txn(spark, txn_app_id, batch_id):
         (table.select(*columns).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
          .save(path))
