@@ -151,8 +151,14 @@ def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
     raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
 
 
-def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int) -> list[dict[str, Any]]:
-    """One _cdc_progress row per source: its last transaction in commit order in this batch."""
+def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int,
+                  caught_up: Mapping[str, int] | None = None,
+                  previous: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """One _cdc_progress row per source: its last transaction in commit order in this batch.
+    `caught_up`: source -> epoch micros of the batch's heartbeat (caught_up_as_of). A source
+    with a heartbeat and no changes repeats its `previous` row (the source's last transaction,
+    changes 0); without a previous row it has no transaction to name and gets no row."""
+    caught_up = caught_up or {}
     last: dict[str, Mapping[str, Any]] = {}
     counts: dict[str, int] = defaultdict(int)
     for change in changes:
@@ -160,10 +166,15 @@ def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: i
         counts[source] += 1
         if source not in last or commit_order(change) > commit_order(last[source]):
             last[source] = change
-    return [{"app_id": app_id, "source": s, "trx_id": c["trx_id"], "gtid": c.get("gtid"),
-             "trx_file": c["trx_file"], "trx_end_pos": int(c["trx_end_pos"]),
-             "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": counts[s]}
-            for s, c in sorted(last.items())]
+    rows = {s: {"app_id": app_id, "source": s, "trx_id": c["trx_id"], "gtid": c.get("gtid"),
+                "trx_file": c["trx_file"], "trx_end_pos": int(c["trx_end_pos"]),
+                "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": counts[s]}
+            for s, c in last.items()}
+    for source in caught_up.keys() - rows.keys():
+        if previous and source in previous:
+            rows[source] = {**previous[source], "app_id": app_id, "batch_id": int(batch_id), "changes": 0}
+    return [{**row, "caught_up_as_of": to_utc_naive(caught_up[s]) if s in caught_up else None}
+            for s, row in sorted(rows.items())]
 
 
 def quarantine_row(error: ReplayError, now: dt.datetime) -> dict[str, Any]:

@@ -135,8 +135,12 @@ def schema_changes_of_table(schema_history: str, database: str, table: str) -> t
 
 def latest_progress(progress: str, app_id: str) -> tuple[str, dict[str, Any]]:
     """Per source, the last transaction applied by job `app_id` (the `_cdc_progress` row with
-    the highest batch_id; the table is append-only, one row per source and batch)."""
-    sql = ("SELECT source, trx_id, gtid, trx_file, trx_end_pos, commit_ts, batch_id FROM (\n"
-           "  SELECT *, row_number() OVER (PARTITION BY source ORDER BY batch_id DESC) AS _n\n"
+    the highest batch_id; the table is append-only, one row per source and batch), and the
+    latest `caught_up_as_of`: everything the source had logged at that time is in Delta (NULL
+    until a heartbeat was applied; issue #20 item 1)."""
+    sql = ("SELECT source, trx_id, gtid, trx_file, trx_end_pos, commit_ts, batch_id,\n"
+           "       _caught_up AS caught_up_as_of FROM (\n"
+           "  SELECT *, row_number() OVER (PARTITION BY source ORDER BY batch_id DESC) AS _n,\n"
+           "         max(caught_up_as_of) OVER (PARTITION BY source) AS _caught_up\n"
            f"  FROM {progress} WHERE app_id = :app_id\n) WHERE _n = 1\nORDER BY source")
     return sql, {"app_id": app_id}

@@ -25,7 +25,8 @@ from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, dec
 from libs.binlog.constants import STMT_END_F
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.boundary import QUERY_TYPES, query_text
-from libs.shipper.record import BINLOG_EVENT, FORMAT, SNAPSHOT
+from libs.shipper.heartbeat import HeartbeatRecord
+from libs.shipper.record import BINLOG_EVENT, FORMAT, HEARTBEAT, SNAPSHOT
 from libs.snapshot import changes as snapshot_changes
 from libs.snapshot.record import SnapshotRecord
 from libs.targets.decoding import DecodeHints
@@ -98,13 +99,40 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
     # and supersedes older binlog changes (libs/snapshot/protocol.py), not this stage.
     records: list[dict] = [snapshot_changes.assembled_record(source, f.raw, f.file, f.pos, f.kafka_partition,
                                                              f.kafka_offset) for f in frames if f.kind == SNAPSHOT]
-    out = assembler.feed(_decoded((f for f in frames if f.kind != SNAPSHOT), ctx, source), now=now)
-    for trx in out.transactions:
-        records.extend(segment_records(trx, assembler.state.fde, config))
-    records.extend(quarantine_record(q) for q in out.quarantined)
-    records.extend({"kind": "release", "source": source, "release_trx_key": ref.trx_key,
-                    "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)
+    beats = [(i, heartbeat_record(source, f)) for i, f in enumerate(frames) if f.kind == HEARTBEAT]
+    records.extend(b for _, b in beats if b["kind"] == "quarantine")
+    at, beat = next(((i, b) for i, b in reversed(beats) if b["kind"] == "heartbeat"), (len(frames), None))
+    before, after = _binlog_frames(frames[:at]), _binlog_frames(frames[at:])
+    for part in (before, after) if after else (before,):
+        out = assembler.feed(_decoded(part, ctx, source), now=now)
+        for trx in out.transactions:
+            records.extend(segment_records(trx, assembler.state.fde, config))
+        records.extend(quarantine_record(q) for q in out.quarantined)
+        records.extend({"kind": "release", "source": source, "release_trx_key": ref.trx_key,
+                        "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)
+        if part is before and beat is not None and assembler.state.open is None:
+            records.append(beat)
     return records, assembler.state.to_row()
+
+
+def _binlog_frames(frames: list[InputFrame]) -> list[InputFrame]:
+    """The frames the assembler reads. The batch's last good heartbeat splits them in two: it
+    counts only if no transaction is open at its place, so that everything before it is
+    complete, in this batch's records or in earlier ones (issue #20 item 1)."""
+    return [f for f in frames if f.kind not in (SNAPSHOT, HEARTBEAT)]
+
+
+def heartbeat_record(source: str, frame: InputFrame) -> dict:
+    """The assembled record of a heartbeat: the source is caught up to (binlog_file,
+    binlog_pos) as of commit_ts. One that does not decode is quarantined (nothing is dropped)."""
+    where = {"source": source, "binlog_file": frame.file, "binlog_pos": frame.pos,
+             "kafka_partition": frame.kafka_partition, "kafka_offset": frame.kafka_offset}
+    try:
+        beat = HeartbeatRecord.decode(frame.raw)
+    except ValueError as exc:
+        return {"kind": "quarantine", **where, "type_code": None, "q_kind": "malformed",
+                "reason": f"heartbeat record: {exc}", "raw": frame.raw}
+    return {"kind": "heartbeat", **where, "commit_ts": beat.caught_up_as_of_micros}
 
 
 def quarantine_record(q) -> dict:

@@ -21,15 +21,16 @@ class MarkedAppends:
     def __init__(self) -> None:
         self._last: dict[tuple[str, str], int] = {}  # (path, app_id) -> newest committed batch id
 
-    def append(self, df: DataFrame, path: str, app_id: str, batch_id: int) -> bool:
+    def append(self, df: DataFrame, path: str, app_id: str, batch_id: int, *, add_columns: bool = False) -> bool:
         """Append `df` as batch `batch_id` of `app_id` unless that batch (or a later one) is
-        committed there already; True when it appended."""
+        committed there already; True when it appended. `add_columns`: columns of `df` the
+        table lacks are added (a table an earlier release created: only nullable additions)."""
         key = (path, app_id)
         if key not in self._last:
             self._last[key] = committed_batch(df.sparkSession, path, app_id)
         if self._last[key] >= batch_id:
             return False
-        (df.write.format("delta").mode("append").option("mergeSchema", "false")
+        (df.write.format("delta").mode("append").option("mergeSchema", str(add_columns).lower())
          .option("userMetadata", mark(app_id, batch_id)).save(path))
         self._last[key] = batch_id
         return True

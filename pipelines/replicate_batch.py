@@ -6,6 +6,7 @@
                       (fail policy: stop here, libs/bad_input.py: kept, nothing applied)
     change records ---apply---> target tables, change log, progress  (or ---> _cdc_changes)
     releases ---(recorded now, deleted while the next batch runs)---> spill store
+    heartbeats ---> _cdc_progress.caught_up_as_of (a batch of only these skips the stages above)
 
 Every Delta write is idempotent per batch (appends: commit marks, pipelines/marked_appends.py;
 target writes: Delta's txnAppId/txnVersion), so a batch replayed after a crash changes nothing it
@@ -35,6 +36,8 @@ from pipelines.quarantine import QuarantineWriter, assembler_rejects, failed_tra
 from pipelines.stages.rows import change_records, decode_rows
 
 RELEASES_DIR = "spill_releases"
+HEARTBEAT, RELEASE = "heartbeat", "release"
+IDLE_KINDS = frozenset({HEARTBEAT, RELEASE})  # a batch of only these has no row to decode
 _FAILED_SCHEMA = "source string, trx_id string, reason string, kind string, trx_file string, trx_end_pos long"
 
 
@@ -98,19 +101,27 @@ class ReplicateBatch:
 
     def _replicate(self, batch_df: DataFrame, batch_id: int) -> None:
         self._delete_released_chunks(batch_id)
-        batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release
+        batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release | heartbeat
         try:
-            hints = self._prepare(batch, batch_id)      # source schemas of snapshot tables -> targets
-            rows = self._rows(batch, hints)             # change records | failed transactions
-            try:
-                if self._quarantine(batch, rows, batch_id):     # -> _cdc_quarantine
-                    self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
-                self._apply(rows.changes(), batch_id)           # -> targets (or _cdc_changes)
+            kinds, caught_up = _kinds(batch)
+            if kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
+                self._record_caught_up(batch, batch_id, caught_up)
+            else:
+                self._replicate_records(batch, batch_id, caught_up)
+            if RELEASE in kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
-            finally:
-                rows.decoded.unpersist()
         finally:
             batch.unpersist()
+
+    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
+        hints = self._prepare(batch, batch_id)          # source schemas of snapshot tables -> targets
+        rows = self._rows(batch, hints)                 # change records | failed transactions
+        try:
+            if self._quarantine(batch, rows, batch_id):         # -> _cdc_quarantine
+                self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
+            self._apply(rows.changes(), batch_id, caught_up)    # -> targets (or _cdc_changes)
+        finally:
+            rows.decoded.unpersist()
 
     # -- the stages, in the order _replicate runs them ----------------------------------------------
     def _delete_released_chunks(self, batch_id: int) -> None:
@@ -168,10 +179,21 @@ class ReplicateBatch:
         if stop is not None:
             raise BadInputStopped(stop_message(*stop, QUARANTINE))
 
-    def _apply(self, changes: DataFrame, batch_id: int) -> None:
-        """The apply stage when targets are declared; else the change records as they are."""
+    def _record_caught_up(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
+        """A batch of heartbeats only: the sources' progress moves, nothing else is written.
+        Kept short: the time it takes is how stale caught_up_as_of reads (issue #20 item 1)."""
+        record = getattr(self.apply, "record_caught_up", None)
+        if record is not None and caught_up:
+            record(batch.sparkSession, batch_id, caught_up)
+
+    def _apply(self, changes: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
+        """The apply stage when targets are declared; else the change records as they are.
+        `caught_up`: the batch's heartbeats, for _cdc_progress (no progress without targets)."""
         if self.apply is not None:
-            self.apply(changes, batch_id)
+            if caught_up:
+                self.apply(changes, batch_id, caught_up=caught_up)
+            else:
+                self.apply(changes, batch_id)
         else:
             self.appends.append(changes, self.paths.table(CHANGES), changes_app_id(self.app_id), batch_id)
 
@@ -183,6 +205,13 @@ class ReplicateBatch:
 
 class BadInputStopped(JobStopped):
     """A quarantined incident whose policy is fail (libs/bad_input.py); the batch is not applied."""
+
+
+def _kinds(batch: DataFrame) -> tuple[set[str], dict[str, int]]:
+    """The kinds of record in the batch, and source -> epoch micros of its last heartbeat the
+    assembler vouched for: one small aggregate, so an idle batch costs one job before its write."""
+    rows = batch.groupBy("kind", "source").agg(F.max(F.unix_micros("commit_ts")).alias("at")).collect()
+    return {r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT}
 
 
 def _failed(decoded: DataFrame) -> tuple[list, DataFrame | None]:

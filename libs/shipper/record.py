@@ -11,7 +11,9 @@ header record_kind = "snapshot", value = the Avro record, binlog_file/binlog_pos
 snapshot is consistent with (the next binlog event shipped starts there). So does the
 Format_description a server sends when a dump starts in the middle of a file (record_kind =
 "format", value = that event, binlog_pos = where the dump starts): it is not file content (its
-log_pos is 0), but without it nothing after it can be decoded. A binlog event's record has no
+log_pos is 0), but without it nothing after it can be decoded. So do heartbeats (record_kind =
+"heartbeat", schemas/heartbeat_record.avsc, libs/shipper/heartbeat.py): at the position the
+shipper has reached when the server says it has logged nothing more. A binlog event's record has no
 record_kind header, so the raw-frame contract is unchanged: skip the side records and the topic
 still rebuilds every shipped binlog file byte for byte.
 
@@ -32,11 +34,11 @@ HEADER_BINLOG_POS = "binlog_pos"    # start offset of the event in that file (de
 HEADER_SERVER_ID = "server_id"      # server_id from the event's common header (decimal)
 HEADER_SOURCE = "source"            # the source id (same as the key)
 HEADER_EVENT_TYPE = "event_type"    # type code byte of the event (decimal), for cheap filtering
-HEADER_RECORD_KIND = "record_kind"  # absent: a binlog event; "snapshot": a snapshot record
+HEADER_RECORD_KIND = "record_kind"  # absent: a binlog event; else one of SIDE_KINDS
 HEADER_NAMES = (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SERVER_ID, HEADER_SOURCE,
                 HEADER_EVENT_TYPE, HEADER_RECORD_KIND)
-BINLOG_EVENT, SNAPSHOT, FORMAT = "binlog", "snapshot", "format"
-SIDE_KINDS = (SNAPSHOT, FORMAT)  # records beside the binlog bytes: they take no room in a file
+BINLOG_EVENT, SNAPSHOT, FORMAT, HEARTBEAT = "binlog", "snapshot", "format", "heartbeat"
+SIDE_KINDS = (SNAPSHOT, FORMAT, HEARTBEAT)  # records beside the binlog bytes: they take no room in a file
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,13 @@ class KafkaRecord:
 
     @property
     def is_side(self) -> bool:
-        """A snapshot or format record: beside the binlog bytes, not in them."""
+        """A snapshot, format or heartbeat record: beside the binlog bytes, not in them."""
         return self.kind != BINLOG_EVENT
 
     @property
     def end_pos(self) -> int:
-        """Where the next event of the same file starts (the resume point). A snapshot record
-        or format record takes no room in the binlog: the next event starts at its own position."""
+        """Where the next event of the same file starts (the resume point). A side record
+        takes no room in the binlog: the next event starts at its own position."""
         return self.binlog_pos if self.is_side else self.binlog_pos + len(self.value)
 
     @property

@@ -22,9 +22,10 @@ from .errors import ShipError
 from .file_source import Inputs, iter_file_events
 from .kafka_sink import KafkaSink, last_record
 from .progress import Progress
-from .record import FORMAT, KafkaRecord
+from .heartbeat import HeartbeatRecord, is_caught_up
+from .record import FORMAT, HEARTBEAT, KafkaRecord
 from .replica_source import ConnectError, ServerOptions
-from .stream import ARTIFICIAL_FDE, PUBLISH, StreamTracker
+from .stream import ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, StreamTracker
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class ShipStats:
     events: int = 0
     reconnects: int = 0
     holes: int = 0
+    heartbeats: int = 0  # heartbeat records published (libs/shipper/heartbeat.py)
     resumed_from: tuple[str, int] | None = None
     snapshot: object | None = None  # snapshot_run.SnapshotStats when --snapshot/--resnapshot
 
@@ -231,6 +233,12 @@ def _stream_once(cfg, opts, sink, progress, stats, state, file, pos, gtid, shoul
                 # A dump that starts inside a file gets its Format_description with log_pos 0:
                 # not file content, but the job cannot decode what follows without it.
                 sink.send(KafkaRecord(cfg.source, step.file, step.pos, frame, FORMAT))
+            elif step.kind == HEARTBEAT_STEP and is_caught_up(frame, tracker.file, tracker.pos):
+                # the server has logged nothing after our position: say so in the topic, so the
+                # job can tell an idle source from a stalled one (libs/shipper/heartbeat.py)
+                beat = HeartbeatRecord(cfg.source, time.time_ns() // 1000, frame)
+                sink.send(KafkaRecord(cfg.source, tracker.file, tracker.pos, beat.encode(), HEARTBEAT))
+                stats.heartbeats += 1
             else:
                 sink.poll()
             progress.report()

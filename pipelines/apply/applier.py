@@ -212,6 +212,7 @@ class DeltaApplier:
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
         # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
         self._written: dict[str, int] = {}
+        self._progress: dict[str, dict] = {}  # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
         # path -> every row of the target as of its Delta version (libs/target_mirror.py): the
         # batch's touched rows without a Delta read. Paths in _unmirrored outgrew the cap.
         self._mirrors: dict[str, TargetMirror] = {}
@@ -268,15 +269,18 @@ class DeltaApplier:
         through = dict(self.config.accept_schema_changes_through).get(source)
         return through is not None and BinlogPosition.of(file, pos) <= through
 
-    def __call__(self, changes_df: DataFrame, batch_id: int) -> dict:
+    def __call__(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int] | None = None) -> dict:
+        """`caught_up`: source -> epoch micros of the batch's heartbeat, when it held one
+        (_cdc_progress.caught_up_as_of, schemas/heartbeat_record.avsc)."""
         with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
-            return self._apply(changes_df, batch_id)
+            return self._apply(changes_df, batch_id, caught_up or {})
 
-    def _apply(self, changes_df: DataFrame, batch_id: int) -> dict:
+    def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
         spark = changes_df.sparkSession
         collected = self._collect(changes_df)                   # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
         if not changes:
+            self.record_caught_up(spark, batch_id, caught_up)
             return {}
         self.prepare_batch(spark, [c for c in changes if c["op"] == TRUNCATE], batch_id)
         replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
@@ -284,8 +288,13 @@ class DeltaApplier:
         if replayed.log:  # its Spark schema: D.change_log_schema()
             log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
                                          to_arrow_schema(D.change_log_schema()))
-        self._write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans)
+        self._write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans, caught_up)
         return {name: dict(c) for name, c in replayed.counts.items()}
+
+    def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
+        """A batch without changes: only the heartbeats' sources' progress moves."""
+        if caught_up:
+            self._append_progress(spark, batch_id, [], caught_up)
 
     def _replay_all(self, spark: SparkSession, batch_id: int, changes: list[dict]) -> _Replayed:
         """Every table's changes replayed on its touched rows. Tables are read (a Spark job
@@ -603,7 +612,7 @@ class DeltaApplier:
 
     # -- writes (each idempotent per (app_id, batch_id)) ---------------------------------------------
     def _write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
-               plans) -> None:
+               plans, caught_up: Mapping[str, int]) -> None:
         if log_table is not None:
             self.appends.append(spark.createDataFrame(log_table, D.change_log_schema()),
                                 D.table_path(self.config.delta_root, CHANGE_LOG),
@@ -611,7 +620,7 @@ class DeltaApplier:
         now = now_utc()
         self.quarantine.append_rows(spark, [quarantine_row(e, now) for e in errors], batch_id)
         self._write_targets(spark, batch_id, [p for p in plans if p.upserts or p.deletes or p.replace])
-        self._append_progress(spark, batch_id, changes)
+        self._append_progress(spark, batch_id, changes, caught_up)
 
     def _write_targets(self, spark: SparkSession, batch_id: int, plans: list[TablePlan]) -> None:
         """One write per target table (_write_target), the tables side by side: a MERGE of a
@@ -695,14 +704,22 @@ class DeltaApplier:
             return None
         return table.write.format("delta").mode("overwrite").save
 
-    def _append_progress(self, spark: SparkSession, batch_id: int, changes) -> None:
+    def _append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int]) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
         the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
-        where a MERGE would rewrite files."""
+        where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
+        from the table once per process and then kept."""
         path = D.table_path(self.config.delta_root, PROGRESS)
-        rows = progress_rows(changes, self.app_id, batch_id)
+        idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes}
+        if idle:
+            self._progress.update(D.last_progress(spark, path, self.app_id, idle))
+        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress)
+        if not rows:
+            return
+        # add_columns: caught_up_as_of is newer than progress tables of earlier releases
         self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
-                            table_app_id(self.app_id, PROGRESS), batch_id)
+                            table_app_id(self.app_id, PROGRESS), batch_id, add_columns=True)
+        self._progress.update((r["source"], r) for r in rows)
 
 
 def _position(change: Mapping[str, Any]) -> Position:

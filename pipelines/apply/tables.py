@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from libs.arrow_rows import rows as arrow_rows
@@ -57,6 +58,16 @@ def change_log_schema() -> T.StructType:
 
 def progress_schema() -> T.StructType:
     return spark_schema("progress_record")
+
+
+def last_progress(spark: SparkSession, path: str, app_id: str, sources) -> dict[str, dict[str, Any]]:
+    """source -> its newest _cdc_progress row by `app_id` (sources without one are absent)."""
+    if not is_delta_table(spark, path):
+        return {}
+    table = spark.read.format("delta").load(path)
+    rows = (table.where(F.col("app_id") == app_id).where(F.col("source").isin(sorted(sources)))
+            .groupBy("source").agg(F.max_by(F.struct(*table.columns), "batch_id").alias("row")).collect())
+    return {r["source"]: r["row"].asDict() for r in rows}
 
 
 def spark_type(type_string: str) -> T.DataType:

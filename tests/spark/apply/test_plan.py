@@ -62,3 +62,25 @@ def test_undeclared_table_policy():
         ("undeclared_table", "d__ghost", "undeclared_table")
     entry, error = undeclared(Source("d", "", []).change("ddl", statement="DROP DATABASE d"), "fail")
     assert (entry.outcome, entry.delta_table, error) == ("ddl_recorded", "", None)
+
+
+def test_progress_rows_carry_the_batch_heartbeat_and_an_idle_source_repeats_its_last_row():
+    src = Source("d", "t", ["id"])
+    changes = [src.insert({"id": 1})]
+    previous = {"idle": {"app_id": "job", "source": "idle", "trx_id": "0-1-5", "gtid": "0-1-5",
+                         "trx_file": "mdb-bin.000001", "trx_end_pos": 900,
+                         "commit_ts": dt.datetime(2024, 5, 6), "batch_id": 3, "changes": 2,
+                         "caught_up_as_of": dt.datetime(2024, 5, 6, 1)}}
+    at = 1_714_957_200_000_000  # 2024-05-06 01:00:00 UTC in epoch micros
+    rows = {r["source"]: r for r in progress_rows(changes, "job", 8, {changes[0]["source"]: at, "idle": at + 1},
+                                                  previous)}
+    busy, idle = rows[changes[0]["source"]], rows["idle"]
+    assert (busy["trx_id"], busy["changes"], busy["caught_up_as_of"]) == (
+        changes[0]["trx_id"], 1, dt.datetime(2024, 5, 6, 1))
+    assert {k: idle[k] for k in ("trx_id", "trx_end_pos", "batch_id", "changes", "caught_up_as_of")} == {
+        "trx_id": "0-1-5", "trx_end_pos": 900, "batch_id": 8, "changes": 0,
+        "caught_up_as_of": dt.datetime(2024, 5, 6, 1, 0, 0, 1)}
+    (plain,) = progress_rows(changes, "job", 9)
+    assert plain["caught_up_as_of"] is None
+    # a heartbeat of a source that never applied a transaction has nothing to name: no row
+    assert progress_rows([], "job", 10, {"new": at}, previous) == []

@@ -1,0 +1,82 @@
+"""Freshness (issue #20 item 1): an idle source is told apart from a stalled job. A real MariaDB
+that stops writing, cdc-ship following it with a 1 s heartbeat, cdc-replicate running
+continuously: after two idle minutes `_cdc_progress.caught_up_as_of` is within 3 s of now, and
+the rows the heartbeats add still name the source's last transaction."""
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+from delta.tables import DeltaTable
+
+from libs.config import JobConfig
+from libs.lineage_sql import delta_path_ref, latest_progress
+from libs.system_tables import APP_ID, PROGRESS
+from pipelines.replicate import build_query, make_applier
+from tests.integration.exactly_once.oracle import delta_rows, server_rows
+
+from ..shipper.helpers import password_file, start_shipper, stop_shipper
+
+pytestmark = pytest.mark.integration
+
+import os
+IDLE_S = int(os.environ.get('IDLE_S', 120))
+
+
+def _latest(spark, root):
+    if not DeltaTable.isDeltaTable(spark, f"{root}/{PROGRESS}"):
+        return []
+    sql, args = latest_progress(delta_path_ref(f"{root}/{PROGRESS}"), APP_ID)
+    return spark.sql(sql, args=args).collect()
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_an_idle_source_stays_caught_up_to_within_3_s(mariadb, kafka_broker, topic, spark, tmp_path):
+    db = "fresh"
+    mariadb.sql(f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}; "
+                f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20)); "
+                f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b'); UPDATE {db}.t SET v = 'c' WHERE id = 2")
+    (last_gtid,), = mariadb.query("SELECT @@gtid_binlog_pos")
+    shipper = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
+                            "--password-file", password_file(mariadb), "--bootstrap", kafka_broker.bootstrap,
+                            "--topic", topic, "--source", "fresh1", "--snapshot", "--include", rf"{db}\..*",
+                            "--heartbeat", "1")
+    root = str(tmp_path / "delta")
+    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=root,
+                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0, tables={"include": [rf"{db}\..*"]})
+    query = build_query(spark, cfg, make_applier(cfg))
+    try:
+        columns, expected = server_rows(mariadb, db, "t")
+        _wait(lambda: _latest(spark, root) and delta_rows(spark, f"{root}/{db}__t", columns) == expected,
+              120, "the snapshot and the binlog in Delta")
+        applied = _latest(spark, root)[0]
+        idle_since = time.monotonic()
+        samples = []
+        while time.monotonic() - idle_since < IDLE_S:
+            time.sleep(5)
+            assert query.exception() is None
+            (row,) = _latest(spark, root)
+            samples.append((dt.datetime.utcnow() - row["caught_up_as_of"]).total_seconds())
+        staleness = [s for s in samples[-6:]]  # the last 30 s of two idle minutes
+        for p in query.recentProgress[-5:]:
+            print(p["batchId"], p["numInputRows"], p["durationMs"])
+        print(f"caught_up_as_of behind now, every 5 s over {IDLE_S} s idle: {samples}")
+        assert max(staleness) <= 3.0, staleness
+        (row,) = _latest(spark, root)
+        assert row["batch_id"] > applied["batch_id"] + 30  # the heartbeats moved it, batch after batch
+        assert (row["trx_id"], row["trx_file"], row["trx_end_pos"]) == (
+            applied["trx_id"], applied["trx_file"], applied["trx_end_pos"])  # still the last transaction
+        assert applied["gtid"] == last_gtid
+    finally:
+        query.stop()
+        code, output = stop_shipper(shipper)
+    assert code == 0, output
