@@ -392,8 +392,12 @@ def _in_file(frame: Frame) -> bool:
 
 
 def _file_order(a: str, b: str) -> int:
-    """Compare binlog file names base.NNNNNN; names of different bases (or unnumbered) count as newer."""
-    (base_a, na, _), (base_b, nb, _) = binlog_sort_key(a), binlog_sort_key(b)
+    """Compare binlog file names [EPOCH/]base.NNNNNN: a later epoch (the source moved to another
+    server, libs/binlog/file_names.py) is newer; names of different bases (or unnumbered) count
+    as newer."""
+    (epoch_a, base_a, na, _), (epoch_b, base_b, nb, _) = binlog_sort_key(a), binlog_sort_key(b)
+    if epoch_a != epoch_b:
+        return (epoch_a > epoch_b) - (epoch_a < epoch_b)
     if na >= 0 and nb >= 0 and base_a == base_b:
         return (na > nb) - (na < nb)
     return 1
