@@ -60,7 +60,7 @@ class PurgeWatch:
     latest (the progress line shows it), `warnings` counts the lines printed."""
 
     def __init__(self, source: str, warn_files: int, interval_s: float, *,
-                 out: TextIO = sys.stderr, clock: Callable[[], float] = time.monotonic):
+                 out: TextIO | None = None, clock: Callable[[], float] = time.monotonic):
         self.source, self.warn_files, self.interval_s = source, warn_files, interval_s
         self.out, self.clock = out, clock
         self.risk: str | None = None
@@ -71,6 +71,8 @@ class PurgeWatch:
         self.risk = purge_risk(logs, file, self.warn_files) if file is not None else None
         now = self.clock()
         if self.risk and (self._warned_at is None or now - self._warned_at >= self.interval_s):
-            print(f"cdc-ship {self.source}: warning: {self.risk}", file=self.out, flush=True)
+            # sys.stderr looked up now, not at import: a caller may have redirected it
+            print(f"cdc-ship {self.source}: warning: {self.risk}", file=self.out or sys.stderr,
+                  flush=True)
             self._warned_at, self.warnings = now, self.warnings + 1
         return self.risk
