@@ -174,7 +174,9 @@ class MariaDBServer:
         return self.binlog_dir / name
 
     def replicate_from(self, primary: "MariaDBServer") -> None:
-        """Become a GTID replica of `primary` (from its first transaction on)."""
+        """Become a GTID replica of `primary`, from its transactions after now on (each server
+        created its own user at start: replaying the primary's CREATE USER would fail)."""
+        self.query("SET GLOBAL gtid_slave_pos = %s", (primary.query("SELECT @@gtid_binlog_pos")[0][0],))
         self.query("CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s, "
                    "MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos",
                    (primary.host, primary.port, primary.user, primary.password))
