@@ -35,13 +35,13 @@ class BinlogPosition:
     """A position in a source's binlog, ordered as the server writes them: by the file's
     sequence number (base.000123), then the byte offset."""
 
-    sequence: tuple[str, int]
+    sequence: tuple[int, str, int]  # (epoch, base, number): binlog_sort_key without the name
     pos: int
     file: str
 
     @staticmethod
     def of(file: str, pos: int) -> "BinlogPosition":
-        return BinlogPosition(binlog_sort_key(file)[:2], pos, file)
+        return BinlogPosition(binlog_sort_key(file)[:3], pos, file)
 
     @staticmethod
     def parse(text: str) -> "BinlogPosition":

@@ -17,6 +17,12 @@ API (kept small on purpose; other suites reuse it):
   flush_binlogs() -> str               FLUSH BINARY LOGS; returns the new current file
   binlog_path(name) -> Path
   stop()
+Replication (failover tests): start(..., server_id=N) gives each server its own id; every
+server runs log_slave_updates=ON, so a replica's binlog holds its primary's transactions under
+their GTIDs and can take over as the binlog source.
+  replicate_from(primary)              CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos; START SLAVE
+  wait_caught_up(primary, timeout)     until this replica applied the primary's @@gtid_binlog_pos
+  promote()                            STOP SLAVE; RESET SLAVE ALL; read_only OFF: a primary now
 
 Server options follow /work/shared/corpus/README.md (the corpus' start_mariadb.sh): binlog ROW,
 CRC32, annotate on, server_id 1, 127.0.0.1 + a free port + its own socket, with a smaller
@@ -80,7 +86,7 @@ class MariaDBServer:
         return self.base_dir / "error.log"
 
     @classmethod
-    def start(cls, base_dir: Path, *, extra_options: tuple[str, ...] = (),
+    def start(cls, base_dir: Path, *, extra_options: tuple[str, ...] = (), server_id: int = 1,
               timeout: float = 60.0) -> "MariaDBServer":
         """mariadb-install-db into base_dir/data, then mariadbd in the background."""
         server = cls(Path(base_dir), _free_port())
@@ -95,7 +101,8 @@ class MariaDBServer:
         args = [_binary("mariadbd", "mysqld"), "--no-defaults", "--user=root",
                 f"--datadir={server.data_dir}", f"--socket={server.socket}",
                 f"--pid-file={server.base_dir / 'mdb.pid'}", f"--log-error={server.error_log}",
-                f"--log-bin={server.binlog_dir / BINLOG_BASENAME}", "--server-id=1",
+                f"--log-bin={server.binlog_dir / BINLOG_BASENAME}", f"--server-id={server_id}",
+                "--log-slave-updates=ON",
                 "--binlog-format=ROW", "--binlog-checksum=CRC32", "--binlog-annotate-row-events=ON",
                 "--skip-networking=0", "--bind-address=127.0.0.1", f"--port={server.port}",
                 "--skip-name-resolve", "--max-binlog-size=1G", "--max-allowed-packet=256M",
@@ -165,6 +172,29 @@ class MariaDBServer:
 
     def binlog_path(self, name: str) -> Path:
         return self.binlog_dir / name
+
+    def replicate_from(self, primary: "MariaDBServer") -> None:
+        """Become a GTID replica of `primary`, from its transactions after now on (each server
+        created its own user at start: replaying the primary's CREATE USER would fail)."""
+        self.query("SET GLOBAL gtid_slave_pos = %s", (primary.query("SELECT @@gtid_binlog_pos")[0][0],))
+        self.query("CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s, "
+                   "MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos",
+                   (primary.host, primary.port, primary.user, primary.password))
+        self.query("START SLAVE")
+
+    def wait_caught_up(self, primary: "MariaDBServer", timeout: float = 60.0) -> None:
+        """Until this replica has applied everything in `primary`'s binlog so far."""
+        target = primary.query("SELECT @@gtid_binlog_pos")[0][0]
+        done = self.query("SELECT MASTER_GTID_WAIT(%s, %s)", (target, timeout))[0][0]
+        if done != 0:
+            status = self.query("SHOW SLAVE STATUS")
+            raise RuntimeError(f"replica did not reach {target} in {timeout:.0f}s: {status}")
+
+    def promote(self) -> None:
+        """Stop replicating and take writes: the replica is a primary now."""
+        self.query("STOP SLAVE")
+        self.query("RESET SLAVE ALL")
+        self.query("SET GLOBAL read_only = OFF")
 
     def stop(self, timeout: float = 30.0) -> None:
         if self.process is None or self.process.poll() is not None:

@@ -4,6 +4,7 @@
            --bootstrap HOST:PORT --topic T --source S
   cdc-ship --server HOST:PORT [--user U] [--password-file F | --defaults-extra-file F]
            [--server-id N] [--capability 4] [--start-file F --start-pos P | --gtid STATE]
+           [--follow-gtid]
            [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]...
            [--snapshot-chunk-rows N]
            --bootstrap HOST:PORT --topic T --source S
@@ -19,7 +20,12 @@ file (--defaults-extra-file, which may also give the user), or the environment v
 CDC_SOURCE_PASSWORD; never from the command line, where every user of the machine can read it
 (libs/shipper/credentials.py).
 
-Resumes after the source's last record in the topic. SIGTERM/SIGINT: flush and exit 0.
+Resumes after the source's last record in the topic, by file:pos on the server it came from
+(every record names its server: server_identity header). Pointed at another server (a promoted
+replica after a failover), it refuses, naming both, unless --follow-gtid: then it continues
+after the GTID state the topic holds whole (MariaDB; the new server needs log_slave_updates and
+GTID replication). A binlog purged before it was shipped stops it with one line naming the
+position and the way on: --resnapshot (libs/shipper/purge.py). SIGTERM/SIGINT: flush and exit 0.
 Exit codes: 0 done/stopped, 1 shipping error (one line on stderr), 2 bad arguments.
 """
 from __future__ import annotations
@@ -78,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--start-file", help="binlog file to start from (default: the oldest)")
     ap.add_argument("--start-pos", type=int, default=4)
     ap.add_argument("--gtid", help="start at a GTID state: MariaDB 'd-s-n,...' or a MySQL GTID set")
+    ap.add_argument("--follow-gtid", action="store_true",
+                    help="when the server is not the one the topic's last record came from (a "
+                         "promoted replica), continue after the topic's GTID state instead of "
+                         "refusing (MariaDB; the server must have log_slave_updates=ON)")
     ap.add_argument("--heartbeat", type=float, default=1.0, help="heartbeat period in seconds")
     ap.add_argument("--non-block", action="store_true",
                     help="server: stop at the end of the binlog instead of waiting")
@@ -152,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--password is not accepted (the process list and shell history would show "
                  "it): use --password-file FILE, --defaults-extra-file FILE or the environment "
                  f"variable {credentials.ENV_PASSWORD}")
+    if args.follow_gtid and not args.server:
+        ap.error("--follow-gtid needs --server")
     if args.gtid and args.start_file:
         ap.error("--gtid and --start-file exclude each other")
     if args.start_pos < 4:
@@ -176,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             opts = _server_options(args)
             stats = ship_server(cfg, opts, start_file=args.start_file, start_pos=args.start_pos,
-                                gtid=args.gtid, should_stop=lambda: stop["asked"],
+                                gtid=args.gtid, follow_gtid=args.follow_gtid,
+                                should_stop=lambda: stop["asked"],
                                 snapshot=args.snapshot, include=tuple(args.include),
                                 exclude=tuple(args.exclude),
                                 snapshot_chunk_rows=args.snapshot_chunk_rows)

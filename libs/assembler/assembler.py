@@ -18,7 +18,7 @@ from libs.binlog.errors import UnknownEventError
 from libs.binlog import (Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGtid,
                          TransactionPayload, XaPrepare, Xid)
 from libs.binlog.event_class import EventClass, event_class
-from libs.binlog.file_names import binlog_sort_key
+from libs.binlog.file_names import binlog_sort_key, split_epoch
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import (
     INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, query_kind, query_text,
@@ -87,12 +87,13 @@ class Assembler:
         artificial = event is not None and _not_binlog_bytes(event)
         if artificial and not _in_file(frame):
             return  # fake Rotate / heartbeat of a dump stream: IGNORE (WL#4162 D2.1), no file bytes
+        previous_file = self.state.last_file
         position = self._track_position(frame)
         if position == _DUPLICATE:
             self.state = self.state.counted("duplicates_dropped")
             return
         if position == _NEW_FILE:
-            self._cut_open_group(frame)
+            self._cut_open_group(frame, previous_file)
         if artificial:
             return  # a relay log's (or capture's) fake Rotate: it occupies bytes, applies nothing
         if event is None:
@@ -175,14 +176,22 @@ class Assembler:
         return (f"transaction {group.trx_key} of source {self.source} holds a frame that could not "
                 f"be decoded: {group.poison}")
 
-    def _cut_open_group(self, frame: Frame) -> None:
+    def _cut_open_group(self, frame: Frame, previous_file: str | None) -> None:
         """A group never spans files (servers rotate between groups), so one still open when a
         new file begins was cut by a crash: quarantine it, reset the parser."""
         if self.state.open is None:
             return
-        self.state = self.state.counted("invalid_transitions")
-        reason = (f"transaction did not end before binlog file {frame.file} began "
-                  f"(source {self.source}, server restart?)")
+        moved = split_epoch(frame.file)[0] != split_epoch(previous_file or "")[0]
+        if moved:
+            # cdc-ship moved to another server by GTID: its GTID state left this transaction
+            # out, so the new server sends it again whole (libs/shipper/resume.py)
+            self.state = self.state.counted("cut_by_server_move")
+            reason = (f"transaction cut when the source moved to another server's binlog at "
+                      f"{frame.file} (source {self.source}); the new server sends it again whole")
+        else:
+            self.state = self.state.counted("invalid_transitions")
+            reason = (f"transaction did not end before binlog file {frame.file} began "
+                      f"(source {self.source}, server restart?)")
         log.warning(reason)
         self._quarantine_open("boundary", reason)
         self.state = evolve(self.state, parser=INITIAL)
@@ -392,8 +401,12 @@ def _in_file(frame: Frame) -> bool:
 
 
 def _file_order(a: str, b: str) -> int:
-    """Compare binlog file names base.NNNNNN; names of different bases (or unnumbered) count as newer."""
-    (base_a, na, _), (base_b, nb, _) = binlog_sort_key(a), binlog_sort_key(b)
+    """Compare binlog file names [EPOCH/]base.NNNNNN: a later epoch (the source moved to another
+    server, libs/binlog/file_names.py) is newer; names of different bases (or unnumbered) count
+    as newer."""
+    (epoch_a, base_a, na, _), (epoch_b, base_b, nb, _) = binlog_sort_key(a), binlog_sort_key(b)
+    if epoch_a != epoch_b:
+        return (epoch_a > epoch_b) - (epoch_a < epoch_b)
     if na >= 0 and nb >= 0 and base_a == base_b:
         return (na > nb) - (na < nb)
     return 1

@@ -21,7 +21,7 @@ from .model import AssemblerConfig, SpillRef
 COUNTER_NAMES = (
     "ignorable_skipped", "dummies_skipped", "duplicates_dropped", "invalid_transitions",
     "quarantined_frames", "decode_errors", "unknown_events", "transactions_emitted", "rollbacks",
-    "xa_prepared", "xa_unknown", "open_expired",
+    "xa_prepared", "xa_unknown", "open_expired", "cut_by_server_move",
 )
 
 # The stored row, by name (schemas/assembler_state.avsc; the Spark stage derives its state type from it).

@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from libs.binlog.file_names import binlog_sort_key
 from libs.replay.errors import (
     BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
     ReplayStopped,
@@ -111,8 +112,10 @@ def commit_order(change: Mapping[str, Any]) -> tuple:
     """Sort key of change records of one source: commit position, then change_seq. commit_ts
     only orders records at one position: a snapshot run and the run that resumed it, taken
     later, can be consistent with the same position (libs/snapshot/changes.py); one binlog
-    transaction ends at each position."""
-    return (change["trx_file"], change["trx_end_pos"], change["commit_ts"], change["change_seq"])
+    transaction ends at each position. Files in the servers' order (binlog_sort_key: .1000000
+    after .999999, a later epoch's files after an earlier one's), not as text."""
+    return (binlog_sort_key(change["trx_file"]), change["trx_end_pos"], change["commit_ts"],
+            change["change_seq"])
 
 
 class _Replayer:

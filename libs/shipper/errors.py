@@ -8,6 +8,8 @@ Every error the shipper raises on purpose is a ShipError, printed by `cdc-ship` 
       IncompleteFileError   a file that ends inside an event (truncated, or a garbage tail)
       UnsafePathError       a file name that would leave its binlog directory
       CredentialError       the replication password/user could not be read
+      ServerChangedError    the topic's last record came from another server: no file:pos resume
+      PurgedBinlogError     the server no longer has the binlog the shipper needs next
 """
 from __future__ import annotations
 
@@ -44,3 +46,13 @@ class UnsafePathError(ShipError):
 
 class CredentialError(ShipError):
     """The replication credentials could not be read (password file, option file)."""
+
+
+class ServerChangedError(ShipError):
+    """The server connected to is not the one the topic's last record came from: its binlog
+    positions mean something else there (libs/shipper/resume.py)."""
+
+
+class PurgedBinlogError(ShipError):
+    """What the shipper needs next was purged from the server's binlog: the topic cannot go on
+    without a gap; a new snapshot (cdc-ship --resnapshot) is the way on."""

@@ -8,11 +8,14 @@ from typing import Callable, TextIO
 
 class Progress:
     """Call event() per shipped event; report() prints at most every `interval_s` seconds.
-    `lag_bytes` is asked only when a line is printed (it may query the server)."""
+    `lag_bytes` is asked only when a line is printed (it may query the server); `note`, asked
+    after it, adds a word of state to the line when it returns text (e.g. a purge risk)."""
 
     def __init__(self, source: str, *, interval_s: float = 5.0, out: TextIO = sys.stderr,
-                 lag_bytes: Callable[[], int | None] = lambda: None, clock=time.monotonic):
+                 lag_bytes: Callable[[], int | None] = lambda: None,
+                 note: Callable[[], str | None] = lambda: None, clock=time.monotonic):
         self.source, self.interval_s, self.out, self.lag_bytes = source, interval_s, out, lag_bytes
+        self.note = note
         self.clock = clock
         self.total = 0
         self._window = 0
@@ -36,8 +39,10 @@ class Progress:
         rate = self._window / max(now - self._last, 1e-9)
         lag_b = self.lag_bytes()
         lag_s = max(0, int(time.time()) - self.last_event_ts) if self.last_event_ts else None
+        note = self.note()
         print(f"cdc-ship {self.source}: {rate:,.0f} events/s, {self.total:,} shipped, at "
               f"{self.last_file}:{self.last_pos}, lag "
               f"{'?' if lag_b is None else f'{lag_b:,}'} bytes, "
-              f"{'?' if lag_s is None else lag_s} s", file=self.out, flush=True)
+              f"{'?' if lag_s is None else lag_s} s" + (f", {note}" if note else ""),
+              file=self.out, flush=True)
         self._window, self._last = 0, now

@@ -5,6 +5,8 @@ For one source: binlog records in partition order (snapshot and format records a
 must start where the previous one ended (binlog_pos == previous binlog_pos + len(value)), so a
 gap or a duplicate is an error naming source, file and position. A file whose first record is at
 position 4 is written as magic + values = the original file up to the last shipped event.
+After the shipper moved to another server (record epoch > 0, cdc-ship --follow-gtid) the files
+are that server's: named EPOCH/NAME here (libs/binlog/file_names.py) and written to OUT/EPOCH/.
 
     python -m libs.shipper.rebuild --bootstrap HOST:PORT --topic T --source S --out DIR
 """
@@ -19,6 +21,7 @@ from typing import Iterable, Iterator
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from libs.binlog.constants import BINLOG_MAGIC
+from libs.binlog.file_names import epoch_file, split_epoch
 
 from .binlog_dir import check_plain_name
 from .errors import ShipError
@@ -49,16 +52,16 @@ def rebuild(records: Iterable[KafkaRecord]) -> dict[str, RebuiltFile]:
     for rec in records:
         if rec.is_side:  # snapshot rows or a dump's Format_description: not file bytes
             continue
-        if current is None or rec.binlog_file != current.name:
-            if rec.binlog_file in files:
+        name = epoch_file(rec.binlog_file, rec.epoch)
+        if current is None or name != current.name:
+            if name in files:
                 raise ShipError("binlog file shipped again after another file", source=rec.source,
-                                file=rec.binlog_file, pos=rec.binlog_pos)
-            current = files[rec.binlog_file] = RebuiltFile(rec.binlog_file, rec.binlog_pos,
-                                                           end_pos=rec.binlog_pos)
+                                file=name, pos=rec.binlog_pos)
+            current = files[name] = RebuiltFile(name, rec.binlog_pos, end_pos=rec.binlog_pos)
         if rec.binlog_pos != current.end_pos:
             what = "duplicate/overlap" if rec.binlog_pos < current.end_pos else "gap"
             raise ShipError(f"{what}: expected an event at {current.end_pos}", source=rec.source,
-                            file=rec.binlog_file, pos=rec.binlog_pos)
+                            file=name, pos=rec.binlog_pos)
         current.chunks.append(rec.value)
         current.end_pos = rec.end_pos
         current.events += 1
@@ -109,7 +112,10 @@ def write_files(files: dict[str, RebuiltFile], out_dir: Path) -> list[Path]:
     written = []
     for f in files.values():
         # the name comes from a record header (data): one plain file name inside out_dir
-        path = out_dir / check_plain_name(f.name, what="binlog_file header")
+        epoch, plain = split_epoch(f.name)
+        folder = out_dir / str(epoch) if epoch else out_dir
+        folder.mkdir(exist_ok=True)
+        path = folder / check_plain_name(plain, what="binlog_file header")
         path.write_bytes(f.content())
         written.append(path)
     return written

@@ -78,12 +78,18 @@ def _set_session(conn, opts: ServerOptions, gtid: str | None, mariadb: bool) -> 
             cur.execute("SET @slave_gtid_ignore_duplicates = 0")
 
 
-def open_stream(opts: ServerOptions, *, file: str | None = None, pos: int = 4,
-                gtid: str | None = None) -> tuple[pymysql.Connection, Iterator[bytes]]:
-    """Start a dump at (file, pos), or at a GTID state (MariaDB 'd-s-n,...' or MySQL set).
-    Returns the connection (close it to stop) and an iterator of event frames."""
+def replica_connection(opts: ServerOptions) -> pymysql.Connection:
+    """The connection a dump runs on: ask it what it is (server_identity.read_identity, the
+    binlog list), then start_dump() on it."""
     # read timeout: a live master sends a heartbeat at least every heartbeat_s while idle
-    conn = connect(opts, read_timeout=max(10.0, 5 * opts.heartbeat_s))
+    return connect(opts, read_timeout=max(10.0, 5 * opts.heartbeat_s))
+
+
+def start_dump(conn: pymysql.Connection, opts: ServerOptions, *, file: str | None = None,
+               pos: int = 4, gtid: str | None = None) -> Iterator[bytes]:
+    """Start a dump at (file, pos), or at a GTID state (MariaDB 'd-s-n,...' or MySQL set), on
+    `conn` (replica_connection). Returns an iterator of event frames; close conn to stop. On a
+    refusal the connection is closed and a ShipError raised."""
     try:
         mariadb = is_mariadb(conn)
         _set_session(conn, opts, gtid, mariadb)
@@ -111,7 +117,26 @@ def open_stream(opts: ServerOptions, *, file: str | None = None, pos: int = 4,
     except BaseException:
         conn.close()
         raise
-    return conn, _packets(conn)
+    return _packets(conn)
+
+
+def open_stream(opts: ServerOptions, *, file: str | None = None, pos: int = 4,
+                gtid: str | None = None) -> tuple[pymysql.Connection, Iterator[bytes]]:
+    """replica_connection + start_dump: the connection (close it to stop) and its frames."""
+    conn = replica_connection(opts)
+    return conn, start_dump(conn, opts, file=file, pos=pos, gtid=gtid)
+
+
+def gtid_state_at(conn, file: str, pos: int) -> str | None:
+    """MariaDB's GTID state at binlog position file:pos (BINLOG_GTID_POS); None when the server
+    cannot tell (no such position, or not MariaDB)."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
+            row = cur.fetchone()
+    except MySQLError:
+        return None
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def _packets(conn) -> Iterator[bytes]:

@@ -6,6 +6,12 @@ header position C = plan.binlog_from (an earlier, interrupted run's position, or
 binlog already shipped) or, when the topic has nothing to continue, the run's own P. The binlog
 loop then resumes where the topic's last record ends: at C (KafkaRecord.end_pos of a snapshot
 record is its header position).
+
+When the binlog cannot continue at C (the server purged it, or the server is another one than
+the topic's last record came from: C means nothing in its binlog), the run's binlog continues
+at its own position P instead: the run is the way on, and tables it does not include miss the
+changes in between (the log line says so). Snapshot records carry the server's identity and
+epoch like binlog events (record.Origin), so the binlog after them resumes against that server.
 """
 from __future__ import annotations
 
@@ -21,8 +27,11 @@ from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
 from libs.snapshot.record import ROWS, TABLE_END
 
 from .kafka_sink import KafkaSink, last_record
-from .record import SNAPSHOT, KafkaRecord
-from .replica_source import ServerOptions
+from .purge import is_purged
+from .record import SNAPSHOT, KafkaRecord, Origin
+from .replica_source import ServerOptions, binary_logs, connect, is_mariadb
+from .resume import epoch_for, last_identity
+from .server_identity import read_identity
 
 
 @dataclass(frozen=True)
@@ -54,14 +63,18 @@ def snapshot_if_due(bootstrap: str, topic: str, name: str, opts: ServerOptions, 
                     snap: SnapshotOptions, *, progress_s: float = 5.0) -> SnapshotStats:
     """Run the snapshot when plan_start says RUN; flushes the sink before returning."""
     stats = SnapshotStats()
-    plan = plan_start(last_state(last_record(bootstrap, topic, name)), snap.mode)
+    last = last_record(bootstrap, topic, name)
+    plan = plan_start(last_state(last), snap.mode)
     if plan.action != RUN:
         _log(f"cdc-ship {name}: no snapshot ({snap.mode}): the topic already has this source's "
              f"records; following the binlog from {plan.binlog_from}")
         return stats
+    identity, logs = _server_facts(opts)
+    plan = _continuable(name, last, identity, logs, plan)
+    origin = Origin(identity.text(), epoch=epoch_for(last, identity))
     conn = source.connect(opts)
     try:
-        _run(conn, name, sink, snap, plan, stats, progress_s)
+        _run(conn, name, sink, snap, plan, stats, progress_s, origin)
         conn.rollback()  # read only: nothing to commit; ends the snapshot transaction
     finally:
         conn.close()
@@ -69,8 +82,36 @@ def snapshot_if_due(bootstrap: str, topic: str, name: str, opts: ServerOptions, 
     return stats
 
 
+def _server_facts(opts: ServerOptions):
+    """(identity, SHOW BINARY LOGS) on a plain client connection (the snapshot's own returns
+    raw bytes)."""
+    conn = connect(opts)
+    try:
+        return read_identity(conn, is_mariadb(conn)), binary_logs(conn)
+    finally:
+        conn.close()
+
+
+def _continuable(name, last, identity, logs, plan: StartPlan) -> StartPlan:
+    """The plan, or a run whose binlog continues at its own position when the binlog cannot
+    continue at plan.binlog_from on this server (module doc)."""
+    if plan.binlog_from is None:
+        return plan
+    before = last_identity(last) if last is not None else None
+    if before is not None and not before.same_server(identity):
+        why = f"the topic's last record came from {before}, this server is {identity}"
+    elif is_purged(logs, plan.binlog_from.file):
+        why = f"the server purged {plan.binlog_from.file}"
+    else:
+        return plan
+    _log(f"cdc-ship {name}: the binlog cannot continue at {plan.binlog_from} ({why}): it "
+         f"continues at the new snapshot's position; tables outside this snapshot miss the "
+         f"changes in between")
+    return StartPlan(RUN, None)
+
+
 def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: SnapshotStats,
-         progress_s: float) -> None:
+         progress_s: float, origin: Origin) -> None:
     started = time.monotonic()
     try:
         point = source.open_snapshot(conn)
@@ -83,8 +124,10 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
                      progress_s=progress_s)
     _log(f"cdc-ship {name}: snapshot {run.snapshot_id} of {len(tables)} table(s) at "
          f"{point.file}:{point.pos} (gtid {point.gtid or '?'}); the binlog continues at {at}")
+    if plan.binlog_from is None and point.gtid:  # the binlog continues at P, whose state it is
+        origin = Origin(origin.identity, point.gtid, None, origin.epoch)
     for rec in source.run_records(conn, run, tables):
-        sink.send(KafkaRecord(name, at.file, at.pos, rec.encode(), kind=SNAPSHOT))
+        sink.send(KafkaRecord(name, at.file, at.pos, rec.encode(), kind=SNAPSHOT, origin=origin))
         if rec.kind == ROWS:
             stats.rows += rec.row_count
         stats.tables += rec.kind == TABLE_END

@@ -23,6 +23,14 @@ Every published frame's CRC32 is verified when the file's FDE says the stream ha
 replica asks for the master's checksum algorithm; dummies the master substitutes carry a CRC32
 it recomputed): a mismatch is refused, like cdc-ship --from-file refuses one (frame_check.py).
 
+A GTID start (gtid_start=True) publishes nothing before the first group the master sends, the
+first after the requested GTID state: the file's Format_description (its `created` zeroed, so
+not file content) and the events before that group (Gtid_list, Binlog_checkpoint, and, when the
+group lies in a later file, the earlier files' Rotates) are held back or skipped. The group's
+first event then comes as PUBLISH with `format_first` = the held Format_description, which the
+shipper sends as a format record at the group's position: what a file:pos dump starting there
+would have sent.
+
 Positions come from the byte stream: the fake Rotate gives the start, each published event
 advances by its size. The header's log_pos is only a cross-check when non-zero (MariaDB 11.4+
 writes 0 inside transactions): a mismatch means the master left a hole (capability 2/3
@@ -51,6 +59,10 @@ FAKE_ROTATE = "fake_rotate"
 ARTIFICIAL_FDE = "artificial_fde"
 HEARTBEAT = "heartbeat"
 ARTIFICIAL = "artificial"
+SKIPPED = "skipped"  # file content before a GTID start's first group: not shipped
+
+# Event types that open a GTID group: MariaDB Gtid, MySQL Gtid / Gtid_tagged
+GROUP_STARTS = frozenset({int(EventType.MARIA_GTID), int(EventType.GTID), int(EventType.GTID_TAGGED)})
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class Step:
     kind: str
     file: str | None = None
     pos: int | None = None
+    format_first: bytes | None = None  # GTID start: the Format_description to send before it
 
 
 def parse_rotate(frame: bytes, checksum: bool | None) -> tuple[int, str]:
@@ -82,8 +95,10 @@ class StreamTracker:
     >>> step = t.feed(frame)   # Step(PUBLISH, "mdb-bin.000001", 256) or a non-publish kind
     """
 
-    def __init__(self, source: str | None = None):
+    def __init__(self, source: str | None = None, *, gtid_start: bool = False):
         self.source = source
+        self.awaiting_group = gtid_start  # a GTID start before its first group (module doc)
+        self._held_fde: bytes | None = None
         self.file: str | None = None
         self.pos: int | None = None  # start of the next file event
         self.checksum: bool | None = None  # from the current file's FDE
@@ -95,6 +110,18 @@ class StreamTracker:
                          pos=self.pos if pos is None else pos)
 
     def feed(self, frame: bytes) -> Step:
+        step = self._feed(frame)
+        if not self.awaiting_group or step.kind not in (PUBLISH, ARTIFICIAL_FDE):
+            return step
+        etype = frame[4]
+        if etype == FDE:
+            self._held_fde = frame
+        elif etype in GROUP_STARTS:
+            self.awaiting_group = False
+            return Step(PUBLISH, step.file, step.pos, format_first=self._held_fde)
+        return Step(SKIPPED, step.file, step.pos)
+
+    def _feed(self, frame: bytes) -> Step:
         if len(frame) < COMMON_HEADER_LEN:
             raise self._error(f"packet of {len(frame)} bytes is shorter than an event header")
         ts, etype, _server_id, size, log_pos, flags = COMMON_HEADER.unpack_from(frame, 0)
@@ -124,8 +151,9 @@ class StreamTracker:
             return Step(ARTIFICIAL, self.file, self.pos)
         pos = self.pos
         if log_pos != 0 and log_pos != pos + size and log_pos >= size + 4:
-            # a hole the master left (see module doc): resynchronise on the header
-            self.holes += 1
+            # a hole the master left (see module doc): resynchronise on the header; the skip
+            # to a GTID start's first group is the one asked for, not a hole
+            self.holes += not self.awaiting_group
             pos = log_pos - size
         if self.checksum and etype != FDE and not crc_matches(frame):
             # a file frame corrupted on the way (the master's own CRC32 does not match): never

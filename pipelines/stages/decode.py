@@ -14,7 +14,9 @@ from pyspark.sql.functions import pandas_udf
 from pyspark.sql.pandas.types import to_arrow_type
 
 from libs.binlog.vectorized import decode_headers
-from libs.shipper.record import BINLOG_EVENT, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND
+from libs.shipper.record import (
+    BINLOG_EVENT, HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND,
+)
 from pipelines.schemas import FRAME_HEADER, spark_schema
 
 HEADER_SCHEMA = spark_schema(FRAME_HEADER)
@@ -37,12 +39,21 @@ def _header(name: str):
     return F.get(F.filter(F.col("headers"), lambda h: h["key"] == name), 0)["value"].cast("string")
 
 
+def _binlog_file():
+    """The record's file as the job names it: `EPOCH/NAME` after the shipper moved to another
+    server (binlog_epoch header > 0), so that positions keep one order across servers
+    (libs/binlog/file_names.py epoch_file); the plain name otherwise."""
+    epoch = F.coalesce(_header(HEADER_BINLOG_EPOCH).cast("int"), F.lit(0))
+    name = _header(HEADER_BINLOG_FILE)
+    return F.when(epoch == 0, name).otherwise(F.concat(epoch.cast("string"), F.lit("/"), name))
+
+
 def frames(kafka_df: DataFrame) -> DataFrame:
     """Kafka source rows -> (source, binlog_file, binlog_pos, record_kind, kafka_partition, kafka_offset, raw,
     header). record_kind: 'binlog' for a binlog event (no header), 'snapshot' for a snapshot record."""
     return kafka_df.select(
         F.col("key").cast("string").alias("source"),
-        _header(HEADER_BINLOG_FILE).alias("binlog_file"),
+        _binlog_file().alias("binlog_file"),
         _header(HEADER_BINLOG_POS).cast("long").alias("binlog_pos"),
         F.coalesce(_header(HEADER_RECORD_KIND), F.lit(BINLOG_EVENT)).alias("record_kind"),
         F.col("partition").alias("kafka_partition"),

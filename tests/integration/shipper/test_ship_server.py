@@ -194,9 +194,12 @@ def test_mariadb_gtid_start_ships_only_groups_after_the_state(mariadb, kafka_bro
     records = [r for r in read_records(kafka_broker.bootstrap, topic, "gtid") if r.binlog_file == file]
     inserts = [r for r in records if r.event_type == 23]  # WRITE_ROWS_V1
     assert len(inserts) == 2  # only the two transactions after the GTID state
-    for rec in records:
-        if rec.event_type == 15:
-            # FDE sent with `created` zeroed before the GTID position (sql_repl.cc)
-            assert rec.binlog_pos == 4 and rec.value[:21] == disk[4:25]
-        else:
-            assert disk[rec.binlog_pos:rec.end_pos] == rec.value, rec.binlog_pos
+    # Nothing before the first group after the state is shipped: the file's FDE (sent with
+    # `created` zeroed, sql_repl.cc) comes as a format record at that group's position, as a
+    # file:pos dump starting there would send it; every binlog record is the file's bytes.
+    fmt, first = records[0], records[1]
+    assert fmt.kind == "format" and fmt.value[:21] == disk[4:25]
+    assert fmt.binlog_pos == first.binlog_pos and first.event_type == 162
+    for rec in records[1:]:
+        assert rec.value == disk[rec.binlog_pos:rec.binlog_pos + len(rec.value)]
+    assert records[-1].origin.gtid_state == mariadb.query("SELECT @@gtid_binlog_pos")[0][0]

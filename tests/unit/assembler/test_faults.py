@@ -112,3 +112,18 @@ def test_new_file_while_a_transaction_is_open_quarantines_it():
 def test_incident_is_quarantined():
     out = assembler().feed(place([e.ev(26)]))
     assert [q.kind for q in out.quarantined] == ["incident"]
+
+
+def test_a_move_to_another_server_restarts_positions_in_a_later_epoch():
+    """cdc-ship --follow-gtid: the new server's files (EPOCH/NAME, libs/binlog/file_names.py)
+    may have lower numbers than the old server's; they come after it all the same, and the
+    transaction the move cut is quarantined as such (the new server sends it again whole)."""
+    a = assembler()
+    a.feed(place(TRX, file="bin.000007"))
+    out = a.feed(place(TRX[:3], file="bin.000008") + place(
+        [e.fde("mariadb"), e.maria_gtid(3), e.table_map(), e.write_rows({0: 1}), e.xid()], file="1/bin.000002"))
+    assert [t.file for t in out.transactions] == ["1/bin.000002"]
+    assert out.counters["duplicates_dropped"] == 0 and out.counters["cut_by_server_move"] == 1
+    assert out.counters["invalid_transitions"] == 0
+    assert {q.binlog_file for q in out.quarantined} == {"bin.000008"}
+    assert all("moved to another server's binlog at 1/bin.000002" in q.reason for q in out.quarantined)

@@ -9,7 +9,25 @@ from .frames import ROW_FULL, frames_of
 
 def test_header_names_are_the_documented_contract():
     assert record.HEADER_NAMES == ("binlog_file", "binlog_pos", "server_id", "source", "event_type",
-                                   "record_kind")
+                                   "record_kind", "server_identity", "gtid_state", "gtid",
+                                   "binlog_epoch")
+
+
+def test_origin_headers_round_trip_and_leave_the_value_byte_exact():
+    pos, frame = frames_of(ROW_FULL)[1]
+    origin = record.Origin("mariadb server_id=2 gtid_domain_id=0", "0-1-7", "0-1-8", 3)
+    sent = KafkaRecord("s", "mdb-bin.000002", pos, frame, origin=origin)
+    back = KafkaRecord.from_kafka(b"s", frame, sent.headers())
+    assert back == sent and back.value == frame and back.epoch == 3
+
+
+def test_epoch_zero_and_missing_origin_write_no_header():
+    pos, frame = frames_of(ROW_FULL)[1]
+    plain = dict(KafkaRecord("s", "f", pos, frame).headers())
+    stamped = dict(KafkaRecord("s", "f", pos, frame, origin=record.Origin("x", "")).headers())
+    assert "binlog_epoch" not in plain and "server_identity" not in plain
+    assert "binlog_epoch" not in stamped and stamped["gtid_state"] == b"" and "gtid" not in stamped
+    assert KafkaRecord.from_kafka(b"s", frame, list(plain.items())).origin is None
 
 
 def test_a_binlog_event_has_no_record_kind_header():
