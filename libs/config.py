@@ -132,6 +132,8 @@ class JobConfig:
     trigger_seconds: float = _doc("Micro-batch trigger interval when running continuously", 1.0,
                                   minimum=0.001)
     max_offsets_per_trigger: int = _doc("Upper bound of Kafka records per micro-batch", 200_000, minimum=1)
+    metrics_port: int | None = _doc("Serve Prometheus metrics (lag, counts; libs/metrics.py) on "
+                                    "http://127.0.0.1:PORT/metrics; null: none", None, minimum=1)
     unknown_event_policy: str = _doc("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail",
                                      choices=POLICIES)
     bad_input_policy: str = _doc("A frame the job cannot decode or place (truncated, bad checksum, over a "

@@ -24,11 +24,14 @@ from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.paths import REPO_ROOT
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
+from libs.metrics import serve
+from pipelines.job_metrics import JobMetrics, ProgressListener, observe_input
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
 from pipelines.spark_session import SessionOptions, build_session, logger_off
 from pipelines.stages.assemble import assemble
 from pipelines.stages.decode import frames
 
+QUERY_NAME = "cdc-replicate"
 STREAM_LOGGER = "org.apache.spark.sql.execution.streaming.MicroBatchExecution"  # logs a query's end
 
 
@@ -40,7 +43,7 @@ def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None) -> S
     # The assembler's processing-time timeout would otherwise make Spark run no-data batches
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-    kafka = read_topic(spark, cfg)                   # key, value, headers, partition, offset
+    kafka = observe_input(read_topic(spark, cfg))    # key, value, headers, partition, offset (+ counted, timed)
     decoded = frames(kafka)                          # source, file, pos, offsets, raw, header
     assembled = assemble_transactions(decoded, cfg)  # kind: segment | quarantine | release
     return write_batches(assembled, sink, cfg).start()  # rows -> quarantine -> apply -> Delta
@@ -71,21 +74,22 @@ def write_batches(assembled: DataFrame, sink, cfg: JobConfig) -> DataStreamWrite
     writer = (assembled.writeStream
               .foreachBatch(sink)
               .option("checkpointLocation", f"{cfg.checkpoint.rstrip('/')}/query")
-              .queryName("cdc-replicate"))
+              .queryName(QUERY_NAME))
     if cfg.available_now:
         return writer.trigger(availableNow=True)
     return writer.trigger(processingTime=f"{cfg.trigger_seconds} seconds")
 
 
 # -- the foreachBatch sink and the apply stage ------------------------------------------------------
-def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None) -> ReplicateBatch:
+def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None,
+              metrics: JobMetrics | None = None) -> ReplicateBatch:
     """The foreachBatch sink (rows -> quarantine -> apply -> releases). The apply stage's target
     declarations (its `decode_hints`) also tell the rows stage what the binlog may not say:
     UNSIGNED, charsets, ENUM/SET labels (libs/targets/decoding.py). `partitions`: the rows
     stage's tasks (rows_partitions; 2 when no session is at hand)."""
     return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint), apply,
                           partitions=partitions or cfg.rows.partitions or 2, limits=cfg.decode_limits,
-                          hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input)
+                          hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input, metrics=metrics)
 
 
 def rows_partitions(spark: SparkSession, cfg: JobConfig) -> int:
@@ -146,9 +150,24 @@ def _absolute(path: str) -> str:
     return path if "://" in path else str(Path(path).resolve())
 
 
+def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
+    """Lag and counts per batch: a progress line on `out`, and Prometheus metrics on
+    cfg.metrics_port (pipelines/job_metrics.py)."""
+    metrics = JobMetrics(out)
+    metrics.listener = ProgressListener(metrics, QUERY_NAME)  # spark.streams.removeListener takes it
+    spark.streams.addListener(metrics.listener)
+    if cfg.metrics_port is not None:
+        try:
+            serve(metrics.families, cfg.metrics_port)
+        except OSError as exc:
+            raise ConfigError(f"metrics_port {cfg.metrics_port}: cannot serve metrics ({exc.strerror or exc})") from None
+    return metrics
+
+
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None) -> int:
     spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
-    sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg))
+    metrics = watch_metrics(spark, cfg)
+    sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
     query = build_query(spark, cfg, sink=sink)
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
     try:

@@ -15,6 +15,7 @@ Spill chunks released by batch N are deleted while running batch N+1, when N is 
 replay of N still finds them (libs/assembler/release_log.py)."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -84,8 +85,10 @@ class ReplicateBatch:
 
     def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
                  partitions: int = 2, app_id: str = APP_ID, limits: DecodeLimits = DecodeLimits(),
-                 hints: DecodeHints | None = None, bad_input: BadInputPolicy = BadInputPolicy()):
+                 hints: DecodeHints | None = None, bad_input: BadInputPolicy = BadInputPolicy(),
+                 metrics=None):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
+        self.metrics = metrics  # pipelines/job_metrics.JobMetrics: told what each batch applied
         self.limits, self.hints, self.bad_input = limits, hints, bad_input
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self.release_log = ReleaseLog(paths.releases)
@@ -103,17 +106,19 @@ class ReplicateBatch:
         self._delete_released_chunks(batch_id)
         batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release | heartbeat
         try:
-            kinds, caught_up = _kinds(batch)
+            kinds, caught_up, quarantined = _kinds(batch)
             if kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
                 self._record_caught_up(batch, batch_id, caught_up)
             else:
-                self._replicate_records(batch, batch_id, caught_up)
+                quarantined.update(self._replicate_records(batch, batch_id, caught_up))
             if RELEASE in kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
+            self._report(caught_up, quarantined)
         finally:
             batch.unpersist()
 
-    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
+    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int]) -> Counter:
+        """The stages; returns the transactions the rows stage quarantined, per source."""
         hints = self._prepare(batch, batch_id)          # source schemas of snapshot tables -> targets
         rows = self._rows(batch, hints)                 # change records | failed transactions
         try:
@@ -122,6 +127,17 @@ class ReplicateBatch:
             self._apply(rows.changes(), batch_id, caught_up)    # -> targets (or _cdc_changes)
         finally:
             rows.decoded.unpersist()
+        return Counter(r["source"] for r in rows.failed_rows)
+
+    def _report(self, caught_up: dict[str, int], quarantined: Counter) -> None:
+        """The committed batch's lag and counts to the metrics (the apply stage's own: its
+        `last_batch`, pipelines/apply/applier.py)."""
+        if self.metrics is None:
+            return
+        applied = getattr(self.apply, "last_batch", None)
+        if applied is not None:
+            quarantined = quarantined + applied.quarantined
+        self.metrics.batch(applied.commit_lags if applied is not None else {}, caught_up, quarantined)
 
     # -- the stages, in the order _replicate runs them ----------------------------------------------
     def _delete_released_chunks(self, batch_id: int) -> None:
@@ -207,11 +223,14 @@ class BadInputStopped(JobStopped):
     """A quarantined incident whose policy is fail (libs/bad_input.py); the batch is not applied."""
 
 
-def _kinds(batch: DataFrame) -> tuple[set[str], dict[str, int]]:
-    """The kinds of record in the batch, and source -> epoch micros of its last heartbeat the
-    assembler vouched for: one small aggregate, so an idle batch costs one job before its write."""
-    rows = batch.groupBy("kind", "source").agg(F.max(F.unix_micros("commit_ts")).alias("at")).collect()
-    return {r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT}
+def _kinds(batch: DataFrame) -> tuple[set[str], dict[str, int], Counter]:
+    """The kinds of record in the batch, source -> epoch micros of its last heartbeat the
+    assembler vouched for, and source -> the assembler's quarantine records: one small
+    aggregate, so an idle batch costs one job before its write."""
+    rows = batch.groupBy("kind", "source").agg(F.max(F.unix_micros("commit_ts")).alias("at"),
+                                               F.count(F.lit(1)).alias("n")).collect()
+    return ({r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
+            Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}))
 
 
 def _failed(decoded: DataFrame) -> tuple[list, DataFrame | None]:

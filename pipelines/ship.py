@@ -92,8 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--non-block", action="store_true",
                     help="server: stop at the end of the binlog instead of waiting")
     ap.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines")
+    ap.add_argument("--metrics-port", type=_port, metavar="PORT",
+                    help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (libs/metrics.py)")
     _snapshot_arguments(ap)
     return ap
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1-65535)")
+    return int(text)
 
 
 def _positive(text: str) -> int:
@@ -180,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         stop["asked"] = True
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress)
+    cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress,
+                     metrics_port=args.metrics_port)
     try:
         if args.from_file:
             stats = ship_files(cfg, args.from_file, follow=args.follow,

@@ -23,6 +23,10 @@ class Progress:
         self.last_file: str | None = None
         self.last_pos = 0
         self.last_event_ts = 0
+        # for the metrics (libs/shipper/ship_metrics.py): kept here, read when a scrape asks
+        self.commit_to_kafka_s: float | None = None  # publish time - the last event's timestamp
+        self.last_lag_bytes: int | None = None       # as of the last line printed
+        self.caught_up_as_of: float | None = None    # Unix time of the last heartbeat published
 
     def event(self, file: str, pos: int, frame: bytes) -> None:
         self.total += 1
@@ -31,13 +35,18 @@ class Progress:
         ts = int.from_bytes(frame[0:4], "little")
         if ts:
             self.last_event_ts = ts
+            self.commit_to_kafka_s = max(0.0, time.time() - ts)
+
+    def heartbeat(self, at: float) -> None:
+        """A heartbeat record was published: the shipper held everything the server had at `at`."""
+        self.caught_up_as_of = at
 
     def report(self, *, force: bool = False) -> None:
         now = self.clock()
         if not force and now - self._last < self.interval_s:
             return
         rate = self._window / max(now - self._last, 1e-9)
-        lag_b = self.lag_bytes()
+        lag_b = self.last_lag_bytes = self.lag_bytes()
         lag_s = max(0, int(time.time()) - self.last_event_ts) if self.last_event_ts else None
         note = self.note()
         print(f"cdc-ship {self.source}: {rate:,.0f} events/s, {self.total:,} shipped, at "

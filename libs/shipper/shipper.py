@@ -24,7 +24,9 @@ from pymysql.err import MySQLError
 
 from libs.snapshot import DEFAULT_CHUNK_ROWS
 
-from . import replica_source
+from libs.metrics import serve
+
+from . import replica_source, ship_metrics
 from .errors import ShipError
 from .file_source import Inputs, iter_file_events
 from .gtid_state import GroupTracker, GtidState
@@ -52,6 +54,7 @@ class ShipConfig:
     # purge removes what it has not shipped (libs/shipper/purge.py).
     purge_warn_files: int = 1
     purge_warn_interval_s: float = 60.0
+    metrics_port: int | None = None  # serve Prometheus metrics on 127.0.0.1:PORT (libs/shipper/ship_metrics.py)
 
 
 @dataclass
@@ -83,6 +86,7 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
              f"(topic {cfg.topic})")
     progress = Progress(cfg.source, interval_s=cfg.progress_s)
     progress.lag_bytes = lambda: inputs.remaining_bytes(progress.last_file, progress.last_pos)
+    _serve_metrics(cfg, progress, stats)
     try:
         for name, pos, frame in iter_file_events(inputs, cfg.source, resume=stats.resumed_from,
                                                  follow=follow, poll_s=poll_s,
@@ -98,6 +102,15 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
         sink.flush()
     progress.report(force=True)
     return stats
+
+
+def _serve_metrics(cfg: ShipConfig, progress: Progress, stats: ShipStats) -> None:
+    if cfg.metrics_port is not None:
+        try:
+            serve(lambda: ship_metrics.families(cfg.source, progress, stats), cfg.metrics_port)
+        except OSError as exc:  # the port is taken: one line, before anything is shipped
+            raise ShipError(f"cannot serve metrics on 127.0.0.1:{cfg.metrics_port}: {exc.strerror or exc}",
+                            source=cfg.source) from None
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -168,6 +181,7 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
     lag = _ServerLag(opts, lambda: state["tracker"], watch)
     progress = Progress(cfg.source, interval_s=cfg.progress_s, lag_bytes=lag,
                         note=lambda: watch.risk and "at risk of purge")
+    _serve_metrics(cfg, progress, stats)
     requested = StartPoint(start_file, start_pos if start_file else 4, gtid, 0, None)
     failing_since: float | None = None
     try:
@@ -354,7 +368,9 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
                 # the server has logged nothing after our position: say so in the topic, so the
                 # job can tell an idle source from a stalled one (libs/shipper/heartbeat.py). It
                 # carries the origin too: a resume may start from it as the last record.
-                beat = HeartbeatRecord(cfg.source, time.time_ns() // 1000, frame)
+                now = time.time_ns()
+                beat = HeartbeatRecord(cfg.source, now // 1000, frame)
+                progress.heartbeat(now / 1e9)
                 sink.send(KafkaRecord(cfg.source, tracker.file, tracker.pos, beat.encode(), HEARTBEAT,
                                       origin=origin(None)))
                 stats.heartbeats += 1

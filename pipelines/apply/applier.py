@@ -49,6 +49,7 @@ Decisions:
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -60,6 +61,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
+from libs.lag import commit_lags
 from libs.apply_plan import (
     Lookups, change_sort_key, group_changes, progress_rows, quarantine_row, replay_touched, undeclared,
     with_ddl_truncates,
@@ -212,7 +214,8 @@ class DeltaApplier:
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
         # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
         self._written: dict[str, int] = {}
-        self._progress: dict[str, dict] = {}  # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
+        self._progress: dict[str, dict] = {}
+        self.last_batch = AppliedBatch()  # the last batch's lag and quarantined changes, for the metrics  # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
         # path -> every row of the target as of its Delta version (libs/target_mirror.py): the
         # batch's touched rows without a Delta read. Paths in _unmirrored outgrew the cap.
         self._mirrors: dict[str, TargetMirror] = {}
@@ -277,6 +280,7 @@ class DeltaApplier:
 
     def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
         spark = changes_df.sparkSession
+        self.last_batch = AppliedBatch()
         collected = self._collect(changes_df)                   # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
         if not changes:
@@ -289,6 +293,8 @@ class DeltaApplier:
             log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
                                          to_arrow_schema(D.change_log_schema()))
         self._write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans, caught_up)
+        self.last_batch = AppliedBatch(commit_lags(changes, time.time()),
+                                       Counter(e.lineage.source for e in replayed.errors))
         return {name: dict(c) for name, c in replayed.counts.items()}
 
     def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
@@ -720,6 +726,13 @@ class DeltaApplier:
         self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
                             table_app_id(self.app_id, PROGRESS), batch_id, add_columns=True)
         self._progress.update((r["source"], r) for r in rows)
+
+
+class AppliedBatch(NamedTuple):
+    """What the last batch applied, for the job's metrics (pipelines/job_metrics.py)."""
+
+    commit_lags: dict[tuple[str, str], float] = {}  # (source, db.table) -> commit -> visible, s
+    quarantined: Counter = Counter()  # source -> changes the replay quarantined
 
 
 def _position(change: Mapping[str, Any]) -> Position:
