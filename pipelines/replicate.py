@@ -14,6 +14,8 @@ import dataclasses
 import faulthandler
 import signal
 import sys
+import traceback
+from contextlib import nullcontext
 from pathlib import Path
 
 from pyspark.errors import StreamingQueryException
@@ -21,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from libs.config import ConfigError, JobConfig, load_config, one_line
+from libs.config_errors import cause_line
 from libs.paths import REPO_ROOT
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
@@ -133,6 +136,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--checkpoint")
     ap.add_argument("--available-now", dest="available_now", action="store_true", default=None)
     ap.add_argument("--on-cluster", action="store_true", help="use the cluster's Spark session (Databricks)")
+    ap.add_argument("--verbose", action="store_true",
+                    help="when the job stops, print the Java and Python traces before its one line")
     return ap.parse_args(argv)
 
 
@@ -164,21 +169,26 @@ def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
     return metrics
 
 
-def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None) -> int:
+def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None,
+        verbose: bool = False) -> int:
+    """The job until it ends: 0 at its end (available_now), 1 when stopped. A stop prints one
+    line naming its cause (the stop's own message, or the innermost error of a failure);
+    `verbose` also lets Spark log the query's end and prints the traces."""
     spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
     metrics = watch_metrics(spark, cfg)
     sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
     query = build_query(spark, cfg, sink=sink)
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
     try:
-        # A stop on purpose is printed below as one line; Spark would log it first with its Java
-        # and Python traces. A defect still shows its traces: it is raised again here.
-        with logger_off(spark, STREAM_LOGGER):
+        # Spark would log the query's end with its Java and Python traces, before the one line.
+        with (nullcontext() if verbose else logger_off(spark, STREAM_LOGGER)):
             query.awaitTermination()
-    except StreamingQueryException:
-        if sink.stopped is None:
-            raise  # not a stop on purpose: a defect, whose trace is wanted
-        print(f"cdc-replicate: {one_line(str(sink.stopped))}", file=sys.stderr)
+    except StreamingQueryException as exc:
+        if verbose:
+            traceback.print_exc()
+        cause = one_line(str(sink.stopped)) if sink.stopped is not None else (
+            f"failed: {cause_line(str(exc))}" + ("" if verbose else " (--verbose prints its traces)"))
+        print(f"cdc-replicate: {cause}", file=sys.stderr)
         return 1
     return 0
 
@@ -192,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
         catalog = load_catalog(cfg)
-        return run(cfg, on_cluster=args.on_cluster, catalog=catalog)
+        return run(cfg, on_cluster=args.on_cluster, catalog=catalog, verbose=args.verbose)
     except ConfigError as e:
         print(f"cdc-replicate: {e}", file=sys.stderr)
         return 2

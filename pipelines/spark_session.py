@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from libs.paths import SPARK_JARS_DIR
+from libs.paths import REPO_ROOT, SPARK_JARS_DIR
+
+LOG4J_CONF = REPO_ROOT / "conf" / "log4j2.properties"  # the local driver's logging: WARN, no noise
 
 
 CODEGEN_CACHE_ENTRIES = 2000  # static conf, also set on the Databricks cluster (databricks.yml)
@@ -87,6 +89,8 @@ def build_session(opts: SessionOptions = SessionOptions()):
         .config("spark.sql.streaming.stateStore.providerClass",
                 "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
     )
+    if LOG4J_CONF.exists():  # a checkout (scripts/dev); an installed wheel keeps Spark's default
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
     if opts.warehouse_dir:
         builder = builder.config("spark.sql.warehouse.dir", opts.warehouse_dir)
     for key, value in opts.extra_conf:
