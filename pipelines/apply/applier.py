@@ -61,7 +61,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
-from libs.lag import commit_lags
 from libs.apply_plan import (
     Lookups, change_sort_key, group_changes, progress_rows, quarantine_row, replay_touched, undeclared,
     with_ddl_truncates,
@@ -71,6 +70,7 @@ from libs.bad_input import BinlogPosition
 from libs.change_log_table import change_log_table
 from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
+from libs.lag import commit_lags
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry

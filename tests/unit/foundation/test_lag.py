@@ -40,3 +40,4 @@ def test_commit_lag_per_table_is_from_its_oldest_applied_commit():
         {"source": "s1", "database": "d", "table": "", "commit_ts": 1},       # database-level DDL
     ]
     assert commit_lags(changes, 20.0) == {("s1", "d.t"): 10.0, ("s1", "d.u"): 0.5, ("s2", "d.t"): 5.0}
+
