@@ -83,7 +83,7 @@ def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None) -> Repl
     declarations (its `decode_hints`) also tell the rows stage what the binlog may not say:
     UNSIGNED, charsets, ENUM/SET labels (libs/targets/decoding.py). `partitions`: the rows
     stage's tasks (rows_partitions; 2 when no session is at hand)."""
-    return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint), apply,
+    return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint, cfg.catalog_schema), apply,
                           partitions=partitions or cfg.rows.partitions or 2, limits=cfg.decode_limits,
                           hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input)
 
