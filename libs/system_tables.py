@@ -21,6 +21,13 @@ SOURCE_SCHEMAS = "_cdc_source_schemas"  # each snapshot table's schema and posit
 SCHEMA_HISTORY = "_cdc_schema_history"  # each version a DDL gave a source table: schema_version_record.avsc
 SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, SOURCE_SCHEMAS, SCHEMA_HISTORY)
 
+# Lineage views over CHANGE_LOG (libs/lineage_sql.py LINEAGE_VIEWS holds their SQL; README
+# "Lineage in SQL"): beside the tables in a catalog schema, the same prefix.
+LAST_CHANGE = "_cdc_last_change"  # per row, the change that last wrote or deleted it
+STATEMENT_ROWS = "_cdc_statement_rows"  # every row each statement changed
+TRANSACTION_CHANGES = "_cdc_transaction_changes"  # per transaction, table and statement: what it changed
+LINEAGE_VIEWS = (STATEMENT_ROWS, LAST_CHANGE, TRANSACTION_CHANGES)
+
 APP_ID = "cdc-replicate"  # the replication job's app id (progress rows carry it too)
 
 # The two writers of QUARANTINE in one batch (pipelines/quarantine.py).

@@ -22,8 +22,11 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.paths import REPO_ROOT
+from libs.table_location import TableRoot
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
+from pipelines.delta_tables import CatalogSchemaStopped, ensure_schema
+from pipelines.lineage_views import lineage_views
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
 from pipelines.spark_session import SessionOptions, build_session, logger_off
 from pipelines.stages.assemble import assemble
@@ -116,6 +119,17 @@ def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None) -> DeltaA
     return DeltaApplier(catalog or TargetCatalog(()), cfg)
 
 
+def prepare_tables(spark: SparkSession, cfg: JobConfig) -> None:
+    """With catalog_schema: its schema (created when missing; on Unity Catalog the catalog must
+    exist) and the lineage views in it (README "Lineage in SQL"), before the stream starts.
+    Path tables need neither: a table is created by its first write."""
+    if cfg.catalog_schema is None:
+        return
+    root = TableRoot.of(cfg.delta_root, cfg.catalog_schema)
+    ensure_schema(spark, root)
+    lineage_views(spark, root)
+
+
 # -- the entry point -------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="cdc-replicate", description=__doc__,
@@ -148,9 +162,15 @@ def _absolute(path: str) -> str:
 
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None) -> int:
     spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
+    try:
+        prepare_tables(spark, cfg)
+    except CatalogSchemaStopped as stop:
+        print(f"cdc-replicate: {stop}", file=sys.stderr)
+        return 1
     sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg))
     query = build_query(spark, cfg, sink=sink)
-    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
+    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into "
+          f"{TableRoot.of(cfg.delta_root, cfg.catalog_schema)}", file=sys.stderr)
     try:
         # A stop on purpose is printed below as one line; Spark would log it first with its Java
         # and Python traces. A defect still shows its traces: it is raised again here.
