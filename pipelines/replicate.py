@@ -1,7 +1,7 @@
 """cdc-replicate: Kafka topic of raw binlog frames -> Delta tables (DESIGN.md "Dataflow").
 
   cdc-replicate --bootstrap HOST:PORT --topic T --target-ddl FILE.sql --delta-root DIR
-                --checkpoint DIR [--conf FILE] [--available-now]
+                [--catalog-schema CATALOG.SCHEMA] --checkpoint DIR [--conf FILE] [--available-now]
 
 The embedded default (local broker -> simulator -> this job) is its own entry point:
 cdc-embedded (pipelines/embedded.py). Every configuration and declaration error is reported as
@@ -140,6 +140,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--target-ddl", dest="target_ddl")
     ap.add_argument("--targets", help="YAML target declarations")
     ap.add_argument("--delta-root", dest="delta_root")
+    ap.add_argument("--catalog-schema", dest="catalog_schema",
+                    help="CATALOG.SCHEMA: catalog tables by name instead of paths under --delta-root")
     ap.add_argument("--checkpoint")
     ap.add_argument("--available-now", dest="available_now", action="store_true", default=None)
     ap.add_argument("--on-cluster", action="store_true", help="use the cluster's Spark session (Databricks)")
@@ -149,7 +151,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def job_config(args: argparse.Namespace) -> JobConfig:
     """conf/job.yaml (or --conf) <- command-line flags."""
     overrides = {k: getattr(args, k, None) for k in
-                 ("bootstrap", "topic", "target_ddl", "targets", "delta_root", "checkpoint", "available_now")}
+                 ("bootstrap", "topic", "target_ddl", "targets", "delta_root", "catalog_schema", "checkpoint",
+                  "available_now")}
     cfg = load_config(args.conf or REPO_ROOT / "conf" / "job.yaml", overrides)
     # Delta path identifiers (delta.`path`) need absolute local paths: with a relative
     # delta_root, target creation fails with SCHEMA_NOT_FOUND.
