@@ -164,7 +164,10 @@ def _absolute(path: str) -> str:
 
 
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None) -> int:
-    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
+    # Catalog tables on this machine: a metastore under delta_root, so they outlive the job (on a
+    # cluster, the cluster's catalog: Unity Catalog).
+    metastore = cfg.delta_root if cfg.catalog_schema is not None and not on_cluster else None
+    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster, metastore_dir=metastore))
     try:
         prepare_tables(spark, cfg)
     except CatalogSchemaStopped as stop:
