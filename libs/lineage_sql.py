@@ -9,7 +9,10 @@ Tables (pipelines/apply, DESIGN.md "Lineage"):
     images (present columns only), lineage;
   * `_cdc_schema_history`: one row per version a DDL of the stream gave a source table.
 
-Every function returns `(sql_text, args)` for `spark.sql(sql_text, args=args)`:
+The lineage views (`_cdc_statement_rows`, `_cdc_last_change`, `_cdc_transaction_changes`, below:
+`view_select`, `create_view_sql`; made by pipelines/lineage_views.py) answer the same questions in
+plain SQL (README "Lineage in SQL"). Every query function returns `(sql_text, args)` for
+`spark.sql(sql_text, args=args)`:
   * table references are parameters of the template, rendered by `table_ref` (a catalog name)
     or `delta_path_ref` (a Delta path): identifiers quoted with backticks, backticks doubled;
   * every value (keys, GTIDs, times, statement text) is bound as a named parameter marker

@@ -1,6 +1,7 @@
 """The job's own Delta tables and the app ids its writes carry: declared once, here.
 
-The tables live under JobConfig.delta_root next to the targets (DESIGN.md "Lineage": change log
+The tables live next to the targets, under JobConfig.delta_root or in JobConfig.catalog_schema
+(libs/table_location.py) (DESIGN.md "Lineage": change log
 and progress; "Bad input": quarantine). A target named like one would be mixed into it, so the
 whole prefix is reserved for them (libs/targets/config.py refuses it in declarations).
 
