@@ -18,6 +18,7 @@ from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
+from libs.table_location import parse_catalog_schema
 
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
@@ -125,6 +126,11 @@ class JobConfig:
     bootstrap: str = _doc("Kafka bootstrap servers, host:port[,host:port]", "127.0.0.1:19092")
     topic: str = _doc("Kafka topic of raw binlog frames (key = source id)", "binlog")
     delta_root: str = _doc("Directory (or cloud URI) under which target Delta tables live", ".run/delta")
+    catalog_schema: str | None = _doc(
+        "'catalog.schema': every target and _cdc_* table is the managed catalog table catalog.schema.<name> "
+        "(the name of its directory under delta_root otherwise) of the session's catalog: Unity Catalog on "
+        "Databricks, spark_catalog locally (the schema is created if missing); the lineage views live beside "
+        "them (libs/table_location.py). null: Delta tables at paths under delta_root", None)
     checkpoint: str = _doc("Spark checkpoint directory: Kafka offsets and assembler state", ".run/checkpoint")
     target_ddl: str | None = _doc("File of CREATE TABLE statements declaring the replica's tables")
     targets: str | None = _doc("YAML file of target declarations (names, keys, defaults, capabilities)")
@@ -192,6 +198,11 @@ class JobConfig:
         _check_fields(self, skip=_SECTIONS)
         if ":" not in self.bootstrap:
             raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
+        if self.catalog_schema is not None:
+            try:
+                parse_catalog_schema(self.catalog_schema)
+            except ValueError as e:
+                raise ConfigError(f"catalog_schema: {e}") from None
 
     @property
     def bad_input(self) -> BadInputPolicy:

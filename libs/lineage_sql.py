@@ -9,7 +9,10 @@ Tables (pipelines/apply, DESIGN.md "Lineage"):
     images (present columns only), lineage;
   * `_cdc_schema_history`: one row per version a DDL of the stream gave a source table.
 
-Every function returns `(sql_text, args)` for `spark.sql(sql_text, args=args)`:
+The lineage views (`_cdc_statement_rows`, `_cdc_last_change`, `_cdc_transaction_changes`, below:
+`view_select`, `create_view_sql`; made by pipelines/lineage_views.py) answer the same questions in
+plain SQL (README "Lineage in SQL"). Every query function returns `(sql_text, args)` for
+`spark.sql(sql_text, args=args)`:
   * table references are parameters of the template, rendered by `table_ref` (a catalog name)
     or `delta_path_ref` (a Delta path): identifiers quoted with backticks, backticks doubled;
   * every value (keys, GTIDs, times, statement text) is bound as a named parameter marker
@@ -30,6 +33,7 @@ import datetime as dt
 from typing import Any, Mapping
 
 from libs.sql_names import quote_identifier  # noqa: F401 (this module's API too)
+from libs.system_tables import LAST_CHANGE, STATEMENT_ROWS, TRANSACTION_CHANGES
 
 
 LINEAGE_FIELDS = ("source", "trx_id", "gtid", "server_id", "commit_ts", "binlog_file", "binlog_pos",
@@ -144,3 +148,96 @@ def latest_progress(progress: str, app_id: str) -> tuple[str, dict[str, Any]]:
            "         max(caught_up_as_of) OVER (PARTITION BY source) AS _caught_up\n"
            f"  FROM {progress} WHERE app_id = :app_id\n) WHERE _n = 1\nORDER BY source")
     return sql, {"app_id": app_id}
+
+
+# -- lineage views (issue #20 item 5; README "Lineage in SQL") ------------------------------------
+# Views over `_cdc_change_log`, one per question, so an analyst asks in plain SQL. Created (or
+# replaced) by pipelines/lineage_views.py: beside the tables in a catalog schema, at the job's
+# start; over path tables as a session's temporary views. Their names: libs/system_tables.py.
+
+# Every row a statement changed: the change log flattened, one row per row written or deleted
+# (row_id set; a change that touched no row, a DDL, a skipped change is in the change log only).
+_STATEMENT_ROWS = """SELECT lineage.source AS source, lineage.trx_id AS trx_id, lineage.gtid AS gtid,
+       lineage.commit_ts AS commit_ts, lineage.statement AS statement,
+       `database`, `table`, delta_table, op, outcome, row_id, key, before, after,
+       lineage.binlog_file AS binlog_file, lineage.binlog_pos AS binlog_pos,
+       lineage.change_seq AS change_seq, batch_id
+FROM {change_log}
+WHERE row_id IS NOT NULL"""
+
+# Which statement last changed each row: per (database, table, row_id) its latest row change
+# (a key-changing update keeps the row_id; op 'delete': the row is gone, deleted by it).
+_LAST_CHANGE = """SELECT source, trx_id, gtid, commit_ts, statement, `database`, `table`, delta_table, op,
+       row_id, key, before, after, binlog_file, binlog_pos, change_seq, batch_id
+FROM (
+  SELECT *, row_number() OVER (
+           PARTITION BY `database`, `table`, row_id
+           ORDER BY batch_id DESC, commit_ts DESC, binlog_file DESC, binlog_pos DESC, change_seq DESC) AS _n
+  FROM ({statement_rows})
+)
+WHERE _n = 1"""
+
+# What a transaction changed: per (transaction, table, statement) the rows it changed by
+# operation, every change-log entry it has (DDL and changes that touched no row too) and the
+# position of its first change.
+_TRANSACTION_CHANGES = """SELECT source, trx_id, gtid, commit_ts, `database`, `table`, statement,
+       first_change.binlog_file AS binlog_file, first_change.binlog_pos AS binlog_pos,
+       inserted, updated, deleted, rows_changed, changes
+FROM (
+  SELECT lineage.source AS source, lineage.trx_id AS trx_id, lineage.gtid AS gtid,
+         lineage.commit_ts AS commit_ts, `database`, `table`, lineage.statement AS statement,
+         min(struct(lineage.binlog_file AS binlog_file, lineage.binlog_pos AS binlog_pos,
+                    lineage.change_seq AS change_seq)) AS first_change,
+         count_if(row_id IS NOT NULL AND op IN ('insert', 'snapshot')) AS inserted,
+         count_if(row_id IS NOT NULL AND op = 'update') AS updated,
+         count_if(row_id IS NOT NULL AND op = 'delete') AS deleted,
+         count(row_id) AS rows_changed,
+         count(*) AS changes
+  FROM {change_log}
+  GROUP BY lineage.source, lineage.trx_id, lineage.gtid, lineage.commit_ts, `database`, `table`,
+           lineage.statement
+)"""
+
+
+def view_select(view: str, change_log: str) -> str:
+    """The SELECT of lineage view `view` (libs/system_tables.py name) over the change log table
+    `change_log` (a reference: table_ref or delta_path_ref)."""
+    statement_rows = _STATEMENT_ROWS.format(change_log=change_log)
+    selects = {STATEMENT_ROWS: statement_rows,
+               LAST_CHANGE: _LAST_CHANGE.format(statement_rows=statement_rows),
+               TRANSACTION_CHANGES: _TRANSACTION_CHANGES.format(change_log=change_log)}
+    if view not in selects:
+        raise ValueError(f"no lineage view {view!r}")  # a programmer error
+    return selects[view]
+
+
+def create_view_sql(view_ref: str, select: str, *, temporary: bool = False) -> str:
+    """CREATE OR REPLACE [TEMPORARY] VIEW: idempotent, so the job runs it at every start."""
+    return f"CREATE OR REPLACE {'TEMPORARY ' if temporary else ''}VIEW {view_ref} AS\n{select}"
+
+
+def last_change_of_key(last_change: str, database: str, table: str,
+                       key: Mapping[str, str | None]) -> tuple[str, dict[str, Any]]:
+    """Which statement last changed the row of source table database.table whose key is `key`
+    (key column -> canonical text, as the change log keeps it), from view `_cdc_last_change`."""
+    if not key:
+        raise ValueError("key must name at least one column")
+    args: dict[str, Any] = {"database": database, "table": table}
+    matches = []
+    for i, (column, text) in enumerate(key.items()):
+        args[f"k{i}"], args[f"v{i}"] = column, text
+        matches.append(f"element_at(key, :k{i}) <=> :v{i}")
+    sql = ("SELECT op, statement, gtid, commit_ts, binlog_file, binlog_pos, row_id\n"
+           f"FROM {last_change}\n"
+           f"WHERE `database` = :database AND `table` = :table AND {' AND '.join(matches)}")
+    return sql, args
+
+
+def changes_between(statement_rows: str, start: dt.datetime, end: dt.datetime) -> tuple[str, dict[str, Any]]:
+    """Every row changed with start <= commit time < end, in commit order, from view
+    `_cdc_statement_rows`."""
+    sql = ("SELECT commit_ts, source, gtid, `database`, `table`, op, key, statement\n"
+           f"FROM {statement_rows}\n"
+           "WHERE commit_ts >= :start AND commit_ts < :end\n"
+           "ORDER BY commit_ts, source, binlog_file, binlog_pos, change_seq")
+    return sql, {"start": start, "end": end}

@@ -1,6 +1,7 @@
 """The job's own Delta tables and the app ids its writes carry: declared once, here.
 
-The tables live under JobConfig.delta_root next to the targets (DESIGN.md "Lineage": change log
+The tables live next to the targets, under JobConfig.delta_root or in JobConfig.catalog_schema
+(libs/table_location.py) (DESIGN.md "Lineage": change log
 and progress; "Bad input": quarantine). A target named like one would be mixed into it, so the
 whole prefix is reserved for them (libs/targets/config.py refuses it in declarations).
 
@@ -20,6 +21,13 @@ CHANGES = "_cdc_changes"  # decoded change records, when no apply stage is confi
 SOURCE_SCHEMAS = "_cdc_source_schemas"  # each snapshot table's schema and position: source_schema_record.avsc
 SCHEMA_HISTORY = "_cdc_schema_history"  # each version a DDL gave a source table: schema_version_record.avsc
 SYSTEM_TABLES = (CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, SOURCE_SCHEMAS, SCHEMA_HISTORY)
+
+# Lineage views over CHANGE_LOG (libs/lineage_sql.py LINEAGE_VIEWS holds their SQL; README
+# "Lineage in SQL"): beside the tables in a catalog schema, the same prefix.
+LAST_CHANGE = "_cdc_last_change"  # per row, the change that last wrote or deleted it
+STATEMENT_ROWS = "_cdc_statement_rows"  # every row each statement changed
+TRANSACTION_CHANGES = "_cdc_transaction_changes"  # per transaction, table and statement: what it changed
+LINEAGE_VIEWS = (STATEMENT_ROWS, LAST_CHANGE, TRANSACTION_CHANGES)
 
 APP_ID = "cdc-replicate"  # the replication job's app id (progress rows carry it too)
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
+
+from libs.table_location import TableLocation
+from pipelines.delta_tables import exists, snapshot
 
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
@@ -23,11 +25,11 @@ LAST_COMMIT_VERSION_CONF = "spark.databricks.delta.lastCommitVersionInSession"
 CHANGE_DATA_FEED_PROPERTY = "delta.enableChangeDataFeed"
 
 
-def is_delta_table(spark: SparkSession, path: str) -> bool:
-    return DeltaTable.isDeltaTable(spark, path)
+def is_delta_table(spark: SparkSession, path: TableLocation | str) -> bool:
+    return exists(spark, path)
 
 
-def committed_version(spark: SparkSession, path: str, app_id: str) -> int | None:
+def committed_version(spark: SparkSession, path: TableLocation | str, app_id: str) -> int | None:
     """The last txnVersion Delta committed for txnAppId `app_id` on the table (None: never)."""
     if not is_delta_table(spark, path):
         return None
@@ -35,14 +37,16 @@ def committed_version(spark: SparkSession, path: str, app_id: str) -> int | None
     return int(version.get()) if version.isDefined() else None
 
 
-def table_version(spark: SparkSession, path: str) -> int | None:
+def table_version(spark: SparkSession, path: TableLocation | str) -> int | None:
     """The table's latest Delta version (None: no Delta table at `path`). One listing of the
     log when nothing changed since this JVM last saw it (DeltaLog instances are cached)."""
+    if isinstance(path, TableLocation) and path.is_catalog and not exists(spark, path):
+        return None  # (a path's snapshot says version -1; a name not in the catalog has none)
     version = int(_latest_snapshot(spark, path).version())
     return version if version >= 0 else None
 
 
-def replaceable(spark: SparkSession, path: str, version: int) -> bool:
+def replaceable(spark: SparkSession, path: TableLocation | str, version: int) -> bool:
     """May the applier replace the table's whole content, computed from `version`? Only while
     the table is still at that version (another writer's commit since would be overwritten; ask
     right before the write, see pipelines/apply/target_writes.py) and has no Change Data Feed
@@ -54,9 +58,8 @@ def replaceable(spark: SparkSession, path: str, version: int) -> bool:
     return not (cdf.isDefined() and cdf.get().strip().lower() == "true")
 
 
-def _latest_snapshot(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    return jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, path)._2()
+def _latest_snapshot(spark: SparkSession, path: TableLocation | str):
+    return snapshot(spark, path)
 
 
 def last_commit_version(spark: SparkSession) -> int | None:

@@ -4,14 +4,18 @@ quarantine), idempotent per (app_id, batch_id) through commit marks (libs/commit
 A writer asks a table's history once per process for its newest mark; after that it knows what
 it committed itself. So a steady batch appends without reading the table's state (Delta's
 txnAppId check reconstructs it on every write: libs/commit_marks.py).
+
+A table at a path or by catalog name (libs/table_location.py): both keep the mark in the
+commit's userMetadata and answer DESCRIBE HISTORY (pipelines/delta_tables.py append).
 """
 from __future__ import annotations
 
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from libs.commit_marks import last_marked_batch, mark
+from libs.table_location import TableLocation
+from pipelines.delta_tables import append, delta_table, exists
 from pipelines.delta_txn import committed_version
 
 HISTORY_PAGE = 100  # commits read first; the whole history only if no mark is among them
@@ -19,9 +23,11 @@ HISTORY_PAGE = 100  # commits read first; the whole history only if no mark is a
 
 class MarkedAppends:
     def __init__(self) -> None:
-        self._last: dict[tuple[str, str], int] = {}  # (path, app_id) -> newest committed batch id
+        # (table, app_id) -> newest committed batch id
+        self._last: dict[tuple[TableLocation | str, str], int] = {}
 
-    def append(self, df: DataFrame, path: str, app_id: str, batch_id: int, *, add_columns: bool = False) -> bool:
+    def append(self, df: DataFrame, path: TableLocation | str, app_id: str, batch_id: int, *,
+               add_columns: bool = False) -> bool:
         """Append `df` as batch `batch_id` of `app_id` unless that batch (or a later one) is
         committed there already; True when it appended. `add_columns`: columns of `df` the
         table lacks are added (a table an earlier release created: only nullable additions)."""
@@ -30,18 +36,17 @@ class MarkedAppends:
             self._last[key] = committed_batch(df.sparkSession, path, app_id)
         if self._last[key] >= batch_id:
             return False
-        (df.write.format("delta").mode("append").option("mergeSchema", str(add_columns).lower())
-         .option("userMetadata", mark(app_id, batch_id)).save(path))
+        append(df, path, mergeSchema=str(add_columns).lower(), userMetadata=mark(app_id, batch_id))
         self._last[key] = batch_id
         return True
 
 
-def committed_batch(spark: SparkSession, path: str, app_id: str) -> int:
+def committed_batch(spark: SparkSession, path: TableLocation | str, app_id: str) -> int:
     """The newest batch `app_id` appended to the table at `path` (-1: none, or no table).
     Commits of earlier releases carried Delta's txnAppId instead of a mark: those count too."""
-    if not DeltaTable.isDeltaTable(spark, path):
+    if not exists(spark, path):
         return -1
-    table = DeltaTable.forPath(spark, path)
+    table = delta_table(spark, path)
     page = [r.userMetadata for r in table.history(HISTORY_PAGE).orderBy(F.desc("version"))
             .select("userMetadata").collect()]
     marked = last_marked_batch(page, app_id)

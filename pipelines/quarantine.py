@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from libs.system_tables import QUARANTINE, quarantine_app_id
+from libs.table_location import TableRoot, as_root
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_txn import is_delta_table
 from pipelines.marked_appends import MarkedAppends
@@ -29,14 +30,15 @@ def quarantine_schema():
 
 
 class QuarantineWriter:
-    """Appends one stage's rejects to `<delta_root>/_cdc_quarantine`, idempotent per batch.
+    """Appends one stage's rejects to `_cdc_quarantine` (under `root`, libs/table_location.py),
+    idempotent per batch.
 
     `create`: the first append of this process writes even when empty, so the table exists for
     readers (an empty quarantine is a query result); after that an empty append is skipped (it
     would still cost a Delta commit per batch, and a replayed batch recomputes the same empty set)."""
 
-    def __init__(self, delta_root: str, app_id: str, stage: str, *, create: bool = False):
-        self.path = f"{delta_root.rstrip('/')}/{QUARANTINE}"
+    def __init__(self, root: TableRoot | str, app_id: str, stage: str, *, create: bool = False):
+        self.path = as_root(root).table(QUARANTINE)
         self.app_id = quarantine_app_id(app_id, stage)
         self.appends = MarkedAppends()
         self._create = create

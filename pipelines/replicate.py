@@ -1,7 +1,7 @@
 """cdc-replicate: Kafka topic of raw binlog frames -> Delta tables (DESIGN.md "Dataflow").
 
   cdc-replicate --bootstrap HOST:PORT --topic T --target-ddl FILE.sql --delta-root DIR
-                --checkpoint DIR [--conf FILE] [--available-now]
+                [--catalog-schema CATALOG.SCHEMA] --checkpoint DIR [--conf FILE] [--available-now]
 
 The embedded default (local broker -> simulator -> this job) is its own entry point:
 cdc-embedded (pipelines/embedded.py). Every configuration and declaration error is reported as
@@ -24,11 +24,14 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.config_errors import cause_line
+from libs.metrics import serve
 from libs.paths import REPO_ROOT
+from libs.table_location import TableRoot
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
-from libs.metrics import serve
+from pipelines.delta_tables import CatalogSchemaStopped, ensure_schema
 from pipelines.job_metrics import JobMetrics, ProgressListener, observe_input
+from pipelines.lineage_views import lineage_views
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
 from pipelines.spark_session import SessionOptions, build_session, logger_off
 from pipelines.stages.assemble import assemble
@@ -90,7 +93,7 @@ def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None,
     declarations (its `decode_hints`) also tell the rows stage what the binlog may not say:
     UNSIGNED, charsets, ENUM/SET labels (libs/targets/decoding.py). `partitions`: the rows
     stage's tasks (rows_partitions; 2 when no session is at hand)."""
-    return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint), apply,
+    return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint, cfg.catalog_schema), apply,
                           partitions=partitions or cfg.rows.partitions or 2, limits=cfg.decode_limits,
                           hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input, metrics=metrics)
 
@@ -123,6 +126,17 @@ def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None) -> DeltaA
     return DeltaApplier(catalog or TargetCatalog(()), cfg)
 
 
+def prepare_tables(spark: SparkSession, cfg: JobConfig) -> None:
+    """With catalog_schema: its schema (created when missing; on Unity Catalog the catalog must
+    exist) and the lineage views in it (README "Lineage in SQL"), before the stream starts.
+    Path tables need neither: a table is created by its first write."""
+    if cfg.catalog_schema is None:
+        return
+    root = TableRoot.of(cfg.delta_root, cfg.catalog_schema)
+    ensure_schema(spark, root)
+    lineage_views(spark, root)
+
+
 # -- the entry point -------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="cdc-replicate", description=__doc__,
@@ -133,6 +147,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--target-ddl", dest="target_ddl")
     ap.add_argument("--targets", help="YAML target declarations")
     ap.add_argument("--delta-root", dest="delta_root")
+    ap.add_argument("--catalog-schema", dest="catalog_schema",
+                    help="CATALOG.SCHEMA: catalog tables by name instead of paths under --delta-root")
     ap.add_argument("--checkpoint")
     ap.add_argument("--available-now", dest="available_now", action="store_true", default=None)
     ap.add_argument("--on-cluster", action="store_true", help="use the cluster's Spark session (Databricks)")
@@ -144,7 +160,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def job_config(args: argparse.Namespace) -> JobConfig:
     """conf/job.yaml (or --conf) <- command-line flags."""
     overrides = {k: getattr(args, k, None) for k in
-                 ("bootstrap", "topic", "target_ddl", "targets", "delta_root", "checkpoint", "available_now")}
+                 ("bootstrap", "topic", "target_ddl", "targets", "delta_root", "catalog_schema", "checkpoint",
+                  "available_now")}
     cfg = load_config(args.conf or REPO_ROOT / "conf" / "job.yaml", overrides)
     # Delta path identifiers (delta.`path`) need absolute local paths: with a relative
     # delta_root, target creation fails with SCHEMA_NOT_FOUND.
@@ -174,11 +191,20 @@ def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None 
     """The job until it ends: 0 at its end (available_now), 1 when stopped. A stop prints one
     line naming its cause (the stop's own message, or the innermost error of a failure);
     `verbose` also lets Spark log the query's end and prints the traces."""
-    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster))
+    # Catalog tables on this machine: a metastore under delta_root, so they outlive the job (on a
+    # cluster, the cluster's catalog: Unity Catalog).
+    metastore = cfg.delta_root if cfg.catalog_schema is not None and not on_cluster else None
+    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster, metastore_dir=metastore))
+    try:
+        prepare_tables(spark, cfg)
+    except CatalogSchemaStopped as stop:
+        print(f"cdc-replicate: {stop}", file=sys.stderr)
+        return 1
     metrics = watch_metrics(spark, cfg)
     sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
     query = build_query(spark, cfg, sink=sink)
-    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.delta_root}", file=sys.stderr)
+    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into "
+          f"{TableRoot.of(cfg.delta_root, cfg.catalog_schema)}", file=sys.stderr)
     try:
         # Spark would log the query's end with its Java and Python traces, before the one line.
         with (nullcontext() if verbose else logger_off(spark, STREAM_LOGGER)):

@@ -31,6 +31,7 @@ from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.stops import JobStopped
 from libs.stream_assembly import segment_ddl
 from libs.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
+from libs.table_location import TableLocation, TableRoot
 from libs.targets.decoding import DecodeHints
 from pipelines.marked_appends import MarkedAppends
 from pipelines.quarantine import QuarantineWriter, assembler_rejects, failed_transaction_frames
@@ -46,9 +47,14 @@ _FAILED_SCHEMA = "source string, trx_id string, reason string, kind string, trx_
 class BatchPaths:
     delta_root: str
     checkpoint: str
+    catalog_schema: str | None = None  # JobConfig.catalog_schema: tables by catalog name
 
-    def table(self, name: str) -> str:
-        return f"{self.delta_root.rstrip('/')}/{name}"
+    @property
+    def root(self) -> TableRoot:
+        return TableRoot.of(self.delta_root, self.catalog_schema)
+
+    def table(self, name: str) -> TableLocation:
+        return self.root.table(name)
 
     @property
     def spill_root(self) -> str:
@@ -93,7 +99,7 @@ class ReplicateBatch:
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self.release_log = ReleaseLog(paths.releases)
         self.appends = MarkedAppends()
-        self.quarantine = QuarantineWriter(paths.delta_root, app_id, STREAM_STAGES, create=True)
+        self.quarantine = QuarantineWriter(paths.root, app_id, STREAM_STAGES, create=True)
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         try:

@@ -29,6 +29,10 @@ class SessionOptions:
     shuffle_partitions: int = 2
     driver_memory: str = "4g"
     warehouse_dir: str | None = None
+    # A local Hive metastore (embedded Derby) and the warehouse of its managed tables in this
+    # directory: catalog tables (JobConfig.catalog_schema) that outlive the process. Spark's
+    # default catalog is in memory: a restarted job would find its schema and tables gone.
+    metastore_dir: str | None = None
     extra_conf: tuple[tuple[str, str], ...] = ()  # applied last, e.g. a benchmark's trial setting
 
 
@@ -93,6 +97,13 @@ def build_session(opts: SessionOptions = SessionOptions()):
         builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
     if opts.warehouse_dir:
         builder = builder.config("spark.sql.warehouse.dir", opts.warehouse_dir)
+    if opts.metastore_dir:
+        root = opts.metastore_dir.rstrip("/")
+        builder = (builder.enableHiveSupport()
+                   .config("spark.sql.warehouse.dir", root)
+                   .config("spark.hadoop.javax.jdo.option.ConnectionURL",
+                           f"jdbc:derby:;databaseName={root}/_metastore_db;create=true")
+                   .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}"))
     for key, value in opts.extra_conf:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

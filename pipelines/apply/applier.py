@@ -8,7 +8,8 @@ change of COMPLETE transactions, in any order. Steps:
 
 1. Collect the batch's changes to the driver (commit_ts as epoch micros: no local-zone
    conversion), group them by source table, each group in commit order (libs.apply_plan).
-2. Per target table (libs.targets catalog, target.delta_table under config.delta_root):
+2. Per target table (libs.targets catalog, target.delta_table under config.delta_root, or in
+   config.catalog_schema by that name: libs/table_location.py):
    skip it when Delta already committed (f"{app_id}:{delta_table}", batch_id) on it (a retried
    batch); else read ONLY the rows the batch can touch (touched_rows.py: filters or semi-joins of the Delta
    table with the batch's key values / before images, libs.apply_plan.lookups_for), replay the changes on them
@@ -91,6 +92,7 @@ from libs.snapshot.tables import SnapshotTable, since_last_truncate
 from libs.stream_assembly import DdlEvent
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
+from libs.table_location import TableLocation, TableNameError, TableRoot
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
@@ -104,6 +106,7 @@ from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.touched_rows import load_mirror, read_touched
 from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_tables import writer
 from pipelines.delta_txn import (
     committed_version, delta_txn, forget_last_commit_version, last_commit_version, replaceable, table_version,
 )
@@ -131,6 +134,11 @@ class SourceTargetStopped(JobStopped):
         super().__init__(f"batch {batch_id}: a target from the source schema: {error}")
 
 
+class TargetNameStopped(JobStopped):
+    """A target's Delta table name cannot name a table where the job keeps them (a catalog
+    table name is letters, digits and '_': libs/table_location.py)."""
+
+
 class SchemaChangeStopped(JobStopped):
     """A DDL the job does not follow: schema_changes 'fail', or a type change Delta cannot hold
     value for value. Names the DDL and its position."""
@@ -143,7 +151,7 @@ class _Evolve(NamedTuple):
     ddl: Lineage  # the batch's last DDL of the table: an added column's CURRENT_TIMESTAMP, the accept setting
     where: str  # the table and DDL, for an error
     exists: bool  # the table exists at the batch's end (a DROP leaves its Delta table as it was)
-    copy_from: str | None  # renamed from the table at this Delta path in the batch: its rows are this one's
+    copy_from: TableLocation | None  # renamed from this table in the batch: its rows are this one's
     inherited: int = 0  # the replayed changes' first ones came from copy_from's table: logged there
     added: Mapping[str, AddedColumn] = {}  # the batch's ADD COLUMN of each column new at its end
     converted: tuple[str, ...] = ()  # columns a MODIFY of the batch converts as only the server knows how
@@ -157,7 +165,7 @@ class _TableWork:
     logged: list  # its changes the change log keeps under this table, in order
     undeclared: list | None = None  # no target: (entry, error) per change
     target: Target | None = None  # else what _replay_table replays: the target, its path, the changes
-    path: str = ""
+    path: TableLocation | None = None
     changes: list | None = None
     evolve: _Evolve | None = None  # carries a followed target to the batch's end schema first
 
@@ -203,12 +211,13 @@ class DeltaApplier:
     def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = APP_ID):
         self.catalog, self.config, self.app_id = catalog, config, app_id
         self.declared = catalog  # by hand; self.catalog adds the targets derived from the source
+        self.tables = TableRoot.of(config.delta_root, config.catalog_schema)  # where every table lives
         self.undeclared = config.undeclared_tables
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
-        self.source_schemas = SourceSchemas(config.delta_root, app_id)  # snapshot tables: schemas, positions
+        self.source_schemas = SourceSchemas(self.tables, app_id)  # snapshot tables: schemas, positions
         # their versions after each DDL
-        self.schema_history = SchemaHistoryTable(config.delta_root, app_id, config.tables.selects)
+        self.schema_history = SchemaHistoryTable(self.tables, app_id, config.tables.selects)
         self._ready: set[str] = set()  # target paths known to exist (no CREATE per batch)
         self._schema_checked: set[str] = set()  # existing targets whose schema matches the mapping
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
@@ -221,7 +230,7 @@ class DeltaApplier:
         self._mirrors: dict[str, TargetMirror] = {}
         self._unmirrored: set[str] = set()
         self.appends = MarkedAppends()
-        self.quarantine = QuarantineWriter(config.delta_root, app_id, APPLY_STAGE)
+        self.quarantine = QuarantineWriter(self.tables, app_id, APPLY_STAGE)
 
     @property
     def quarantine_app_id(self) -> str:
@@ -333,7 +342,7 @@ class DeltaApplier:
                     work.append(_TableWork(tally, group, undeclared=entries))
                     continue
                 target = self._effective(target)
-                path = D.table_path(self.config.delta_root, target.delta_table)
+                path = self._location(target, batch_id)
                 if self._already_committed(spark, path, target, batch_id):
                     tally["already_applied"] = 1
                     continue
@@ -423,7 +432,7 @@ class DeltaApplier:
             replayed = [{**with_names_at_end(e, names), "database": database, "table": table}
                         for c, e, names in zip(rename.earlier, earlier, per_earlier)
                         if id(c) in inherited or e["op"] == TRUNCATE] + replayed
-            copy_from = D.table_path(self.config.delta_root, self.catalog.get(old.database, old.table).delta_table)
+            copy_from = self.tables.table(self.catalog.get(old.database, old.table).delta_table)
         last = ([c for c in own if c["op"] in ("ddl", TRUNCATE)] or [rename.change])[-1]
         lineage = Lineage.of_change(last)
         where = (f"source {lineage.source}, {lineage.binlog_file}:{lineage.binlog_pos}, {database}.{table} "
@@ -501,7 +510,14 @@ class DeltaApplier:
         return (creates(change["statement"] or "", change["database"], change["database"], change["table"])
                 and self._version_at(change["database"], change["table"], change) is not None)
 
-    def _already_committed(self, spark: SparkSession, path: str, target: Target, batch_id: int) -> bool:
+    def _location(self, target: Target, batch_id: int) -> TableLocation:
+        try:
+            return self.tables.table(target.delta_table)
+        except TableNameError as exc:
+            raise TargetNameStopped(f"batch {batch_id}: {target.qualified_name}: {exc}") from None
+
+    def _already_committed(self, spark: SparkSession, path: TableLocation, target: Target,
+                           batch_id: int) -> bool:
         """Did Delta commit this batch on the target already (a batch replayed after a crash)?
         Asked of the Delta log unless this applier itself wrote an earlier batch there."""
         if self._written.get(path, batch_id) < batch_id:
@@ -539,7 +555,7 @@ class DeltaApplier:
                          for w in wave]:
                 done.result()
 
-    def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: str,
+    def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
                       changes: Sequence[Mapping[str, Any]]):
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
             D.check_target_schema(spark, path, target)  # once per table and process
@@ -561,7 +577,8 @@ class DeltaApplier:
         replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
         return TablePlan(target, path, upserts, deletes, replace=replace, append=only_new), result
 
-    def _evolve(self, spark: SparkSession, batch_id: int, target: Target, path: str, evolve: "_Evolve") -> None:
+    def _evolve(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
+                evolve: "_Evolve") -> None:
         """The target's Delta table in the batch's end schema before its rows are read
         (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
         try:
@@ -581,7 +598,7 @@ class DeltaApplier:
         if evolve.exists:
             self._ensure_target(spark, TablePlan(target, path, [], []))
 
-    def _reader(self, spark: SparkSession, path: str, target: Target):
+    def _reader(self, spark: SparkSession, path: TableLocation, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None
         (no table yet: nothing to read)."""
         mirror = self._mirror(spark, path, target)
@@ -591,7 +608,7 @@ class DeltaApplier:
             return partial(self._read_touched, spark, path, target)
         return None
 
-    def _mirror(self, spark: SparkSession, path: str, target: Target) -> TargetMirror | None:
+    def _mirror(self, spark: SparkSession, path: TableLocation, target: Target) -> TargetMirror | None:
         """The table's mirror when it equals the table's latest Delta version; else a fresh one
         (the whole table read at that version) unless the table is too big (then None: reads
         per batch for the rest of this process)."""
@@ -612,7 +629,7 @@ class DeltaApplier:
         return mirror
 
     @staticmethod
-    def _read_touched(spark: SparkSession, path: str, target: Target,
+    def _read_touched(spark: SparkSession, path: TableLocation, target: Target,
                       lookups: Lookups) -> list[dict[str, Any]]:
         return read_touched(spark, path, target, lookups)  # a method: benchmarks and tests wrap it
 
@@ -621,7 +638,7 @@ class DeltaApplier:
                plans, caught_up: Mapping[str, int]) -> None:
         if log_table is not None:
             self.appends.append(spark.createDataFrame(log_table, D.change_log_schema()),
-                                D.table_path(self.config.delta_root, CHANGE_LOG),
+                                self.tables.table(CHANGE_LOG),
                                 table_app_id(self.app_id, CHANGE_LOG), batch_id)
         now = now_utc()
         self.quarantine.append_rows(spark, [quarantine_row(e, now) for e in errors], batch_id)
@@ -708,14 +725,14 @@ class DeltaApplier:
         # after that snapshot fails the overwrite in Delta's conflict check (it read every file).
         if not replaceable(spark, plan.path, base):
             return None
-        return table.write.format("delta").mode("overwrite").save
+        return writer(table, "overwrite")
 
     def _append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int]) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
         the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
         from the table once per process and then kept."""
-        path = D.table_path(self.config.delta_root, PROGRESS)
+        path = self.tables.table(PROGRESS)
         idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes}
         if idle:
             self._progress.update(D.last_progress(spark, path, self.app_id, idle))

@@ -27,17 +27,20 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
-from libs.lineage_sql import delta_path_ref, quote_identifier
+from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
 from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key, unknown_fills
 from libs.system_tables import schema_app_id
+from libs.table_location import TableLocation
 from libs.targets.model import Target
+from pipelines.delta_tables import located, read, writer
 from pipelines.delta_txn import committed_version, delta_txn
 
 
-def evolve_target(spark: SparkSession, path: str, target: Target, start: EndNames, added_at: dt.datetime,
-                  where: str, app_id: str, batch_id: int, copy_from: str | None = None,
+def evolve_target(spark: SparkSession, path: TableLocation | str, target: Target, start: EndNames,
+                  added_at: dt.datetime, where: str, app_id: str, batch_id: int,
+                  copy_from: TableLocation | str | None = None,
                   added: Mapping[str, AddedColumn] | None = None, accepted: bool = False,
                   converted: Sequence[str] = ()) -> bool:
     """Carry the target's Delta table (if any) to `target`'s columns, or write it as a copy of
@@ -53,7 +56,7 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
     committed = committed_version(spark, path, txn_app_id)
     if committed is not None and committed >= batch_id:
         return False
-    table = spark.read.format("delta").load(source)
+    table = read(spark, source)
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
     if empty:  # the table starts anew: none of its rows is in the new one
@@ -87,18 +90,18 @@ def evolve_target(spark: SparkSession, path: str, target: Target, start: EndName
     if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
     with delta_txn(spark, txn_app_id, batch_id):
-        (table.select(*columns).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
-         .save(path))
+        writer(table.select(*columns), "overwrite", overwriteSchema="true")(path)
     return True
 
 
-def _support_timestamp_ntz(spark: SparkSession, path: str) -> None:
+def _support_timestamp_ntz(spark: SparkSession, path: TableLocation | str) -> None:
     """Delta creates a table with a TIMESTAMP_NTZ (DATETIME) column with the table feature on,
     but a schema overwrite that brings the first one needs it turned on first (a protocol
     upgrade: one commit of its own, made once, idempotent)."""
     if not D.is_delta_table(spark, path):
         return
-    (features,) = spark.sql(f"DESCRIBE DETAIL {delta_path_ref(path)}").select("tableFeatures").first()
+    ref = located(path).sql_ref()
+    (features,) = spark.sql(f"DESCRIBE DETAIL {ref}").select("tableFeatures").first()
     if "timestampNtz" not in (features or ()):
-        spark.sql(f"ALTER TABLE {delta_path_ref(path)} SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")
+        spark.sql(f"ALTER TABLE {ref} SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")
 

@@ -28,7 +28,9 @@ from libs.snapshot.protocol import Position
 from libs.snapshot.tables import SnapshotTable
 from libs.stream_assembly import DdlEvent
 from libs.system_tables import SCHEMA_HISTORY, table_app_id
+from libs.table_location import TableRoot, as_root
 from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_tables import read
 from pipelines.delta_txn import is_delta_table
 from pipelines.marked_appends import MarkedAppends
 from pipelines.schemas import SCHEMA_VERSION_RECORD, spark_schema
@@ -41,8 +43,9 @@ class Update:
 
 
 class SchemaHistoryTable:
-    def __init__(self, delta_root: str, app_id: str, selects: Callable[[str, str], bool] = lambda db, t: True):
-        self.path = f"{delta_root.rstrip('/')}/{SCHEMA_HISTORY}"
+    def __init__(self, root: TableRoot | str, app_id: str,
+                 selects: Callable[[str, str], bool] = lambda db, t: True):
+        self.path = as_root(root).table(SCHEMA_HISTORY)
         self.selects = selects  # JobConfig.tables: the tables the job replicates
         self.app_id = table_app_id(app_id, SCHEMA_HISTORY)
         self.appends = MarkedAppends()
@@ -109,7 +112,7 @@ class SchemaHistoryTable:
         snapshot before a DDL at the same position: the DDL was logged after it)."""
         steps = [(t.source, t.position.key(), 0, partial(_start, self.history, t)) for t in kept]
         if is_delta_table(spark, self.path):
-            for r in spark.read.format("delta").load(self.path).collect():
+            for r in read(spark, self.path).collect():
                 position = Position(r["binlog_file"], r["binlog_pos"])
                 schema = TableSchema.parse(r["create_table"], r["database"]) if r["create_table"] else None
                 version = Version(position, schema, r["statement"], r["error"])

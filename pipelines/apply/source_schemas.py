@@ -13,7 +13,9 @@ from libs.schema_history.history import SchemaHistory
 from libs.schema_history.target_schemas import with_source_targets
 from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.system_tables import SOURCE_SCHEMAS, table_app_id
+from libs.table_location import TableRoot, as_root
 from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_tables import read
 from pipelines.delta_txn import is_delta_table
 from pipelines.marked_appends import MarkedAppends
 from libs.targets import TargetCatalog
@@ -21,8 +23,8 @@ from pipelines.schemas import SOURCE_SCHEMA_RECORD, spark_schema
 
 
 class SourceSchemas:
-    def __init__(self, delta_root: str, app_id: str):
-        self.path = f"{delta_root.rstrip('/')}/{SOURCE_SCHEMAS}"
+    def __init__(self, root: TableRoot | str, app_id: str):
+        self.path = as_root(root).table(SOURCE_SCHEMAS)
         self.app_id = table_app_id(app_id, SOURCE_SCHEMAS)
         self.appends = MarkedAppends()
         self.tables = SnapshotTables()  # every table record kept so far (read by the first `keep`)
@@ -51,7 +53,7 @@ class SourceSchemas:
         """Every table record kept so far (none when the table does not exist yet)."""
         if not is_delta_table(spark, self.path):
             return SnapshotTables()
-        rows = spark.read.format("delta").load(self.path).collect()
+        rows = read(spark, self.path).collect()
         return SnapshotTables(SnapshotTable(r["source"], r["database"], r["table"], r["snapshot_id"],
                                             Position(r["binlog_file"], r["binlog_pos"]), r["create_table"])
                               for r in rows)

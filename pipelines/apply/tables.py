@@ -1,6 +1,7 @@
 """Delta tables of the apply stage: names, schemas, creation, idempotent-write helpers.
 
-Tables under JobConfig.delta_root (path-based Delta tables):
+Tables under JobConfig.delta_root (path-based Delta tables), or in JobConfig.catalog_schema by the
+same names (libs/table_location.py; pipelines/delta_tables.py reads and writes either):
   <delta_table>     one per target (Target.delta_table, default `<db>__<table>`): the declared
                     columns (types from libs/targets/types.py, NOT NULL, and Delta column
                     DEFAULTs = the replica-side defaults, table feature allowColumnDefaults),
@@ -26,10 +27,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from libs.arrow_rows import rows as arrow_rows
-from libs.lineage_sql import delta_path_ref, quote_identifier
+from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.stops import JobStopped
+from libs.table_location import TableLocation, TableRoot
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
+from pipelines.delta_tables import append, located, read
 from pipelines.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
 from pipelines.schemas import spark_record_schema, spark_schema
 
@@ -60,13 +63,13 @@ def progress_schema() -> T.StructType:
     return spark_schema("progress_record")
 
 
-def last_progress(spark: SparkSession, path: str, app_id: str, sources) -> dict[str, dict[str, Any]]:
+def last_progress(spark: SparkSession, table: TableLocation | str, app_id: str, sources) -> dict[str, dict[str, Any]]:
     """source -> its newest _cdc_progress row by `app_id` (sources without one are absent)."""
-    if not is_delta_table(spark, path):
+    if not is_delta_table(spark, table):
         return {}
-    table = spark.read.format("delta").load(path)
-    rows = (table.where(F.col("app_id") == app_id).where(F.col("source").isin(sorted(sources)))
-            .groupBy("source").agg(F.max_by(F.struct(*table.columns), "batch_id").alias("row")).collect())
+    rows = read(spark, table)
+    rows = (rows.where(F.col("app_id") == app_id).where(F.col("source").isin(sorted(sources)))
+            .groupBy("source").agg(F.max_by(F.struct(*rows.columns), "batch_id").alias("row")).collect())
     return {r["source"]: r["row"].asDict() for r in rows}
 
 
@@ -90,9 +93,7 @@ def target_schema(target: Target) -> T.StructType:
 
 def table_path(delta_root: str, name: str) -> str:
     """<delta_root>/<name>; a name is one path segment (it may come from a binlog table name)."""
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise ValueError(f"Delta table name {name!r} is not a single path segment")
-    return delta_root.rstrip("/") + "/" + name
+    return TableRoot(delta_root).table(name).path
 
 
 # -- DDL ----------------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ def value_sql(column: Column, value: Any) -> str:
     return _string_literal(str(value))
 
 
-def create_target_sql(path: str, target: Target) -> str:
+def create_target_sql(path: TableLocation | str, target: Target) -> str:
     """CREATE TABLE IF NOT EXISTS for a target (one atomic Delta commit, defaults included)."""
     columns = []
     for column in target.columns:
@@ -147,7 +148,7 @@ def create_target_sql(path: str, target: Target) -> str:
     columns.append(f"{quote_identifier(ROW_ID_COLUMN)} STRING NOT NULL")
     columns.append(f"{quote_identifier(LINEAGE_COLUMN)} {lineage_type().simpleString()}")
     props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in TABLE_PROPERTIES.items())
-    return (f"CREATE TABLE IF NOT EXISTS {delta_path_ref(path)} (\n  " + ",\n  ".join(columns)
+    return (f"CREATE TABLE IF NOT EXISTS {located(path).sql_ref()} (\n  " + ",\n  ".join(columns)
             + f"\n) USING delta TBLPROPERTIES ({props})")
 
 
@@ -173,10 +174,10 @@ def schema_mismatches(actual: T.StructType, target: Target) -> list[str]:
     return problems
 
 
-def check_target_schema(spark: SparkSession, path: str, target: Target) -> None:
+def check_target_schema(spark: SparkSession, path: TableLocation | str, target: Target) -> None:
     """Refuse to read or write an existing target whose schema an older type mapping made
     (libs/targets/types.py): reinterpreting its values silently would be wrong."""
-    problems = schema_mismatches(spark.read.format("delta").load(path).schema, target)
+    problems = schema_mismatches(read(spark, path).schema, target)
     if problems:
         raise TargetSchemaMismatch(
             f"Delta table {path} ({target.qualified_name}, declared in {target.declared_in or '?'}) does not "
@@ -186,13 +187,14 @@ def check_target_schema(spark: SparkSession, path: str, target: Target) -> None:
             f"mapped type, written back with mode('overwrite') and option('overwriteSchema', 'true').")
 
 
-def ensure_target(spark: SparkSession, path: str, target: Target) -> bool:
+def ensure_target(spark: SparkSession, path: TableLocation | str, target: Target) -> bool:
     """Create the target if absent. True when this call's CREATE committed the table's first
     version (0): the table is then known to be empty at version 0. False when it existed, or
     another writer created it first (CREATE TABLE IF NOT EXISTS then commits nothing)."""
     if is_delta_table(spark, path):
         return False
-    _drop_commitless_log(spark, path)
+    if not located(path).is_catalog:  # (a catalog's CREATE registers the table only once committed)
+        _drop_commitless_log(spark, located(path).path)
     forget_last_commit_version(spark)
     spark.sql(create_target_sql(path, target))
     return last_commit_version(spark) == 0
@@ -213,11 +215,11 @@ def _drop_commitless_log(spark: SparkSession, path: str) -> None:
         fs.delete(log, True)
 
 
-def ensure_table(spark: SparkSession, path: str, schema: T.StructType) -> None:
+def ensure_table(spark: SparkSession, path: TableLocation | str, schema: T.StructType) -> None:
     """Create an empty system table if absent (the applier's first append creates them; this is
     for readers that query before any write, e.g. lineage SQL on a fresh delta_root)."""
     if not is_delta_table(spark, path):
-        spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
+        append(spark.createDataFrame([], schema), path)
 
 
 # -- Python values <-> Spark ----------------------------------------------------------------------

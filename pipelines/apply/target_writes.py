@@ -8,7 +8,6 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -16,8 +15,10 @@ from pyspark.sql import types as T
 import pipelines.apply.tables as D
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.arrow_frames import arrow_table
+from pipelines.delta_tables import delta_table, writer
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 
@@ -29,7 +30,7 @@ class TablePlan:
     `append`: every upsert is a new snapshot row, which no stored row can match."""
 
     target: Target
-    path: str
+    path: TableLocation | str  # where the target lives (libs/table_location.py)
     upserts: list[dict[str, Any]]
     deletes: list[dict[str, Any]]
     replace: bool = False
@@ -63,12 +64,12 @@ def _col(alias: str, name: str):
     return F.col(f"{alias}.{quote_identifier(name)}")
 
 
-def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: str) -> None:
+def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str) -> None:
     """MERGE by `_row_id`: delete where the source says delete, else update or insert. The
     clauses run in this order (Delta: the first matching clause wins)."""
     assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
     is_delete = _col("s", OP_COLUMN) == F.lit("delete")
-    (DeltaTable.forPath(spark, path).alias("t")
+    (delta_table(spark, path).alias("t")
      .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
      .whenMatchedDelete(condition=is_delete)
      .whenMatchedUpdate(set={k: v for k, v in assignments.items()
@@ -83,4 +84,4 @@ def new_rows_write(spark: SparkSession, plan: TablePlan):
     the table n times)."""
     schema = D.target_schema(plan.target)
     table = spark.createDataFrame(arrow_table(plan.upserts, schema), schema)
-    return table.write.format("delta").mode("overwrite" if plan.replace else "append").save
+    return writer(table, "overwrite" if plan.replace else "append")

@@ -13,9 +13,11 @@ from libs.apply_plan import Lookups
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.table_location import TableLocation
 from libs.targets.model import Target
 import pipelines.apply.tables as D
 from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_tables import read
 
 # Key lookups up to these sizes read through a filter instead of a broadcast join
 # (read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
@@ -31,11 +33,12 @@ def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any
     return D.python_rows(table.select(*(F.col(quote_identifier(n)) for n in names)).toArrow())
 
 
-def read_touched(spark: SparkSession, path: str, target: Target, lookups: Lookups) -> list[dict[str, Any]]:
+def read_touched(spark: SparkSession, path: TableLocation | str, target: Target,
+                 lookups: Lookups) -> list[dict[str, Any]]:
     """Target rows matching the lookups, only those collected. A few key tuples are a filter
     (one scan job; Delta skips files by min/max stats); many, and whole before images, are a
     broadcast left-semi join. Rows matched twice come back twice: the caller keys them by _row_id."""
-    table = spark.read.format("delta").load(path)
+    table = read(spark, path)
     filters, parts = [], []
     for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
                                        + [(k, v, True) for k, v in lookups.by_image.items()]):
@@ -72,13 +75,13 @@ def _matches_any(table: DataFrame, columns: Sequence[str], tuples):
         for t in tuples))
 
 
-def load_mirror(spark: SparkSession, path: str, target: Target, version: int | None,
+def load_mirror(spark: SparkSession, path: TableLocation | str, target: Target, version: int | None,
                 max_rows: int) -> TargetMirror:
     """A fresh mirror of the table at Delta `version` (None: no table yet, an empty mirror).
     Raises MirrorOverflow when the table has more than `max_rows` rows."""
     if version is None:
         return TargetMirror([], None, max_rows)
-    table = spark.read.format("delta").option("versionAsOf", version).load(path)
+    table = read(spark, path, version)
     if table.count() > max_rows:  # answered from Delta's file statistics
         raise MirrorOverflow(path)
     return TargetMirror(rows_of(table, target, LINEAGE_COLUMN), version, max_rows)

@@ -31,6 +31,7 @@ def test_both_quarantine_writers_of_one_batch_land(spark, tmp_path):
     """The stream stages (rejected frames) and the applier (rejected changes) both append to
     `_cdc_quarantine` in one batch: under one app id the second append looked done."""
     from libs.config import JobConfig
+    from libs.table_location import TableLocation
     from pipelines.apply import DeltaApplier
     from pipelines.replicate_batch import BatchPaths, ReplicateBatch
     from tests.spark.apply.builders import catalog_from_ddl
@@ -40,7 +41,8 @@ def test_both_quarantine_writers_of_one_batch_land(spark, tmp_path):
                            JobConfig(delta_root=str(tmp_path)))
     assert stream.quarantine.app_id != applier.quarantine_app_id
     path = str(tmp_path / "_cdc_quarantine")
-    assert stream.quarantine.path == applier.quarantine.path == path  # one writer class, one table
+    # one writer class, one table
+    assert stream.quarantine.path == applier.quarantine.path == TableLocation(path=path)
     assert stream.quarantine.appends.append(_df(spark, "frame"), path, stream.quarantine.app_id, 5)
     assert applier.quarantine.appends.append(_df(spark, "change"), path, applier.quarantine.app_id, 5)
     assert _rows(spark, path) == [("change",), ("frame",)]

@@ -7,6 +7,7 @@ import struct
 
 import pytest
 
+from libs.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.applier import DeltaApplier as _Applier
@@ -52,7 +53,8 @@ def test_later_batches_replay_on_the_mirror_and_another_writer_makes_it_reread(s
     a, n, first = _first_batch()
     applier(changes_df(spark, first), 0)
     paths = {t: D.table_path(cfg.delta_root, t) for t in ("shop__a", "shop__n")}
-    assert {t: applier._mirrors[p].version for t, p in paths.items()} == {t: version(spark, cfg, t) for t in paths}
+    mirrors = {t: applier._mirrors[TableLocation(path=p)] for t, p in paths.items()}  # keyed by location
+    assert {t: m.version for t, m in mirrors.items()} == {t: version(spark, cfg, t) for t in paths}
 
     # Full before images of the keyless table: found by comparing every column to the mirror's.
     applier(changes_df(spark, [a.update({"id": 1}, {"v": "z"}), n.update(_image(1), _image(2))]), 1)
@@ -65,7 +67,7 @@ def test_later_batches_replay_on_the_mirror_and_another_writer_makes_it_reread(s
     spark.sql(f"UPDATE delta.`{paths['shop__n']}` SET y = 7 WHERE y = 1")
     applier(changes_df(spark, [n.update(_image(7), _image(8))]), 2)
     assert rows_of(spark, cfg, "shop__n", "f", "y") == [(F01, 2), (F01, 8)]
-    assert applier._mirrors[paths["shop__n"]].version == version(spark, cfg, "shop__n")
+    assert applier._mirrors[TableLocation(path=paths["shop__n"])].version == version(spark, cfg, "shop__n")
     assert delta_reads == []  # the re-read is the whole table (the mirror's reload), not a lookup
 
 

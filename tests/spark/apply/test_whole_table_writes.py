@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from libs.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.applier import DeltaApplier as _Applier
@@ -107,7 +108,8 @@ def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_pat
     applier(changes_df(spark, second), 1)
     monkeypatch.setattr(_Applier, "_write_target", real_write)
     assert _operations(spark, cfg, "shop__a")[-2:] == ["WRITE", "MERGE"]  # the INSERT, then ours
-    assert path not in applier._mirrors  # it does not equal the MERGE's version: reloaded next batch
+    # it does not equal the MERGE's version: reloaded next batch
+    assert TableLocation(path=path) not in applier._mirrors
     applier(changes_df(spark, third), 2)
     rows = sorted((r["id"], r["v"], r["n"]) for r in delta(spark, cfg, "shop__a").collect())
     assert rows == [(1, "y", 900), (3, "again", 900), (20, "dflt", 7), (99, "other", 1)]

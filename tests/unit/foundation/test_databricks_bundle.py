@@ -38,3 +38,20 @@ def test_cluster_sets_the_static_confs_the_local_session_sets():
 
     cluster = BUNDLE["resources"]["jobs"]["cdc_replicate"]["tasks"][0]["new_cluster"]
     assert cluster["spark_conf"]["spark.sql.codegen.cache.maxEntries"] == str(CODEGEN_CACHE_ENTRIES)
+
+
+def test_the_cluster_job_keeps_its_tables_in_a_catalog_schema_per_target():
+    from libs.table_location import parse_catalog_schema
+
+    task = BUNDLE["resources"]["jobs"]["cdc_replicate"]["tasks"][0]["python_wheel_task"]
+    flags = task["parameters"]
+    assert flags[flags.index("--catalog-schema") + 1] == "${var.catalog_schema}"
+    for target in BUNDLE["targets"].values():
+        parse_catalog_schema(target["variables"]["catalog_schema"])
+
+
+def test_the_catalog_schema_flag_reaches_the_job_configuration():
+    from pipelines.replicate import job_config, parse_args
+
+    cfg = job_config(parse_args(["--catalog-schema", "dev.cdc", "--delta-root", "/d"]))
+    assert cfg.catalog_schema == "dev.cdc"
