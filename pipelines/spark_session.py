@@ -93,8 +93,9 @@ def build_session(opts: SessionOptions = SessionOptions()):
         .config("spark.sql.streaming.stateStore.providerClass",
                 "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
     )
+    java_options = []
     if LOG4J_CONF.exists():  # a checkout (scripts/dev); an installed wheel keeps Spark's default
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
+        java_options.append(f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
     if opts.warehouse_dir:
         builder = builder.config("spark.sql.warehouse.dir", opts.warehouse_dir)
     if opts.metastore_dir:
@@ -102,8 +103,10 @@ def build_session(opts: SessionOptions = SessionOptions()):
         builder = (builder.enableHiveSupport()
                    .config("spark.sql.warehouse.dir", root)
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
-                           f"jdbc:derby:;databaseName={root}/_metastore_db;create=true")
-                   .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}"))
+                           f"jdbc:derby:;databaseName={root}/_metastore_db;create=true"))
+        java_options.append(f"-Dderby.system.home={root}")
+    if java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     for key, value in opts.extra_conf:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
