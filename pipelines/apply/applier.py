@@ -223,8 +223,8 @@ class DeltaApplier:
         # path -> the last batch this applier wrote there: a later batch id cannot be committed
         # yet (batch ids only grow), so its Delta txn lookup (a snapshot read) is skipped.
         self._written: dict[str, int] = {}
-        self._progress: dict[str, dict] = {}
-        self.last_batch = AppliedBatch()  # the last batch's lag and quarantined changes, for the metrics  # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
+        self._progress: dict[str, dict] = {}  # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
+        self.last_batch = AppliedBatch()  # the last batch's lag and quarantined changes, for the metrics
         # path -> every row of the target as of its Delta version (libs/target_mirror.py): the
         # batch's touched rows without a Delta read. Paths in _unmirrored outgrew the cap.
         self._mirrors: dict[str, TargetMirror] = {}
@@ -289,7 +289,6 @@ class DeltaApplier:
 
     def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
         spark = changes_df.sparkSession
-        self.last_batch = AppliedBatch()
         collected = self._collect(changes_df)                   # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
         if not changes:
@@ -308,6 +307,7 @@ class DeltaApplier:
 
     def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
         """A batch without changes: only the heartbeats' sources' progress moves."""
+        self.last_batch = AppliedBatch()  # nothing applied: no lag, nothing quarantined
         if caught_up:
             self._append_progress(spark, batch_id, [], caught_up)
 
