@@ -84,11 +84,9 @@ def rows_changed_by_statement(change_log: str, source: str, trx_id: str,
     return sql, args
 
 
-def changes_of_key(change_log: str, database: str, table: str,
-                   key: Mapping[str, str | None]) -> tuple[str, dict[str, Any]]:
-    """All changes to key K in time order: the change-log entries of every row that ever had
-    key K (`key`: key column -> canonical text), followed through key-changing updates by
-    `row_id`, ordered by commit time then binlog position."""
+def _key_matches(database: str, table: str, key: Mapping[str, str | None]) -> tuple[dict[str, Any], list[str]]:
+    """The bound arguments and the WHERE terms matching the change log's `key` map to `key`
+    (column -> canonical text), every value a parameter marker."""
     if not key:
         raise ValueError("key must name at least one column")
     args: dict[str, Any] = {"database": database, "table": table}
@@ -96,6 +94,15 @@ def changes_of_key(change_log: str, database: str, table: str,
     for i, (column, text) in enumerate(key.items()):
         args[f"k{i}"], args[f"v{i}"] = column, text
         matches.append(f"element_at(key, :k{i}) <=> :v{i}")
+    return args, matches
+
+
+def changes_of_key(change_log: str, database: str, table: str,
+                   key: Mapping[str, str | None]) -> tuple[str, dict[str, Any]]:
+    """All changes to key K in time order: the change-log entries of every row that ever had
+    key K (`key`: key column -> canonical text), followed through key-changing updates by
+    `row_id`, ordered by commit time then binlog position."""
+    args, matches = _key_matches(database, table, key)
     sql = (f"WITH rows_of_key AS (\n"
            f"  SELECT DISTINCT row_id FROM {change_log}\n"
            f"  WHERE `database` = :database AND `table` = :table AND row_id IS NOT NULL\n"
@@ -220,13 +227,7 @@ def last_change_of_key(last_change: str, database: str, table: str,
                        key: Mapping[str, str | None]) -> tuple[str, dict[str, Any]]:
     """Which statement last changed the row of source table database.table whose key is `key`
     (key column -> canonical text, as the change log keeps it), from view `_cdc_last_change`."""
-    if not key:
-        raise ValueError("key must name at least one column")
-    args: dict[str, Any] = {"database": database, "table": table}
-    matches = []
-    for i, (column, text) in enumerate(key.items()):
-        args[f"k{i}"], args[f"v{i}"] = column, text
-        matches.append(f"element_at(key, :k{i}) <=> :v{i}")
+    args, matches = _key_matches(database, table, key)
     sql = ("SELECT op, statement, gtid, commit_ts, binlog_file, binlog_pos, row_id\n"
            f"FROM {last_change}\n"
            f"WHERE `database` = :database AND `table` = :table AND {' AND '.join(matches)}")
