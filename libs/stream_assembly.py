@@ -101,24 +101,32 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
                                                              f.kafka_offset) for f in frames if f.kind == SNAPSHOT]
     beats = [(i, heartbeat_record(source, f)) for i, f in enumerate(frames) if f.kind == HEARTBEAT]
     records.extend(b for _, b in beats if b["kind"] == "quarantine")
+    # The batch's last good heartbeat counts only if no transaction is open at its place, so
+    # that everything before it is complete, in this batch's records or in earlier ones (issue
+    # #20 item 1): the frames before it are fed first, then those after it.
     at, beat = next(((i, b) for i, b in reversed(beats) if b["kind"] == "heartbeat"), (len(frames), None))
-    before, after = _binlog_frames(frames[:at]), _binlog_frames(frames[at:])
-    for part in (before, after) if after else (before,):
-        out = assembler.feed(_decoded(part, ctx, source), now=now)
-        for trx in out.transactions:
-            records.extend(segment_records(trx, assembler.state.fde, config))
-        records.extend(quarantine_record(q) for q in out.quarantined)
-        records.extend({"kind": "release", "source": source, "release_trx_key": ref.trx_key,
-                        "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)
-        if part is before and beat is not None and assembler.state.open is None:
-            records.append(beat)
+    records.extend(_feed(assembler, _binlog_frames(frames[:at]), ctx, config, now))
+    if beat is not None and assembler.state.open is None:
+        records.append(beat)
+    after = _binlog_frames(frames[at:])
+    if after:
+        records.extend(_feed(assembler, after, ctx, config, now))
     return records, assembler.state.to_row()
 
 
+def _feed(assembler: Assembler, frames: list[InputFrame], ctx: DecodeContext, config: StageConfig,
+          now: int | None) -> list[dict]:
+    """Binlog frames in offset order -> the assembled records of what they complete or reject."""
+    out = assembler.feed(_decoded(frames, ctx, assembler.source), now=now)
+    records = [r for trx in out.transactions for r in segment_records(trx, assembler.state.fde, config)]
+    records.extend(quarantine_record(q) for q in out.quarantined)
+    records.extend({"kind": "release", "source": assembler.source, "release_trx_key": ref.trx_key,
+                    "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)
+    return records
+
+
 def _binlog_frames(frames: list[InputFrame]) -> list[InputFrame]:
-    """The frames the assembler reads. The batch's last good heartbeat splits them in two: it
-    counts only if no transaction is open at its place, so that everything before it is
-    complete, in this batch's records or in earlier ones (issue #20 item 1)."""
+    """The frames the assembler reads (not the snapshot and heartbeat records beside them)."""
     return [f for f in frames if f.kind not in (SNAPSHOT, HEARTBEAT)]
 
 
