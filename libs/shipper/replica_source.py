@@ -50,15 +50,25 @@ def connect(opts: ServerOptions, *, read_timeout: float | None = None) -> pymysq
                                autocommit=True, connect_timeout=10, read_timeout=read_timeout,
                                charset="utf8mb4")
     except MySQLError as exc:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-        raise connect_error(opts, code, exc) from None
+        raise connect_error(opts, error_code(exc), exc) from None
+
+
+def error_code(exc: MySQLError) -> int:
+    """The server's (ER_*) or client's (CR_*) error number of a PyMySQL error; 0 when it has none."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+
+
+def is_lost_connection(code: int) -> bool:
+    """A CR_* client error (>= 2000: unreachable, lost, gone away) or none at all: worth
+    retrying, unlike a server's refusal (1045 access denied, 1236 purged binlog, ...)."""
+    return code == 0 or code >= 2000
 
 
 def connect_error(opts: ServerOptions, code: int, exc: Exception) -> ShipError:
     """The error of a failed connection, by the server's or client's error code: CR_* client
     errors (>= 2000: unreachable, lost) are worth retrying (ConnectError); a server's refusal
     (1045 access denied, 1130 host not allowed, ...) will not change by itself."""
-    cls = ConnectError if code == 0 or code >= 2000 else ShipError
+    cls = ConnectError if is_lost_connection(code) else ShipError
     return cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {exc}")
 
 

@@ -119,8 +119,7 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, ConnectError | OSError | ConnectionError):
         return True
     if isinstance(exc, MySQLError):
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-        return code == 0 or code >= 2000  # CR_* client errors: lost connection, gone away
+        return replica_source.is_lost_connection(replica_source.error_code(exc))
     return False
 
 
@@ -306,8 +305,7 @@ def _stream_once(cfg, opts, sink, progress, stats, state, requested, follow_gtid
 def _refusal(cfg, opts, exc: MySQLError, start: StartPoint) -> ShipError:
     """A server's refusal of the dump as one line: the purged-binlog error when that is what it
     is (the server's binlog list, asked again, no longer has the start), else its message."""
-    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-    if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+    if replica_source.error_code(exc) == ER_MASTER_FATAL_ERROR_READING_BINLOG:
         logs = _binary_logs_or_none(opts)
         if logs is not None and (start.file is not None and is_purged(logs, start.file)
                                  or start.gtid is not None and "purged" in str(exc)):
