@@ -18,7 +18,7 @@ from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
-from libs.table_location import parse_catalog_schema
+from libs.table_location import TableRoot, parse_catalog_schema
 
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
@@ -203,6 +203,11 @@ class JobConfig:
                 parse_catalog_schema(self.catalog_schema)
             except ValueError as e:
                 raise ConfigError(f"catalog_schema: {e}") from None
+
+    @property
+    def table_root(self) -> TableRoot:
+        """Where the job's tables live: paths under delta_root, or catalog_schema's tables."""
+        return TableRoot.of(self.delta_root, self.catalog_schema)
 
     @property
     def bad_input(self) -> BadInputPolicy:

@@ -2,7 +2,7 @@
 job's tables live: in its catalog schema beside them (persistent, what analysts query), or over
 path tables as temporary views of one session (a notebook's). CREATE OR REPLACE: idempotent.
 
-    lineage_views(spark, TableRoot.of(cfg.delta_root, cfg.catalog_schema))
+    lineage_views(spark, cfg.table_root)
     spark.sql("SELECT * FROM main.cdc._cdc_last_change WHERE `table` = 'orders'")
 """
 from __future__ import annotations

@@ -26,7 +26,6 @@ from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.config_errors import cause_line
 from libs.metrics import serve
 from libs.paths import REPO_ROOT
-from libs.table_location import TableRoot
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
 from pipelines.delta_tables import CatalogSchemaStopped, ensure_schema
@@ -132,9 +131,8 @@ def prepare_tables(spark: SparkSession, cfg: JobConfig) -> None:
     Path tables need neither: a table is created by its first write."""
     if cfg.catalog_schema is None:
         return
-    root = TableRoot.of(cfg.delta_root, cfg.catalog_schema)
-    ensure_schema(spark, root)
-    lineage_views(spark, root)
+    ensure_schema(spark, cfg.table_root)
+    lineage_views(spark, cfg.table_root)
 
 
 # -- the entry point -------------------------------------------------------------------------------
@@ -203,8 +201,7 @@ def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None 
     metrics = watch_metrics(spark, cfg)
     sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
     query = build_query(spark, cfg, sink=sink)
-    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into "
-          f"{TableRoot.of(cfg.delta_root, cfg.catalog_schema)}", file=sys.stderr)
+    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.table_root}", file=sys.stderr)
     try:
         # Spark would log the query's end with its Java and Python traces, before the one line.
         with (nullcontext() if verbose else logger_off(spark, STREAM_LOGGER)):

@@ -92,7 +92,7 @@ from libs.snapshot.tables import SnapshotTable, since_last_truncate
 from libs.stream_assembly import DdlEvent
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
-from libs.table_location import TableLocation, TableNameError, TableRoot
+from libs.table_location import TableLocation, TableNameError
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
@@ -211,7 +211,7 @@ class DeltaApplier:
     def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = APP_ID):
         self.catalog, self.config, self.app_id = catalog, config, app_id
         self.declared = catalog  # by hand; self.catalog adds the targets derived from the source
-        self.tables = TableRoot.of(config.delta_root, config.catalog_schema)  # where every table lives
+        self.tables = config.table_root  # where every table lives
         self.undeclared = config.undeclared_tables
         # What the declarations know that a binlog may not say: the rows stage decodes with it.
         self.decode_hints = DecodeHints(catalog.targets)
