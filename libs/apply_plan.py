@@ -83,14 +83,14 @@ class Lookups:
                 mine.setdefault(columns, set()).update(tuples)
 
 
-def _typed_image(target: Target, image) -> dict[str, Any] | None:
+def typed_image(target: Target, image) -> dict[str, Any] | None:
     try:
         return {name: typed_value(target, name, cv) for name, cv in present_columns(target, image).items()}
     except target_values.ValueConversionError:
         return None  # replay() raises the same error with the change's position
 
 
-def _key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
+def key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
     if not all(c in values for c in key):
         return None
     kv = tuple(values[c] for c in key)
@@ -105,11 +105,11 @@ def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups
     for change in changes:
         if change["op"] not in ROW_OPS:
             continue
-        before = _typed_image(target, change.get("before")) if change["op"] != "insert" else None
-        after = _typed_image(target, change.get("after")) if change["op"] != "delete" else None
+        before = typed_image(target, change.get("before")) if change["op"] != "insert" else None
+        after = typed_image(target, change.get("after")) if change["op"] != "delete" else None
         for image in (before, after):
             for key in target.enforced_keys:
-                kv = _key_tuple(key, image or {})
+                kv = key_tuple(key, image or {})
                 if kv is not None:
                     out.by_key[key].add(kv)
         if before and not any(all(c in before for c in key) for key in target.lookup_keys):
@@ -125,7 +125,7 @@ def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Look
         if write.lineage.operation == "snapshot":  # a new row: nothing stored can hold its key
             continue
         for key in target.enforced_keys:
-            kv = _key_tuple(key, write.values)
+            kv = key_tuple(key, write.values)
             if kv is not None and kv not in read.by_key.get(key, ()):
                 out.by_key.setdefault(key, set()).add(kv)
     return out
@@ -151,25 +151,32 @@ def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
     raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
 
 
+def last_changes(changes: Iterable[Mapping[str, Any]],
+                 more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> dict[str, tuple[Mapping[str, Any], int]]:
+    """source -> (its last change in commit order, its number of changes), over `changes` and
+    what `more` already sums up the same way (the executors' part of a batch)."""
+    out: dict[str, tuple[Mapping[str, Any], int]] = dict(more or {})
+    for change in changes:
+        source = change["source"]
+        last, n = out.get(source, (change, 0))
+        out[source] = (change if commit_order(change) > commit_order(last) else last, n + 1)
+    return out
+
+
 def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int,
                   caught_up: Mapping[str, int] | None = None,
-                  previous: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """One _cdc_progress row per source: its last transaction in commit order in this batch.
+                  previous: Mapping[str, Mapping[str, Any]] | None = None,
+                  more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> list[dict[str, Any]]:
+    """One _cdc_progress row per source: its last transaction in commit order in this batch
+    (`changes`, plus `more`: last_changes of changes not given one by one).
     `caught_up`: source -> epoch micros of the batch's heartbeat (caught_up_as_of). A source
     with a heartbeat and no changes repeats its `previous` row (the source's last transaction,
     changes 0); without a previous row it has no transaction to name and gets no row."""
     caught_up = caught_up or {}
-    last: dict[str, Mapping[str, Any]] = {}
-    counts: dict[str, int] = defaultdict(int)
-    for change in changes:
-        source = change["source"]
-        counts[source] += 1
-        if source not in last or commit_order(change) > commit_order(last[source]):
-            last[source] = change
     rows = {s: {"app_id": app_id, "source": s, "trx_id": c["trx_id"], "gtid": c.get("gtid"),
                 "trx_file": c["trx_file"], "trx_end_pos": int(c["trx_end_pos"]),
-                "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": counts[s]}
-            for s, c in last.items()}
+                "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": n}
+            for s, (c, n) in last_changes(changes, more).items()}
     for source in caught_up.keys() - rows.keys():
         if previous and source in previous:
             rows[source] = {**previous[source], "app_id": app_id, "batch_id": int(batch_id), "changes": 0}

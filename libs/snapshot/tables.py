@@ -65,6 +65,11 @@ class SnapshotTables:
     def get(self, source: str, database: str, table: str) -> SnapshotTable | None:
         return self._latest.get((source, database, table))
 
+    def positions(self, database: str, table: str) -> dict[str, Position]:
+        """source -> the position of the table's latest snapshot from it (is_superseded's rule,
+        for a replay away from here: pipelines/apply/executor_replay.py)."""
+        return {s: t.position for (s, d, n), t in self._latest.items() if (d, n) == (database, table)}
+
     def is_superseded(self, change: Mapping[str, Any]) -> bool:
         """A binlog change already in its table's snapshot rows (protocol.py rule 2)."""
         if change["op"] in SNAPSHOT_OPS:

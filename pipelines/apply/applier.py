@@ -53,7 +53,7 @@ import dataclasses
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from functools import partial, reduce
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import pyarrow as pa
@@ -62,6 +62,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
+from libs.apply_partition import executor_eligible
 from libs.apply_plan import (
     Lookups, change_sort_key, group_changes, progress_rows, quarantine_row, replay_touched, undeclared,
     with_ddl_truncates,
@@ -101,6 +102,8 @@ from libs.targets.values import fill_value
 from pipelines.apply.target_writes import (
     OP_COLUMN, TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
+from pipelines.apply.batch_split import BatchSplit, BatchSummary
+from pipelines.apply.executor_replay import ExecutorReplay, replay_on_executors
 from pipelines.apply.schema_changes import evolve_target
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
@@ -111,16 +114,16 @@ from pipelines.delta_txn import (
     committed_version, delta_txn, forget_last_commit_version, last_commit_version, replaceable, table_version,
 )
 from pipelines.marked_appends import MarkedAppends
-from pipelines.quarantine import QuarantineWriter, now_utc
+from pipelines.quarantine import QuarantineWriter, now_utc, quarantine_schema
 
 TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _write_targets)
 
 
 class ApplyStopped(JobStopped):
     """The batch cannot be applied (strict mode); nothing of it was written. Carries the
-    ReplayError (table, key, lineage with GTID/file/position)."""
+    ReplayError (table, key, lineage with GTID/file/position), as text when an executor met it."""
 
-    def __init__(self, batch_id: int, delta_table: str, error: ReplayError):
+    def __init__(self, batch_id: int, delta_table: str, error: ReplayError | str):
         self.batch_id, self.delta_table, self.error = batch_id, delta_table, error
         super().__init__(f"apply stopped in batch {batch_id}, Delta table {delta_table}: {error}")
 
@@ -289,21 +292,72 @@ class DeltaApplier:
 
     def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
         spark = changes_df.sparkSession
-        collected = self._collect(changes_df)                   # Arrow, commit_ts as epoch micros
+        split = self._split(spark, changes_df, batch_id)        # big tables' parts stay on the executors
+        collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
-        if not changes:
+        if not changes and not split.tables:
             self.record_caught_up(spark, batch_id, caught_up)
             return {}
         self.prepare_batch(spark, [c for c in changes if c["op"] == TRUNCATE], batch_id)
         replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
-        log_table = None
-        if replayed.log:  # its Spark schema: D.change_log_schema()
-            log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
-                                         to_arrow_schema(D.change_log_schema()))
-        self._write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans, caught_up)
-        self.last_batch = AppliedBatch(commit_lags(changes, time.time()),
-                                       Counter(e.lineage.source for e in replayed.errors))
-        return {name: dict(c) for name, c in replayed.counts.items()}
+        executor = self._replay_on_executors(spark, batch_id, split)  # nothing written yet either
+        try:
+            log_table = None
+            if replayed.log:  # its Spark schema: D.change_log_schema()
+                log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
+                                             to_arrow_schema(D.change_log_schema()))
+            self._write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans, caught_up,
+                        executor, split.lasts)
+        finally:
+            for part in executor:
+                part.unpersist()
+        quarantined = Counter(e.lineage.source for e in replayed.errors) + split.quarantined(executor)
+        self.last_batch = AppliedBatch(commit_lags([*changes, *split.oldest], time.time()), quarantined)
+        return {**{name: dict(c) for name, c in replayed.counts.items()}, **split.counts(executor)}
+
+    def _split(self, spark: SparkSession, changes_df: DataFrame, batch_id: int) -> "BatchSplit":
+        """Which tables' parts of the batch replay on the executors (libs/apply_partition.py,
+        config.executor_apply_min_changes): one small aggregate of the batch, then the rest."""
+        min_changes = self.config.executor_apply_min_changes
+        if min_changes is None:
+            return BatchSplit(changes_df)
+        summary = BatchSummary.of(changes_df)
+        tables = {}
+        for (database, table), ops in summary.ops.items():
+            target = self.catalog.get(database, table)
+            if (target is None or not self.config.tables.selects(database, table)
+                    or not executor_eligible(ops, sum(ops.values()), min_changes, summary.has_ddl)):
+                continue
+            target = self._effective(target)
+            tables[(database, table)] = (target, self._location(target, batch_id))
+        return BatchSplit(changes_df, summary, tables)
+
+    def _replay_on_executors(self, spark: SparkSession, batch_id: int, split: "BatchSplit") -> list[ExecutorReplay]:
+        """Each executor table's part replayed where its changes are (pipelines/apply/executor_replay.py);
+        a strict-mode stop raises here, before anything of the batch is written."""
+        out: list[ExecutorReplay] = []
+        groups = 2 * max(spark.sparkContext.defaultParallelism, int(spark.conf.get("spark.sql.shuffle.partitions")))
+        try:
+            for (database, table), (target, path) in sorted(split.tables.items()):
+                if self._already_committed(spark, path, target, batch_id):
+                    split.already_applied.add((database, table))
+                    continue
+                exists = path in self._ready or D.is_delta_table(spark, path)
+                if exists and path not in self._schema_checked:
+                    D.check_target_schema(spark, path, target)  # once per table and process
+                    self._schema_checked.add(path)
+                part = replay_on_executors(spark, split.of_table(database, table), (database, table), target, path, exists,
+                                           self.config.exec_mode, batch_id,
+                                           self.source_schemas.tables.positions(database, table),
+                                           groups)
+                out.append(part)
+                if part.stop is not None:
+                    raise ApplyStopped(batch_id, target.delta_table, part.stop)
+        except BaseException:
+            for part in out:
+                part.unpersist()
+            raise
+        return out
 
     def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
         """A batch without changes: only the heartbeats' sources' progress moves."""
@@ -635,32 +689,55 @@ class DeltaApplier:
 
     # -- writes (each idempotent per (app_id, batch_id)) ---------------------------------------------
     def _write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
-               plans, caught_up: Mapping[str, int]) -> None:
+               plans, caught_up: Mapping[str, int], executor: Sequence[ExecutorReplay] = (),
+               lasts: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
+        logs = [part.change_log() for part in executor]
         if log_table is not None:
-            self.appends.append(spark.createDataFrame(log_table, D.change_log_schema()),
-                                self.tables.table(CHANGE_LOG),
+            logs.insert(0, spark.createDataFrame(log_table, D.change_log_schema()))
+        if logs:
+            self.appends.append(reduce(DataFrame.unionByName, logs), self.tables.table(CHANGE_LOG),
                                 table_app_id(self.app_id, CHANGE_LOG), batch_id)
         now = now_utc()
-        self.quarantine.append_rows(spark, [quarantine_row(e, now) for e in errors], batch_id)
-        self._write_targets(spark, batch_id, [p for p in plans if p.upserts or p.deletes or p.replace])
-        self._append_progress(spark, batch_id, changes, caught_up)
+        rows = [quarantine_row(e, now) for e in errors]
+        if executor:
+            parts = [part.quarantine() for part in executor if part.tally["quarantined"]]
+            if rows:
+                parts.insert(0, arrow_frame(spark, rows, quarantine_schema()))
+            if parts:
+                self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
+        else:
+            self.quarantine.append_rows(spark, rows, batch_id)
+        writes = [partial(self._write_target, plan=p) for p in plans if p.upserts or p.deletes or p.replace]
+        writes += [partial(self._merge_from_executors, part=part) for part in executor]
+        self._write_targets(spark, batch_id, writes)
+        self._append_progress(spark, batch_id, changes, caught_up, lasts)
 
-    def _write_targets(self, spark: SparkSession, batch_id: int, plans: list[TablePlan]) -> None:
-        """One write per target table (_write_target), the tables side by side: a MERGE of a
-        few rows is seconds of driver-side planning and small jobs (measured: ~80% of a batch
-        over five tables, bench/README.md), and the tables are independent (each has its own
-        txnAppId). Each thread has its own session (spark.newSession(): same SparkContext, own
-        SQL conf) because the txnAppId/txnVersion of a write are session confs
-        (pipelines/delta_txn.py). Keeping those sessions across batches instead was measured:
-        no gain."""
-        if len(plans) <= 1:
-            for plan in plans:
-                self._write_target(spark, batch_id, plan)
+    def _write_targets(self, spark: SparkSession, batch_id: int, writes: list) -> None:
+        """One write per target table (_write_target, _merge_from_executors), the tables side
+        by side: a MERGE of a few rows is seconds of driver-side planning and small jobs
+        (measured: ~80% of a batch over five tables, bench/README.md), and the tables are
+        independent (each has its own txnAppId). Each thread has its own session
+        (spark.newSession(): same SparkContext, own SQL conf) because the txnAppId/txnVersion
+        of a write are session confs (pipelines/delta_txn.py). Keeping those sessions across
+        batches instead was measured: no gain."""
+        if len(writes) <= 1:
+            for write in writes:
+                write(spark, batch_id)
             return
-        with ThreadPoolExecutor(max_workers=min(len(plans), TABLE_THREADS), thread_name_prefix="write") as pool:
-            futures = [pool.submit(self._write_target, spark.newSession(), batch_id, plan) for plan in plans]
+        with ThreadPoolExecutor(max_workers=min(len(writes), TABLE_THREADS), thread_name_prefix="write") as pool:
+            futures = [pool.submit(write, spark.newSession(), batch_id) for write in writes]
             for future in futures:
                 future.result()  # the first failure propagates; the batch is retried whole
+
+    def _merge_from_executors(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
+        """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors:
+        ONE Delta write idempotent per (txn app id, batch_id), as _write_target's."""
+        plan = TablePlan(part.target, part.path, [], [])
+        self._ensure_target(spark, plan)
+        self._mirrors.pop(part.path, None)  # the mirror is of an older version now
+        with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
+            merge(spark, part.merge_rows(), part.merge_names, part.path)
+        self._written[part.path] = batch_id
 
     def _ensure_target(self, spark: SparkSession, plan: TablePlan) -> bool:
         """True when this call created the table (empty, at version 0)."""
@@ -727,16 +804,17 @@ class DeltaApplier:
             return None
         return writer(table, "overwrite")
 
-    def _append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int]) -> None:
+    def _append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int],
+                         more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
         the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
         from the table once per process and then kept."""
         path = self.tables.table(PROGRESS)
-        idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes}
+        idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes} - set(more or ())
         if idle:
             self._progress.update(D.last_progress(spark, path, self.app_id, idle))
-        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress)
+        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more)
         if not rows:
             return
         # add_columns: caught_up_as_of is newer than progress tables of earlier releases

@@ -1,0 +1,115 @@
+"""A batch's change records split between the driver's replay and the executors' (issue #21
+goal 1, libs/apply_partition.py): what the driver needs to know of the executors' part without
+collecting it (one small aggregate: per source, table, op and binlog file), and the two parts.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from functools import reduce
+from typing import Any, Mapping
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from libs.apply_plan import ROW_OPS
+from libs.lineage_sql import quote_identifier
+from libs.replay import commit_order
+from libs.table_location import TableLocation
+from libs.targets.model import Target
+from pipelines.apply.executor_replay import ExecutorReplay
+
+_LAST = ("trx_end_pos", "commit_ts", "change_seq", "trx_id", "gtid")  # commit order inside one binlog file
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchSummary:
+    """`groups`: one row per (source, database, table, op, trx_file): n changes, the oldest
+    commit_ts and the last change in commit order (epoch micros)."""
+
+    groups: tuple[Mapping[str, Any], ...]
+
+    @classmethod
+    def of(cls, changes: DataFrame) -> "BatchSummary":
+        micros = F.unix_micros("commit_ts").alias("commit_ts")
+        rows = (changes.groupBy("source", "database", "table", "op", "trx_file")
+                .agg(F.count(F.lit(1)).alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
+                     F.max(F.struct(*(micros if c == "commit_ts" else F.col(c) for c in _LAST))).alias("last"))
+                .collect())
+        return cls(tuple(r.asDict(recursive=True) for r in rows))
+
+    @property
+    def ops(self) -> dict[tuple[str, str], Counter]:
+        out: dict[tuple[str, str], Counter] = {}
+        for g in self.groups:
+            out.setdefault((g["database"], g["table"]), Counter())[g["op"]] += g["n"]
+        return out
+
+    @property
+    def has_ddl(self) -> bool:
+        """Any change other than a row change (DDL, truncate, snapshot, statement) in the batch."""
+        return any(g["op"] not in ROW_OPS for g in self.groups)
+
+
+@dataclasses.dataclass
+class BatchSplit:
+    """`changes`: the batch; `tables`: (database, table) -> (target, location) of the parts the
+    executors replay; `already_applied`: those of them Delta committed for this batch before."""
+
+    changes: DataFrame
+    summary: BatchSummary = BatchSummary(())
+    tables: Mapping[tuple[str, str], tuple[Target, TableLocation]] = dataclasses.field(default_factory=dict)
+    already_applied: set = dataclasses.field(default_factory=set)
+
+    @property
+    def rest(self) -> DataFrame:
+        """The driver's part."""
+        if not self.tables:
+            return self.changes
+        return self.changes.filter(~reduce(lambda a, b: a | b, (self._is(*name) for name in self.tables)))
+
+    def of_table(self, database: str, table: str) -> DataFrame:
+        """One executor table's change records, commit_ts as epoch micros (as the driver collects them)."""
+        columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts" else F.col(quote_identifier(c))
+                   for c in self.changes.columns]
+        return self.changes.filter(self._is(database, table)).select(*columns)
+
+    def _is(self, database: str, table: str):
+        return (F.col("database") == database) & (F.col("table") == table)
+
+    def _mine(self):
+        return [g for g in self.summary.groups if (g["database"], g["table"]) in self.tables]
+
+    @property
+    def lasts(self) -> dict[str, tuple[Mapping[str, Any], int]]:
+        """source -> (last change, count) of the executors' part (libs.apply_plan.last_changes)."""
+        out: dict[str, tuple[Mapping[str, Any], int]] = {}
+        for g in self._mine():
+            last = {**g["last"], "source": g["source"], "trx_file": g["trx_file"]}
+            mine, n = out.get(g["source"], (last, 0))
+            out[g["source"]] = (last if commit_order(last) > commit_order(mine) else mine, n + g["n"])
+        return out
+
+    @property
+    def oldest(self) -> list[dict[str, Any]]:
+        """The executors' part as the oldest change per (source, table), for libs.lag.commit_lags."""
+        return [{"source": g["source"], "database": g["database"], "table": g["table"], "commit_ts": g["oldest"]}
+                for g in self._mine() if (g["database"], g["table"]) not in self.already_applied]
+
+    def counts(self, executor: list[ExecutorReplay]) -> dict[str, dict]:
+        """The applier's return value for the executors' tables: ops, rows upserted/deleted, ..."""
+        ops = self.summary.ops
+        out = {f"{d}.{t}": dict(ops[(d, t)], already_applied=1) for d, t in self.already_applied}
+        for part in executor:
+            database, table = part.source_table
+            out[f"{database}.{table}"] = {**ops[part.source_table], **part.tally}
+        return out
+
+    @staticmethod
+    def quarantined(executor: list[ExecutorReplay]) -> Counter:
+        """source -> changes the executors' replay quarantined (one small job per table that has any)."""
+        out: Counter = Counter()
+        for part in executor:
+            if part.tally["quarantined"]:
+                out.update({r["source"]: r["count"] for r in part.quarantine().groupBy("source").count().collect()})
+        return out

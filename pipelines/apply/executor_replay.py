@@ -1,0 +1,232 @@
+"""One target table's part of a batch replayed on the executors (issue #21 goal 1): nothing of
+it is collected to the driver, and the work grows with the cluster.
+
+    changes --keys (mapInArrow)--> + before/after key text, key values
+            --key-changing UPDATEs (few, collected) -> components -> group per change
+    target rows with a key the batch names (a join) + the changes, cogrouped by group
+            --replay (applyInArrow: libs.apply_plan.replay_touched, the driver's own replay)-->
+    one output frame: MERGE rows | change-log rows | quarantine rows | a strict-mode stop
+
+The split is libs/apply_partition.py's: changes that can touch the same row share a group, and
+a group's changes replay in commit order on the rows they touch, as on the driver. The applier
+(pipelines/apply/applier.py) checks the output for a stop before anything of the batch is
+written, then commits it like the driver's tables: one MERGE per table and batch, the change
+log and quarantine rows in the batch's single append of each.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from functools import reduce
+from typing import Any, Iterator, Mapping
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+import pipelines.apply.tables as D
+from libs.apply_partition import change_keys, components, key_text, split_key
+from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
+from libs.arrow_rows import rows as arrow_rows
+from libs.change_log_table import change_log_table
+from libs.gc_pause import gc_paused
+from libs.lineage_sql import quote_identifier
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayStopped
+from libs.snapshot.protocol import Position, superseded
+from libs.table_location import TableLocation
+from libs.targets.model import Target
+from pipelines.apply.target_writes import OP_COLUMN
+from pipelines.delta_tables import read
+from pipelines.quarantine import now_utc, quarantine_schema
+
+BEFORE_KEY, AFTER_KEY, KEYS, GROUP = "_cdc_key_before", "_cdc_key_after", "_cdc_keys", "_cdc_group"
+LOG, QUARANTINED, STOP, SUPERSEDED = "_cdc_log", "_cdc_quarantined", "_cdc_stop", "_cdc_superseded"
+MAX_KEY_CHANGES = 100_000  # key-changing UPDATEs collected for the union-find; more: one group
+WHOLE_TABLE = "whole table"  # the group of a table whose changes cannot be split
+
+
+@dataclasses.dataclass
+class ExecutorReplay:
+    """One table's replayed part of the batch, nothing written. `out` is cached until the
+    writes are done (unpersist)."""
+
+    source_table: tuple[str, str]  # (database, table) as the change records name it
+    target: Target
+    path: TableLocation
+    out: DataFrame
+    merge_names: list[str]
+    tally: Counter  # rows_upserted, rows_deleted, quarantined, superseded_by_snapshot
+    stop: str | None = None  # strict mode: the ReplayError that stops the batch, as text
+
+    def merge_rows(self) -> DataFrame:
+        return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))
+
+    def change_log(self) -> DataFrame:
+        return self.out.filter(F.col(LOG).isNotNull()).select(f"{LOG}.*")
+
+    def quarantine(self) -> DataFrame:
+        return self.out.filter(F.col(QUARANTINED).isNotNull()).select(f"{QUARANTINED}.*")
+
+    def unpersist(self) -> None:
+        self.out.unpersist()
+
+
+def merge_schema(target: Target) -> T.StructType:
+    """The MERGE source's columns: the target's (all nullable: deletes carry only _row_id and
+    lineage) + OP_COLUMN (as pipelines/apply/target_writes.merge_source)."""
+    return T.StructType([T.StructField(f.name, f.dataType, True) for f in D.target_schema(target).fields]
+                        + [T.StructField(OP_COLUMN, T.StringType(), True)])
+
+
+def output_schema(target: Target) -> T.StructType:
+    return T.StructType(merge_schema(target).fields + [
+        T.StructField(LOG, D.change_log_schema(), True), T.StructField(QUARANTINED, quarantine_schema(), True),
+        T.StructField(STOP, T.StringType(), True), T.StructField(SUPERSEDED, T.LongType(), True)])
+
+
+def key_schema(target: Target, key: tuple[str, ...]) -> T.StructType:
+    types = {f.name: f.dataType for f in D.target_schema(target).fields}
+    return T.StructType([T.StructField(f"k{i}", types[c], True) for i, c in enumerate(key)])
+
+
+class KeyChanges:
+    """mapInArrow: each change record + its before/after key as text and the key values it
+    names (for the join with the target's rows). Without a split key every change is in
+    WHOLE_TABLE."""
+
+    def __init__(self, target: Target, key: tuple[str, ...] | None, key_type: T.StructType):
+        self.target, self.key = target, key
+        self.keys_type = to_arrow_schema(T.StructType([T.StructField(KEYS, T.ArrayType(key_type), True)])).field(0).type
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            before_text, after_text, values = [], [], []
+            for change in arrow_rows(batch.select(["op", "before", "after"])):
+                before, after = change_keys(self.target, self.key, change) if self.key else (None, None)
+                named = [k for k in dict.fromkeys((before, after)) if k is not None]
+                whole = self.key is None or not named
+                before_text.append(WHOLE_TABLE if whole else key_text(before) if before else None)
+                after_text.append(WHOLE_TABLE if whole else key_text(after) if after else None)
+                values.append([{f"k{i}": v for i, v in enumerate(k)} for k in named])
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, pa.array(before_text, pa.string()), pa.array(after_text, pa.string()),
+                 pa.array(values, self.keys_type)], names=[*batch.schema.names, BEFORE_KEY, AFTER_KEY, KEYS])
+
+
+class ReplayGroup:
+    """cogroup applyInArrow: one group's changes replayed on the target rows they touch; the
+    output frame's rows (output_schema)."""
+
+    def __init__(self, target: Target, mode: str, batch_id: int, snapshots: Mapping[str, Position]):
+        self.target, self.mode, self.batch_id = target, mode, batch_id
+        self.snapshots = snapshots  # source -> the table's latest snapshot position (libs/snapshot/tables.py)
+        self.schema = to_arrow_schema(output_schema(target))
+        self.log_schema = to_arrow_schema(D.change_log_schema())
+
+    def function(self):
+        """The cogroup function: a plain (left, right) function, as PySpark counts its
+        arguments to tell it from a (key, left, right) one."""
+        def replay_group(changes: pa.Table, current: pa.Table) -> pa.Table:
+            with gc_paused():
+                return self._replay(changes, current)
+        return replay_group
+
+    def _replay(self, changes: pa.Table, current: pa.Table) -> pa.Table:
+        records = changes.drop_columns([BEFORE_KEY, AFTER_KEY, KEYS, GROUP])
+        rows = arrow_rows(records)
+        kept = [k for k, c in enumerate(rows) if not self._superseded(c)]
+        order = sorted(kept, key=lambda k: change_sort_key(rows[k]))
+        stored = D.python_rows(current.select([*self.target.column_names, ROW_ID_COLUMN]))
+        parts = []
+        if len(kept) < len(rows):
+            parts.append(self._rows([{SUPERSEDED: len(rows) - len(kept)}]))
+        try:
+            result = replay_touched(self.target, [rows[k] for k in order], lambda _lookups: stored, mode=self.mode)
+        except ReplayStopped as stop:
+            return self._rows([{STOP: str(stop.error)}])
+        parts.append(self._rows([{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
+                                + [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
+                                   for d in result.deletes]))
+        log = change_log_table(records, result.change_log, order, self.batch_id, self.log_schema)
+        parts.append(self._column(LOG, pa.StructArray.from_arrays([c.combine_chunks() for c in log.columns], fields=list(log.schema))))
+        now = now_utc()
+        parts.append(self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine]))
+        return pa.concat_tables(parts)
+
+    def _superseded(self, change: Mapping[str, Any]) -> bool:
+        at = self.snapshots.get(change["source"])
+        return at is not None and superseded(at, Position(change["trx_file"], int(change["trx_end_pos"])))
+
+    def _rows(self, rows: list[dict[str, Any]]) -> pa.Table:
+        return pa.Table.from_pylist(rows, schema=self.schema)
+
+    def _column(self, name: str, values: pa.Array) -> pa.Table:
+        """`values` in column `name`, every other column null."""
+        n = len(values)
+        return pa.Table.from_arrays([values if f.name == name else pa.nulls(n, f.type) for f in self.schema],
+                                    schema=self.schema)
+
+
+def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: tuple[str, str],
+                        target: Target, path: TableLocation,
+                        exists: bool, mode: str, batch_id: int, snapshots: Mapping[str, Position],
+                        groups: int) -> ExecutorReplay:
+    """`changes`: the table's change records (commit_ts as epoch micros). `exists`: the Delta
+    table exists (else nothing is read). `groups`: how many groups the keys hash into."""
+    key = split_key(target)
+    key_type = key_schema(target, key) if key else T.StructType([T.StructField("k0", T.StringType(), True)])
+    keyed_schema = T.StructType(changes.schema.fields + [
+        T.StructField(BEFORE_KEY, T.StringType(), True), T.StructField(AFTER_KEY, T.StringType(), True),
+        T.StructField(KEYS, T.ArrayType(key_type), True)])
+    keyed = changes.mapInArrow(KeyChanges(target, key, key_type), keyed_schema).persist()
+    try:
+        grouped = _grouped(spark, keyed, groups) if key else None
+        if grouped is None:  # one group: the whole table's part of the batch on the whole table
+            grouped = keyed.withColumn(GROUP, F.lit(0))
+            current = read(spark, path).withColumn(GROUP, F.lit(0)) if exists else None
+        else:
+            current = _touched_rows(spark, grouped, target, path, key) if exists else None
+        if current is None:
+            current = spark.createDataFrame([], D.target_schema(target)).withColumn(GROUP, F.lit(0))
+        current = current.select(*(F.col(quote_identifier(c)) for c in (*target.column_names, ROW_ID_COLUMN, GROUP)))
+        out = (grouped.groupBy(GROUP).cogroup(current.groupBy(GROUP))
+               .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots).function(), output_schema(target)).persist())
+        stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == "upsert", 1)).alias("rows_upserted"),
+                        F.count(F.when(F.col(OP_COLUMN) == "delete", 1)).alias("rows_deleted"),
+                        F.count(QUARANTINED).alias("quarantined"),
+                        F.sum(SUPERSEDED).alias("superseded_by_snapshot"),
+                        F.first(STOP, ignorenulls=True).alias(STOP)).first()  # out is computed here, keyed still cached
+    finally:
+        keyed.unpersist()
+    # as the driver's tally: the row counts always, superseded_by_snapshot when there were any
+    tally = Counter({k: int(v or 0) for k, v in stats.asDict().items() if k != STOP and (v or k != "superseded_by_snapshot")})
+    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally, stats[STOP])
+
+
+def _grouped(spark: SparkSession, keyed: DataFrame, groups: int) -> DataFrame | None:
+    """The changes with their group: the hash of their key's component (a key-changing UPDATE
+    joins its two keys), mod `groups`. None when some change has no whole key (one group)."""
+    named = F.coalesce(F.col(BEFORE_KEY), F.col(AFTER_KEY))
+    moved = (F.col(BEFORE_KEY) != F.col(AFTER_KEY))
+    whole, moves = keyed.agg(F.max((named == WHOLE_TABLE).cast("int")), F.sum(moved.cast("int"))).first()
+    if whole or (moves or 0) > MAX_KEY_CHANGES:
+        return None
+    if not moves:
+        return keyed.withColumn(GROUP, F.pmod(F.xxhash64(named), F.lit(groups)).cast("int"))
+    roots = components((r[0], r[1]) for r in keyed.filter(moved).select(BEFORE_KEY, AFTER_KEY).collect())
+    roots_df = spark.createDataFrame(list(roots.items()), "_cdc_k string, _cdc_root string")
+    return (keyed.join(F.broadcast(roots_df), named == roots_df["_cdc_k"], "left")
+            .withColumn(GROUP, F.pmod(F.xxhash64(F.coalesce(F.col("_cdc_root"), named)), F.lit(groups)).cast("int"))
+            .drop("_cdc_k", "_cdc_root"))
+
+
+def _touched_rows(spark: SparkSession, grouped: DataFrame, target: Target, path: TableLocation,
+                  key: tuple[str, ...]) -> DataFrame:
+    """The target's rows whose key a change of the batch names, each with that change's group."""
+    keys = grouped.select(F.explode(KEYS).alias("_k"), F.col(GROUP).alias("_g")).distinct()  # a new column: cogrouped with `grouped` later
+    table = read(spark, path)
+    on = reduce(lambda a, b: a & b, (table[quote_identifier(c)] == keys["_k"][f"k{i}"] for i, c in enumerate(key)))
+    return table.join(keys, on=on, how="inner").select(*(table[quote_identifier(c)] for c in target.column_names),
+                                                        table[ROW_ID_COLUMN], keys["_g"].alias(GROUP))

@@ -1,0 +1,167 @@
+"""The executors' replay (pipelines/apply/executor_replay.py, issue #21 goal 1) gives what the
+driver's replay gives: the same batches through DeltaApplier with executor_apply_min_changes
+None (driver) and 0 (every table that can goes to the executors) leave equal target tables
+(_row_id and lineage included), change logs, quarantines and progress."""
+
+import os
+import random
+
+import pytest
+
+from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from pipelines.apply import ApplyStopped, DeltaApplier
+from pipelines.apply.applier import DeltaApplier as _Applier
+
+from .builders import Source, catalog_from_ddl, changes_df, config, delta, rows_of, version
+
+pytestmark = pytest.mark.spark
+
+DDL = ("CREATE TABLE shop.a (id int NOT NULL, v varchar(10), n int DEFAULT 3, PRIMARY KEY (id));\n"
+       "CREATE TABLE shop.k (v varchar(10), n int);\n"
+       "CREATE TABLE shop.u (id int NOT NULL, e varchar(10), PRIMARY KEY (id), UNIQUE KEY ue (e))")
+
+
+def _workload(seed: int, batches: int = 3) -> list[list[dict]]:
+    """Batches of row changes over the three tables, one source: minimal images on shop.a with
+    key-changing UPDATEs (chains and a swap through a free key), duplicates on keyless shop.k."""
+    rng = random.Random(seed)
+    a, k, u = Source("shop", "a", ["id", "v", "n"]), Source("shop", "k", ["v", "n"]), Source("shop", "u", ["id", "e"])
+    counter = iter(range(1, 10**6))
+    rows_a: dict[int, dict] = {}
+    rows_k: list[dict] = []
+    rows_u: dict[int, str] = {}
+    out = []
+
+    def trx(source):
+        n = next(counter)
+        source.trx = n - 1
+        return source
+
+    for _ in range(batches):
+        batch = []
+        for _ in range(60):
+            roll = rng.random()
+            if roll < 0.25 or not rows_a:
+                key = rng.choice([i for i in range(40) if i not in rows_a] or [999])
+                row = {"id": key, "v": rng.choice(["x", "y", None])}
+                rows_a[key] = row
+                batch.append(trx(a).insert(row))
+            elif roll < 0.55:
+                key = rng.choice(sorted(rows_a))
+                batch.append(trx(a).update({"id": key}, {"v": rng.choice(["p", "q"])}))
+            elif roll < 0.65:
+                key = rng.choice(sorted(rows_a))
+                free = [i for i in range(40) if i not in rows_a]
+                if free:
+                    new = rng.choice(free)
+                    rows_a[new] = rows_a.pop(key)
+                    batch.append(trx(a).update({"id": key}, {"id": new}))
+            elif roll < 0.72:
+                key = rng.choice(sorted(rows_a))
+                del rows_a[key]
+                batch.append(trx(a).delete({"id": key}))
+            elif roll < 0.85:
+                row = {"v": rng.choice(["d", "e"]), "n": rng.choice([1, 2])}
+                rows_k.append(row)
+                batch.append(trx(k).insert(row))
+            elif roll < 0.92 and rows_k:
+                row = rng.choice(rows_k)
+                rows_k.remove(row)
+                batch.append(trx(k).delete(row))
+            else:
+                key = rng.randrange(10)
+                if key in rows_u:
+                    new = f"e{next(counter)}"
+                    batch.append(trx(u).update({"id": key, "e": rows_u[key]}, {"id": key, "e": new}))
+                    rows_u[key] = new
+                else:
+                    rows_u[key] = f"e{key}"
+                    batch.append(trx(u).insert({"id": key, "e": f"e{key}"}))
+        out.append(batch)
+    return out
+
+
+def _everything(spark, cfg):
+    tables = {t: rows_of(spark, cfg, t, *delta(spark, cfg, t).columns) for t in ("shop__a", "shop__k", "shop__u")}
+    log = rows_of(spark, cfg, CHANGE_LOG, *delta(spark, cfg, CHANGE_LOG).columns)
+    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "commit_ts", "batch_id",
+                       "changes")
+    return tables, log, progress
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_executor_replay_equals_the_driver_replay(spark, tmp_path, seed):
+    batches = _workload(seed)
+    results, counts = {}, {}
+    for name, min_changes in (("driver", None), ("executors", 0)):
+        cfg = config(tmp_path / name, executor_apply_min_changes=min_changes)
+        applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+        counts[name] = [applier(changes_df(spark, batch), n) for n, batch in enumerate(batches)]
+        results[name] = _everything(spark, cfg)
+    assert results["executors"] == results["driver"]
+    assert counts["executors"] == counts["driver"]
+    tables, log, _ = results["driver"]
+    assert len(tables["shop__a"]) > 10 and len(log) == sum(map(len, batches))
+
+
+def test_a_key_changing_update_chain_in_one_batch_lands_on_the_rows_it_moves(spark, tmp_path):
+    a = Source("shop", "a", ["id", "v", "n"])
+    first = [a.insert({"id": i, "v": f"v{i}"}) for i in range(1, 5)]
+    # 1 -> 9, then 2 -> 1 (the key 1 just freed), then 9 -> 2: a swap of rows 1 and 2 through 9.
+    second = [a.update({"id": 1}, {"id": 9}), a.update({"id": 2}, {"id": 1}), a.update({"id": 9}, {"id": 2}),
+              a.update({"id": 2}, {"v": "moved"}), a.delete({"id": 3})]
+    cfg = config(tmp_path, executor_apply_min_changes=0)
+    applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+    applier(changes_df(spark, first), 0)
+    applier(changes_df(spark, second), 1)
+    assert rows_of(spark, cfg, "shop__a") == [(1, "v2", 3), (2, "moved", 3), (4, "v4", 3)]
+
+
+def test_strict_stop_on_an_executor_names_table_key_and_position_and_writes_nothing(spark, tmp_path):
+    cfg = config(tmp_path, executor_apply_min_changes=0)
+    a = Source("shop", "a", ["id", "v", "n"])
+    batch = [a.insert({"id": 1, "v": "x"}), a.update({"id": 42}, {"v": "nope"})]
+    with pytest.raises(ApplyStopped) as stopped:
+        DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
+    for part in ("1032", "shop.a", "'id': '42'", "GTID 0-1-2", "shop__a", "batch 0"):
+        assert part in str(stopped.value)
+    assert not os.path.exists(cfg.delta_root)
+
+
+def test_idempotent_quarantine_and_a_replayed_batch_on_the_executors(spark, tmp_path):
+    a = Source("shop", "a", ["id", "v", "n"])
+    batch = [a.insert({"id": 1, "v": "x"}), a.update({"id": 42}, {"v": "nope"}), a.insert({"id": 1, "v": "y"})]
+    results = {}
+    for name, min_changes in (("driver", None), ("executors", 0)):
+        cfg = config(tmp_path / name, executor_apply_min_changes=min_changes, exec_mode="idempotent")
+        counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
+        q = rows_of(spark, cfg, QUARANTINE, "source", "binlog_file", "binlog_pos", "kind", "reason")
+        results[name] = (counts, rows_of(spark, cfg, "shop__a"), q)
+    assert results["executors"] == results["driver"]
+    assert sorted(r[3] for r in results["driver"][2]) == ["duplicate_key", "row_not_found"]  # 42 missing; 1 overwritten
+
+    versions = {t: version(spark, cfg, t) for t in ("shop__a", CHANGE_LOG, PROGRESS, QUARANTINE)}
+    counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)  # a new process, same batch
+    assert counts["shop.a"]["already_applied"] == 1
+    assert {t: version(spark, cfg, t) for t in versions} == versions
+
+
+def test_nothing_is_collected_from_an_executor_table(spark, tmp_path, monkeypatch):
+    """The driver's collect sees none of an executor table's changes."""
+    a = Source("shop", "a", ["id", "v", "n"])
+    seen = []
+    real = _Applier._collect
+
+    def spy(df):
+        table = real(df)
+        seen.append(table.num_rows)
+        return table
+
+    monkeypatch.setattr(_Applier, "_collect", staticmethod(spy))
+    cfg = config(tmp_path, executor_apply_min_changes=3)
+    k = Source("shop", "k", ["v", "n"])
+    k.trx = 100
+    batch = [a.insert({"id": i, "v": "x"}) for i in range(5)] + [k.insert({"v": "d", "n": 1})]
+    counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
+    assert seen == [1]  # shop.k's one change (under the threshold); shop.a's 5 stayed on the executors
+    assert counts["shop.a"]["rows_upserted"] == 5 and len(rows_of(spark, cfg, "shop__a")) == 5
