@@ -1,7 +1,8 @@
 """Freshness (issue #20 item 1): an idle source is told apart from a stalled job. A real MariaDB
 that stops writing, cdc-ship following it with a 1 s heartbeat, cdc-replicate running
 continuously: after two idle minutes `_cdc_progress.caught_up_as_of` is within 3 s of now, and
-the rows the heartbeats add still name the source's last transaction."""
+the rows the heartbeats add still name the source's last transaction. The same from binlog
+files: `cdc-ship --from-file --follow` at the end of the newest file publishes heartbeats."""
 from __future__ import annotations
 
 import datetime as dt
@@ -11,10 +12,14 @@ import pytest
 from delta.tables import DeltaTable
 
 from libs.config import JobConfig
+from libs.shipper.kafka_sink import last_record
+from libs.shipper.record import HEARTBEAT
 from libs.lineage_sql import delta_path_ref, latest_progress
 from libs.system_tables import APP_ID, PROGRESS
 from pipelines.replicate import build_query, make_applier
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
+
+from tests.unit.stream.test_stream_assembly import CORPUS
 
 from ..shipper.helpers import password_file, start_shipper, stop_shipper
 from .test_lag_metrics import free_port, scrape
@@ -82,3 +87,43 @@ def test_an_idle_source_stays_caught_up_to_within_3_s(mariadb, kafka_broker, top
         query.stop()
         code, output = stop_shipper(shipper)
     assert code == 0, output
+
+
+def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(kafka_broker, topic, spark, tmp_path):
+    binlogs = tmp_path / "binlogs"
+    binlogs.mkdir()
+    data = open(f"{CORPUS}/row_full/mdb-bin.000001", "rb").read()
+    (binlogs / "mdb-bin.000001").write_bytes(data)
+    (binlogs / "mdb-bin.index").write_text("./mdb-bin.000001\n")  # the newest file: followed, not finished
+    port = free_port()
+    shipper = start_shipper("--from-file", str(binlogs), "--follow", "--heartbeat", "1",
+                            "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", "files1",
+                            "--metrics-port", str(port))
+    root = str(tmp_path / "delta")
+    cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=root,
+                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0, tables={"include": [r"row_full\..*"]})
+    query = build_query(spark, cfg, make_applier(cfg))
+    try:
+        _wait(lambda: _latest(spark, root) and _latest(spark, root)[0]["caught_up_as_of"] is not None,
+              180, "a heartbeat of the follower in _cdc_progress")
+        first = _latest(spark, root)[0]
+        time.sleep(10)
+        assert query.exception() is None
+        asked = dt.datetime.utcnow()
+        (row,) = _latest(spark, root)
+        shipped = scrape(port)
+        beat = last_record(kafka_broker.bootstrap, topic, "files1")
+    finally:
+        query.stop()
+        code, output = stop_shipper(shipper)
+    assert code == 0, output
+    # the follower's own position: the file's end, where the next event would start
+    assert (beat.kind, beat.binlog_file, beat.binlog_pos) == (HEARTBEAT, "mdb-bin.000001", len(data))
+    assert shipped["cdc_ship_heartbeats_total"][0][1] >= 8  # ~1 per idle second
+    moved = (row["caught_up_as_of"] - first["caught_up_as_of"]).total_seconds()
+    stale = (asked - row["caught_up_as_of"]).total_seconds()
+    print(f"file follower: caught_up_as_of moved {moved:.1f} s in 10 s, {stale:.1f} s behind now")
+    assert moved >= 7 and stale <= 10, (moved, stale)
+    # the heartbeats' rows name the last transaction of the file (its Xid ends 45 bytes before
+    # the file's end: the Rotate, SHOW BINLOG EVENTS of the corpus file)
+    assert (row["trx_file"], row["trx_end_pos"]) == ("mdb-bin.000001", len(data) - 45)
