@@ -78,7 +78,7 @@ def adapters(frames, records, segments, batch: int) -> None:
                           "raw": [f.raw for f in frames[i:i + batch]]}) for i in range(0, n, batch)]
     t0 = time.perf_counter()
     for pdf in pdfs:
-        _input_frames(iter([pdf]))
+        _input_frames(pdf)
     in_s = time.perf_counter() - t0
     schema = spark_schema(ASSEMBLED_RECORD)
     t0 = time.perf_counter()

@@ -32,7 +32,7 @@ from libs.simulator.schema import replica_ddl, standard_tables
 from libs.targets import load_targets
 from pipelines.apply import tables as D
 from pipelines.kafka import broker_config
-from pipelines.replicate import build_query, make_applier
+from pipelines.replicate import build_query, make_applier, stop_between_batches
 from pipelines.spark_session import SessionOptions, build_session
 
 SOURCE = "sim"
@@ -104,15 +104,6 @@ def _wait(query, tally: _Tally, opts: EmbeddedOptions, stop: dict) -> None:
         raise RuntimeError(f"the streaming query failed: {query.exception()}")
 
 
-def _stop_between_batches(query, timeout: float = 300.0) -> None:
-    """Stop when no micro-batch is running: stop() interrupts a running batch's Delta commits
-    (harmless to the checkpoint, exactly once, but it ends the run with a spurious error)."""
-    deadline = time.monotonic() + timeout
-    while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
-        time.sleep(0.2)
-    query.stop()
-
-
 def _verify(spark, cfg: JobConfig, expected: Path) -> bool:
     catalog = load_targets(None, [cfg.target_ddl])
     manifest, rows = load_expected(expected)
@@ -152,7 +143,7 @@ def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
             _wait(query, tally, opts, stop)
         finally:
             _stop_simulator(sim)
-            _stop_between_batches(query)
+            stop_between_batches(query)
         _log("simulator stopped; draining the topic")
         drain = build_query(spark, dataclasses.replace(cfg, available_now=True), tally)
         _wait(drain, tally, EmbeddedOptions(), {"flag": False})  # progress lines while draining

@@ -7,6 +7,7 @@
     change records ---apply---> target tables, change log, progress  (or ---> _cdc_changes)
     releases ---(recorded now, deleted while the next batch runs)---> spill store
     heartbeats ---> _cdc_progress.caught_up_as_of (a batch of only these skips the stages above)
+    counters (one per source) ---> the job's metrics only (libs/source_counters.py)
 
 Every Delta write is idempotent per batch (appends: commit marks, pipelines/marked_appends.py;
 target writes: Delta's txnAppId/txnVersion), so a batch replayed after a crash changes nothing it
@@ -28,6 +29,7 @@ from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
 from libs.snapshot.record import TABLE, SnapshotRecord
+from libs.source_counters import COUNTERS, SourceCounters
 from libs.stops import JobStopped
 from libs.stream_assembly import segment_ddl
 from libs.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
@@ -39,7 +41,7 @@ from pipelines.stages.rows import change_records, decode_rows
 
 RELEASES_DIR = "spill_releases"
 HEARTBEAT, RELEASE = "heartbeat", "release"
-IDLE_KINDS = frozenset({HEARTBEAT, RELEASE})  # a batch of only these has no row to decode
+IDLE_KINDS = frozenset({HEARTBEAT, RELEASE, COUNTERS})  # a batch of only these has no row to decode
 _FAILED_SCHEMA = "source string, trx_id string, reason string, kind string, trx_file string, trx_end_pos long"
 
 
@@ -112,14 +114,15 @@ class ReplicateBatch:
         self._delete_released_chunks(batch_id)
         batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release | heartbeat
         try:
-            kinds, caught_up, quarantined = _kinds(batch)
-            if kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
+            seen = _kinds(batch)
+            caught_up, quarantined = seen.caught_up, seen.quarantined
+            if seen.kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
                 self._record_caught_up(batch, batch_id, caught_up)
             else:
                 quarantined.update(self._replicate_records(batch, batch_id, caught_up))
-            if RELEASE in kinds:
+            if RELEASE in seen.kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
-            self._report(caught_up, quarantined)
+            self._report(batch_id, caught_up, quarantined, seen.counters)
         finally:
             batch.unpersist()
 
@@ -135,15 +138,17 @@ class ReplicateBatch:
             rows.decoded.unpersist()
         return Counter(r["source"] for r in rows.failed_rows)
 
-    def _report(self, caught_up: dict[str, int], quarantined: Counter) -> None:
+    def _report(self, batch_id: int, caught_up: dict[str, int], quarantined: Counter,
+                counters: list[SourceCounters]) -> None:
         """The committed batch's lag and counts to the metrics (the apply stage's own: its
-        `last_batch`, pipelines/apply/applier.py)."""
+        `last_batch`, pipelines/apply/applier.py; the assembler's: its counters records)."""
         if self.metrics is None:
             return
         applied = getattr(self.apply, "last_batch", None)
         if applied is not None:
             quarantined = quarantined + applied.quarantined
-        self.metrics.batch(applied.commit_lags if applied is not None else {}, caught_up, quarantined)
+        self.metrics.batch(applied.commit_lags if applied is not None else {}, caught_up, quarantined,
+                           counters=counters, batch_id=batch_id)
 
     # -- the stages, in the order _replicate runs them ----------------------------------------------
     def _delete_released_chunks(self, batch_id: int) -> None:
@@ -205,7 +210,7 @@ class ReplicateBatch:
         """A batch of heartbeats only: the sources' progress moves, nothing else is written.
         Kept short: the time it takes is how stale caught_up_as_of reads (issue #20 item 1)."""
         record = getattr(self.apply, "record_caught_up", None)
-        if record is not None and caught_up:
+        if record is not None:  # also without heartbeats: it resets the applier's last_batch, which _report reads
             record(batch.sparkSession, batch_id, caught_up)
 
     def _apply(self, changes: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
@@ -229,14 +234,26 @@ class BadInputStopped(JobStopped):
     """A quarantined incident whose policy is fail (libs/bad_input.py); the batch is not applied."""
 
 
-def _kinds(batch: DataFrame) -> tuple[set[str], dict[str, int], Counter]:
-    """The kinds of record in the batch, source -> epoch micros of its last heartbeat the
-    assembler vouched for, and source -> the assembler's quarantine records: one small
-    aggregate, so an idle batch costs one job before its write."""
-    rows = batch.groupBy("kind", "source").agg(F.max(F.unix_micros("commit_ts")).alias("at"),
-                                               F.count(F.lit(1)).alias("n")).collect()
-    return ({r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
-            Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}))
+@dataclass(frozen=True)
+class BatchKinds:
+    """What `_kinds` saw of a batch."""
+
+    kinds: set[str]
+    caught_up: dict[str, int]  # source -> epoch micros of its last heartbeat the assembler vouched for
+    quarantined: Counter  # source -> the assembler's quarantine records
+    counters: list[SourceCounters]  # the assembler's counts, one per source it ran for
+
+
+def _kinds(batch: DataFrame) -> BatchKinds:
+    """One small aggregate, so an idle batch costs one job before its write. A source has one
+    counters record per batch; max/min only pick its values out of the group."""
+    rows = batch.groupBy("kind", "source").agg(
+        F.max(F.unix_micros("commit_ts")).alias("at"), F.count(F.lit(1)).alias("n"),
+        *(F.max(c).alias(c) for c in ("ignorable_events", "dummy_events", "spilled_bytes_total", "spill_bytes")),
+        F.min("oldest_kafka_ms").alias("oldest_kafka_ms")).collect()
+    return BatchKinds({r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
+                      Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}),
+                      [SourceCounters.from_record(r) for r in rows if r["kind"] == COUNTERS])
 
 
 def _failed(decoded: DataFrame) -> tuple[list, DataFrame | None]:

@@ -88,7 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="when the server is not the one the topic's last record came from (a "
                          "promoted replica), continue after the topic's GTID state instead of "
                          "refusing (MariaDB; the server must have log_slave_updates=ON)")
-    ap.add_argument("--heartbeat", type=float, default=1.0, help="heartbeat period in seconds")
+    ap.add_argument("--heartbeat", type=float, default=1.0,
+                    help="heartbeat period in seconds: the server's (--server), or the silence after "
+                         "which a --follow of files publishes one (a heartbeat record in the topic); "
+                         "0: none")
     ap.add_argument("--non-block", action="store_true",
                     help="server: stop at the end of the binlog instead of waiting")
     ap.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines")
@@ -176,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--gtid and --start-file exclude each other")
     if args.start_pos < 4:
         ap.error("--start-pos must be >= 4")
+    if args.heartbeat < 0:
+        ap.error("--heartbeat must be >= 0 (0: no heartbeats)")
     _check_snapshot_args(ap, args)
     try:
         TableFilter.compile(args.include, args.exclude)
@@ -193,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.from_file:
             stats = ship_files(cfg, args.from_file, follow=args.follow,
-                               should_stop=lambda: stop["asked"])
+                               should_stop=lambda: stop["asked"], heartbeat_s=args.heartbeat or None)
         else:
             opts = _server_options(args)
             stats = ship_server(cfg, opts, start_file=args.start_file, start_pos=args.start_pos,

@@ -264,8 +264,10 @@ class Assembler:
         group = self.state.open
         if group is None or not self._tail:
             return
-        self.store.put(self.source, group.trx_key, group.chunk_count, encode_chunk(self._tail))
-        self.state = evolve(self.state, open=evolve(group, chunk_count=group.chunk_count + 1))
+        chunk = encode_chunk(self._tail)
+        self.store.put(self.source, group.trx_key, group.chunk_count, chunk)
+        self.state = evolve(self.state, open=evolve(group, chunk_count=group.chunk_count + 1)).counted(
+            "spilled_bytes", len(chunk))
         self._tail, self._tail_bytes = [], 0
 
     def _detach_open(self) -> tuple[OpenGroup, SpilledFrames]:

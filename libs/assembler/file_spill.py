@@ -64,5 +64,12 @@ class FileSpillStore:
     def delete(self, source: str, trx_key: str, chunk_count: int) -> None:
         shutil.rmtree(self._dir(source, trx_key), ignore_errors=True)
 
+    def size(self, source: str, trx_key: str) -> int:
+        """Bytes of the chunk files of one group (0 when it has none): one directory listing."""
+        try:
+            return sum(e.stat().st_size for e in os.scandir(self._dir(source, trx_key)) if e.name.endswith(".chunk"))
+        except FileNotFoundError:
+            return 0
+
     def chunk_count(self) -> int:
         return sum(1 for _ in self.root.rglob("*.chunk")) if self.root.exists() else 0

@@ -18,6 +18,8 @@ class SpillStore(Protocol):
 
     def delete(self, source: str, trx_key: str, chunk_count: int) -> None: ...
 
+    def size(self, source: str, trx_key: str) -> int: ...
+
 
 class InMemorySpillStore:
     """Dictionary-backed SpillStore for tests and notebooks (not durable)."""
@@ -37,6 +39,10 @@ class InMemorySpillStore:
     def delete(self, source: str, trx_key: str, chunk_count: int) -> None:
         for chunk_no in range(chunk_count):
             self.chunks.pop((source, trx_key, chunk_no), None)
+
+    def size(self, source: str, trx_key: str) -> int:
+        """Bytes of the chunks stored for one group."""
+        return sum(len(v) for (s, k, _), v in self.chunks.items() if (s, k) == (source, trx_key))
 
     def total_bytes(self) -> int:
         return sum(len(v) for v in self.chunks.values())

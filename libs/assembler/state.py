@@ -22,6 +22,7 @@ COUNTER_NAMES = (
     "ignorable_skipped", "dummies_skipped", "duplicates_dropped", "invalid_transitions",
     "quarantined_frames", "decode_errors", "unknown_events", "transactions_emitted", "rollbacks",
     "xa_prepared", "xa_unknown", "open_expired", "cut_by_server_move",
+    "spilled_bytes",  # bytes written to the SpillStore (chunks as stored), ever: cdc_spilled_bytes_total
 )
 
 # The stored row, by name (schemas/assembler_state.avsc; the Spark stage derives its state type from it).
@@ -133,6 +134,11 @@ class AssemblerState:
 
     def counted(self, name: str, n: int = 1) -> "AssemblerState":
         return evolve(self, counters={**self.counters, name: self.counters[name] + n})
+
+    def spill_keys(self) -> list[str]:
+        """The trx keys whose chunks this state references: the open group's, the held XA groups'."""
+        keys = [self.open.trx_key] if self.open is not None and self.open.chunk_count else []
+        return keys + [xa.trx_key for xa in self.xa_prepared.values() if xa.chunk_count]
 
 
 def _int(value) -> int | None:

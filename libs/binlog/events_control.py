@@ -74,6 +74,7 @@ class Heartbeat:
     log_file: str
     log_position: int | None = None  # v2 only
     fields: tuple = ()  # v2: ((type, value_bytes), ...) in wire order
+    end_mark: bool = True  # v2: the body ends with the end-of-fields mark (as MySQL writes it)
 
 SERVER_VERSION_LEN = 50  # ST_SERVER_VER_LEN
 # Start_event_v3 / Format_description common part: binlog_version, server_version, created.
@@ -283,22 +284,41 @@ def encode_heartbeat(rec: Heartbeat, header, ctx) -> bytes:
 
 
 def decode_heartbeat_v2(header, body: bytes, ctx) -> Heartbeat:
-    """codecs/binary.cpp: fields are (type packed, length packed, value) until the body ends."""
+    """MySQL 8.0.26+ (codecs/binary.cpp Heartbeat::decode / encode), the body a run of fields:
+
+        type    packed int   0 = end of fields (OTW_HB_HEADER_END_MARK): nothing follows it
+        length  packed int   bytes of the value
+        value   `length` bytes
+          type 1 OTW_HB_LOG_FILENAME_FIELD   the binlog file name
+          type 2 OTW_HB_LOG_POSITION_FIELD   the position, itself a packed int of exactly `length` bytes
+
+    The server writes file name, position, end mark; it skips a field type it does not know (by its
+    length) and so do we. Unlike v1, the position is in the body: a u64, where the header's
+    log_pos has 4 bytes."""
     cur = Cursor(body)
-    fields, name, position = [], "", None
+    fields, name, position, end_mark = [], None, None, False
     while cur.remaining:
-        ftype = cur.packed_int("heartbeat field type")
-        value = cur.take(cur.packed_int("heartbeat field length"), "heartbeat field")
+        ftype = cur.packed_int("Heartbeat_v2 field type")
+        if ftype == HB_V2_END:
+            cur.end("Heartbeat_v2 body after its end-of-fields mark")
+            end_mark = True
+            break
+        value = cur.take(cur.packed_int("Heartbeat_v2 field length"), f"Heartbeat_v2 field {ftype}")
         fields.append((ftype, value))
         if ftype == HB_V2_LOG_FILENAME:
             name = value.decode("utf-8", errors="surrogateescape")
         elif ftype == HB_V2_LOG_POSITION:
-            position = Cursor(value).packed_int("heartbeat position")
-    return Heartbeat(name, position, tuple(fields))
+            inner = Cursor(value)
+            position = inner.packed_int("Heartbeat_v2 log position")
+            inner.end(f"Heartbeat_v2 log position field of {len(value)} bytes")
+    if name is None:
+        raise MalformedError("Heartbeat_v2 without a log file name field")
+    return Heartbeat(name, position, tuple(fields), end_mark)
 
 
 def encode_heartbeat_v2(rec: Heartbeat, header, ctx) -> bytes:
-    return b"".join(pack_int(t) + pack_int(len(v)) + v for t, v in rec.fields)
+    return (b"".join(pack_int(t) + pack_int(len(v)) + v for t, v in rec.fields)
+            + (pack_int(HB_V2_END) if rec.end_mark else b""))
 
 
 CONTROL_CODECS = {

@@ -15,6 +15,10 @@ on an event boundary once nothing more will be written to it:
     middle of event", ER_MASTER_FATAL_ERROR_READING_BINLOG).
 A Rotate in the middle of a file (a relay log holds its master's) does not end the read.
 
+While following, each read of the newest file that finds nothing new and no partial event
+tells `on_idle` (file, next position, time of the read in ns): everything the file held then is
+shipped, the file-follower's ground for a heartbeat record (libs/shipper/heartbeat.py).
+
 Each file is shipped from position 4 (its Format_description included), or from the resume
 position for the file the topic already holds (the FDE is then read, not shipped, to know the
 checksum setting).
@@ -129,9 +133,12 @@ class FileReader:
                 return
 
 
+OnIdle = Callable[[str, int, int], None]  # (file, next position, epoch ns of the read that found nothing)
+
+
 def iter_file_events(inputs: Inputs, source: str, *, resume: tuple[str, int] | None = None,
                      follow: bool = False, poll_s: float = 0.2,
-                     should_stop: Callable[[], bool] = lambda: False
+                     should_stop: Callable[[], bool] = lambda: False, on_idle: OnIdle | None = None
                      ) -> Iterator[tuple[str, int, bytes]]:
     """(file name, start pos, frame) for every event to ship, in order."""
     index, pos = _start(inputs, resume)
@@ -140,7 +147,7 @@ def iter_file_events(inputs: Inputs, source: str, *, resume: tuple[str, int] | N
         if reader is None:
             return
         try:
-            yield from _events_of(reader, inputs, index, follow, poll_s, should_stop)
+            yield from _events_of(reader, inputs, index, follow, poll_s, should_stop, on_idle)
         finally:
             reader.close()
         index, pos = index + 1, 4
@@ -168,9 +175,14 @@ def _open(inputs: Inputs, index: int, pos: int, source: str, follow: bool, poll_
 
 
 def _events_of(reader: FileReader, inputs: Inputs, index: int, follow: bool, poll_s: float,
-               should_stop: Callable[[], bool]) -> Iterator[tuple[str, int, bytes]]:
+               should_stop: Callable[[], bool], on_idle: OnIdle | None = None
+               ) -> Iterator[tuple[str, int, bytes]]:
     while not should_stop():
+        # Taken before the read: the file's bytes written by then are all read below (a clock
+        # read per pass over the file, not per event).
+        looked_at, found = time.time_ns(), False
         for start, frame in reader.read():
+            found = True
             yield reader.name, start, frame
             if should_stop():
                 return
@@ -189,6 +201,8 @@ def _events_of(reader: FileReader, inputs: Inputs, index: int, follow: bool, pol
                 raise ShipError("the file ends with a Rotate/Stop and no index file lists the "
                                 "files after it: cannot follow it", source=reader.source,
                                 file=reader.name, pos=reader.pos)
+            if on_idle is not None and not found and not reader.pending:  # a partial event: mid-write
+                on_idle(reader.name, reader.pos, looked_at)
         time.sleep(poll_s)
 
 

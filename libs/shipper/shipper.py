@@ -22,6 +22,7 @@ from typing import Callable
 
 from pymysql.err import MySQLError
 
+from libs.binlog.errors import BinlogError
 from libs.snapshot import DEFAULT_CHUNK_ROWS
 
 from libs.metrics import serve
@@ -32,7 +33,7 @@ from .file_source import Inputs, iter_file_events
 from .gtid_state import GroupTracker, GtidState
 from .kafka_sink import KafkaSink, last_record
 from .progress import Progress
-from .heartbeat import HeartbeatRecord, is_caught_up
+from .heartbeat import FollowBeat, HeartbeatRecord, is_caught_up
 from .purge import PurgeWatch, is_purged, purged_error
 from .record import FORMAT, HEARTBEAT, KafkaRecord, Origin
 from .replica_source import ConnectError, ServerOptions
@@ -76,7 +77,10 @@ def _log(msg: str) -> None:
 
 
 def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
-               should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.2) -> ShipStats:
+               should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.2,
+               heartbeat_s: float | None = 1.0) -> ShipStats:
+    """Ship binlog files; with `follow`, a heartbeat record after each `heartbeat_s` (None: none)
+    of reading nothing new at the newest file's end (libs/shipper/heartbeat.py FollowBeat)."""
     inputs = Inputs.from_paths(paths, follow=follow)
     sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source)
     last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
@@ -87,10 +91,21 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
     progress = Progress(cfg.source, interval_s=cfg.progress_s)
     progress.lag_bytes = lambda: inputs.remaining_bytes(progress.last_file, progress.last_pos)
     _serve_metrics(cfg, progress, stats)
+    beats = FollowBeat(heartbeat_s) if follow and heartbeat_s is not None else None
+
+    def on_idle(name: str, pos: int, at_ns: int) -> None:
+        if beats.due(at_ns, stats.events):  # everything the file held at at_ns is sent
+            record = HeartbeatRecord(cfg.source, at_ns // 1000)
+            sink.send(KafkaRecord(cfg.source, name, pos, record.encode(), HEARTBEAT))
+            progress.heartbeat(at_ns / 1e9)
+            stats.heartbeats += 1
+        else:
+            sink.poll()  # delivery reports of what was sent before the silence
+
     try:
         for name, pos, frame in iter_file_events(inputs, cfg.source, resume=stats.resumed_from,
-                                                 follow=follow, poll_s=poll_s,
-                                                 should_stop=should_stop):
+                                                 follow=follow, poll_s=poll_s, should_stop=should_stop,
+                                                 on_idle=on_idle if beats is not None else None):
             sink.send(KafkaRecord(cfg.source, name, pos, frame))
             progress.event(name, pos, frame)
             stats.events += 1
@@ -362,7 +377,7 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
                 # A dump that starts inside a file gets its Format_description with log_pos 0:
                 # not file content, but the job cannot decode what follows without it.
                 _send_format(cfg, sink, groups, step, frame, origin)
-            elif step.kind == HEARTBEAT_STEP and is_caught_up(frame, tracker.file, tracker.pos):
+            elif step.kind == HEARTBEAT_STEP and _caught_up(cfg, frame, tracker):
                 # the server has logged nothing after our position: say so in the topic, so the
                 # job can tell an idle source from a stalled one (libs/shipper/heartbeat.py). It
                 # carries the origin too: a resume may start from it as the last record.
@@ -380,6 +395,16 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
         return True
     finally:
         stats.holes += tracker.holes
+
+
+def _caught_up(cfg, frame: bytes, tracker: StreamTracker) -> bool:
+    """Does the server's heartbeat name the shipper's own position (libs/shipper/heartbeat.py)?
+    A heartbeat that does not parse is the server's protocol broken: one line, naming it."""
+    try:
+        return is_caught_up(frame, tracker.file, tracker.pos)
+    except BinlogError as exc:
+        raise ShipError(f"server heartbeat (type {frame[4]}): {exc}", source=cfg.source,
+                        file=tracker.file, pos=tracker.pos) from None
 
 
 def _send_format(cfg, sink, groups, step, fde: bytes, origin) -> None:

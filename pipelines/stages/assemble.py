@@ -15,6 +15,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from libs.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, idle_action
 from libs.assembler.file_spill import FileSpillStore
 from libs.gc_pause import gc_paused
+from libs.source_counters import SourceCounters
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
 from pipelines.schemas import ASSEMBLED_RECORD, ASSEMBLER_STATE, spark_schema
 from pipelines.stages.pandas_records import chunked
@@ -26,11 +27,16 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
                         category=FutureWarning)
 
 
-def _input_frames(pdfs: Iterator[pd.DataFrame]) -> list[InputFrame]:
-    pdf = pd.concat(list(pdfs), ignore_index=True).sort_values("kafka_offset", kind="stable")
+def _input_frames(pdf: pd.DataFrame) -> list[InputFrame]:
+    pdf = pdf.sort_values("kafka_offset", kind="stable")
     return [InputFrame(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off), kind)
             for raw, file, pos, part, off, kind in zip(pdf["raw"], pdf["binlog_file"], pdf["binlog_pos"],
                                                         pdf["kafka_partition"], pdf["kafka_offset"], pdf["record_kind"])]
+
+
+def _oldest_kafka_ms(pdf: pd.DataFrame) -> int | None:
+    oldest = pdf["kafka_ms"].min()
+    return None if pd.isna(oldest) else int(oldest)
 
 
 class AssembleFn:
@@ -47,8 +53,13 @@ class AssembleFn:
         with gc_paused():  # a batch of frames alive at once, no cycles (libs/gc_pause.py)
             if state.hasTimedOut:
                 records, row = self._on_idle(source, row, store, now)
+                oldest = None
             else:
-                records, row = assemble_group(source, row, _input_frames(pdfs), store, self.config, now=now)
+                pdf = pd.concat(list(pdfs), ignore_index=True)
+                records, row = assemble_group(source, row, _input_frames(pdf), store, self.config, now=now)
+                oldest = _oldest_kafka_ms(pdf)
+            # the driver's metrics of this source (libs/source_counters.py): one small record
+            records.append(SourceCounters.of(AssemblerState.from_row(row), store, oldest).record())
         state.update(tuple(row[name] for name in STATE_FIELDS))
         state.setTimeoutDuration(self.idle_timeout_ms)
         yield from chunked(records, self.schema)

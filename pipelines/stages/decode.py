@@ -49,8 +49,10 @@ def _binlog_file():
 
 
 def frames(kafka_df: DataFrame) -> DataFrame:
-    """Kafka source rows -> (source, binlog_file, binlog_pos, record_kind, kafka_partition, kafka_offset, raw,
-    header). record_kind: 'binlog' for a binlog event (no header), 'snapshot' for a snapshot record."""
+    """Kafka source rows -> (source, binlog_file, binlog_pos, record_kind, kafka_partition, kafka_offset,
+    kafka_ms, raw, header). record_kind: 'binlog' for a binlog event (no header), 'snapshot' for a
+    snapshot record. kafka_ms: the record's Kafka timestamp (epoch millis), whose oldest per source
+    the assemble stage reports for the per-source Kafka -> Delta lag (libs/source_counters.py)."""
     return kafka_df.select(
         F.col("key").cast("string").alias("source"),
         _binlog_file().alias("binlog_file"),
@@ -58,6 +60,7 @@ def frames(kafka_df: DataFrame) -> DataFrame:
         F.coalesce(_header(HEADER_RECORD_KIND), F.lit(BINLOG_EVENT)).alias("record_kind"),
         F.col("partition").alias("kafka_partition"),
         F.col("offset").alias("kafka_offset"),
+        F.unix_millis(F.col("timestamp")).alias("kafka_ms"),
         F.col("value").alias("raw"),
         common_header(F.col("value")).alias("header"),
     )

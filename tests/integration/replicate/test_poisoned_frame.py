@@ -25,11 +25,11 @@ from tests.unit.stream.test_hostile_frames import poisoned_stream  # noqa: F401 
 pytestmark = pytest.mark.integration
 
 
-def produce(bootstrap: str, topic: str, frames) -> None:
+def produce(bootstrap: str, topic: str, frames, source: str = "poisoned") -> None:
     ensure_topic(bootstrap, topic)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
     for f in frames:
-        record = KafkaRecord("poisoned", f.file, f.pos, f.raw)
+        record = KafkaRecord(source, f.file, f.pos, f.raw)
         producer.produce(topic, value=record.value, key=record.key(), partition=0, headers=record.headers())
     assert producer.flush(30) == 0
 
