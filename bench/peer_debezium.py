@@ -118,8 +118,10 @@ class Pipeline:
     job_log: Path | None = None
     capture_pid: int | None = None
 
-    def cpu(self) -> float:
-        return sum(tree_cpu(p) for p in (self.capture_pid, self.job.pid if self.job else None) if p)
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the capture process (cdc-ship / the Connect JVM) and the job's tree."""
+        return {"capture": tree_cpu(self.capture_pid) if self.capture_pid else 0.0,
+                "job": tree_cpu(self.job.pid) if self.job else 0.0}
 
     def check_alive(self) -> None:
         if self.job is not None and self.job.poll() is not None:
@@ -227,6 +229,16 @@ def phase_figures(committed: list[Committed], visible: dict[int, float]) -> dict
             "source_write_s": committed[-1].committed_at - committed[0].committed_at}
 
 
+def batch_counts(batches: list[tuple[int, float, int]], committed: dict[str, list[Committed]]) -> dict[str, int]:
+    """How many micro-batches made a phase's transactions visible."""
+    out = {}
+    for phase, cs in committed.items():
+        first, last = cs[0].seq, cs[-1].seq
+        previous = [0] + [upto for _, _, upto in batches]
+        out[phase] = sum(1 for (_, _, upto), before in zip(batches, previous) if upto >= first and before < last)
+    return out
+
+
 def compare_tables(server: MariaDBServer, roots: dict[str, dict[str, Path]]) -> dict[str, dict[str, str]]:
     """Each pipeline's Delta tables against the server's SELECT * (data columns, exact rows)."""
     from pipelines.spark_session import SessionOptions, build_session
@@ -326,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
                 committed[phase] = run(conn, transactions, phase, rate=rate)
                 wrote = time.monotonic() - t0
                 done = wait_visible(pipelines, transactions[-1].seq, args.timeout)
-                cpu[phase] = {p.name: p.cpu() - cpu0[p.name] for p in pipelines}
+                cpu[phase] = {p.name: {k: v - cpu0[p.name][k] for k, v in p.cpu().items()} for p in pipelines}
                 print(f"{phase}: {len(transactions):,} transactions, "
                       f"{sum(c.changes for c in committed[phase]):,} row changes written in {wrote:.1f} s; "
                       + ", ".join(f"{n} visible {done[n] - t0:.1f} s after the phase started" for n in done)
@@ -343,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             visible = p.visibility.visible_at(seqs)
             figures[p.name] = {phase: phase_figures(committed[phase], visible) for phase in ("latency", "throughput")}
             figures[p.name]["cpu_s"] = {phase: cpu[phase][p.name] for phase in cpu}
-            figures[p.name]["batches"] = len(p.visibility.batches())
+            figures[p.name]["batches"] = batch_counts(p.visibility.batches(), committed)
         report["figures"] = figures
         report["equal"] = compare_tables(server, {p.name: p.visibility.tables for p in pipelines})
     finally:
@@ -371,12 +383,13 @@ def print_report(report: dict) -> None:
     for phase in ("latency", "throughput"):
         print(f"\n{phase} phase:")
         print(f"  {'':6} {'trx':>7} {'changes':>8} {'p50 s':>7} {'p99 s':>7} {'max s':>7} "
-              f"{'changes/s':>10} {'span s':>7} {'source s':>8} {'CPU s':>7}")
+              f"{'changes/s':>10} {'span s':>7} {'source s':>8} {'batches':>7} {'CPU s capture + job':>20}")
         for name, f in figures.items():
-            x = f[phase]
+            x, c = f[phase], f["cpu_s"][phase]
             print(f"  {name:6} {x['transactions']:>7,} {x['changes']:>8,} {x['p50_s']:>7.2f} {x['p99_s']:>7.2f} "
                   f"{x['max_s']:>7.2f} {x['changes_per_s']:>10,.0f} {x['first_commit_to_last_visible_s']:>7.1f} "
-                  f"{x['source_write_s']:>8.1f} {f['cpu_s'][phase]:>7.1f}")
+                  f"{x['source_write_s']:>8.1f} {f['batches'][phase]:>7} "
+                  f"{c['capture']:>8.1f} + {c['job']:>5.1f} = {c['capture'] + c['job']:>5.1f}")
     if {"ours", "peer"} <= figures.keys():
         o, p = figures["ours"], figures["peer"]
         print(f"\nours / peer throughput: x{o['throughput']['changes_per_s'] / p['throughput']['changes_per_s']:.2f} "
