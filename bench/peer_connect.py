@@ -82,7 +82,8 @@ def resolve(cache: Path) -> PeerDirs:
                                "-DincludeScope=runtime", f"-DoutputDirectory={out}"],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            raise SystemExit(f"peer set-up: mvn failed for {pom}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+            raise SystemExit(f"peer set-up: mvn failed for {pom}:\n"
+                             f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
         stamp.write_text(want + "\n")
     return PeerDirs(cache)
 

@@ -56,7 +56,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_support import CLK_TCK, descendants, load_average, private_broker  # noqa: E402
 from delta_visibility import PipelineVisibility  # noqa: E402
 from peer_connect import ConnectWorker, resolve  # noqa: E402
-from peer_workload import CLOCK_COLUMN, CLOCK_TABLE, DB, TABLES, Committed, Workload, run, schema_script  # noqa: E402
+from peer_workload import (CLOCK_COLUMN, CLOCK_TABLE, DB, TABLES, Committed, Workload,  # noqa: E402
+                           run, schema_script)
 
 from libs.mariadb_server import MariaDBServer  # noqa: E402
 
@@ -66,7 +67,8 @@ OUR_TOPIC, PEER_PREFIX = "binlog", "dbz"
 # -- processes --------------------------------------------------------------------------------
 def _spawn(args: list[str], log: Path) -> subprocess.Popen:
     with open(log, "ab") as out:
-        return subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        return subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
 
 
@@ -179,7 +181,8 @@ def start_ours(bootstrap: str, work: Path, args) -> subprocess.Popen:
 def start_peer(bootstrap: str, work: Path, args) -> subprocess.Popen:
     return _spawn([sys.executable, str(ROOT / "bench" / "peer_merge_job.py"), "--bootstrap", bootstrap,
                    "--topic-prefix", PEER_PREFIX, "--delta-root", str(work / "peer" / "delta"),
-                   "--checkpoint", str(work / "peer" / "ckpt"), "--trigger-seconds", str(args.trigger_seconds),
+                   "--checkpoint", str(work / "peer" / "ckpt"),
+                   "--trigger-seconds", str(args.trigger_seconds),
                    "--max-offsets", str(args.max_offsets)], work / "peer-job.log")
 
 
@@ -229,13 +232,15 @@ def phase_figures(committed: list[Committed], visible: dict[int, float]) -> dict
             "source_write_s": committed[-1].committed_at - committed[0].committed_at}
 
 
-def batch_counts(batches: list[tuple[int, float, int]], committed: dict[str, list[Committed]]) -> dict[str, int]:
+def batch_counts(batches: list[tuple[int, float, int]],
+                 committed: dict[str, list[Committed]]) -> dict[str, int]:
     """How many micro-batches made a phase's transactions visible."""
     out = {}
     for phase, cs in committed.items():
         first, last = cs[0].seq, cs[-1].seq
         previous = [0] + [upto for _, _, upto in batches]
-        out[phase] = sum(1 for (_, _, upto), before in zip(batches, previous) if upto >= first and before < last)
+        out[phase] = sum(1 for (_, _, upto), before in zip(batches, previous)
+                         if upto >= first and before < last)
     return out
 
 
@@ -260,7 +265,8 @@ def compare_tables(server: MariaDBServer, roots: dict[str, dict[str, Path]]) -> 
                 else:
                     missing = len(set(map(tuple, want)) - set(got))
                     extra = len(set(got) - set(map(tuple, want)))
-                    verdict = f"DIFFERENT: server {len(want):,} rows, Delta {len(got):,}; {missing} missing, {extra} extra"
+                    verdict = (f"DIFFERENT: server {len(want):,} rows, Delta {len(got):,}; "
+                               f"{missing} missing, {extra} extra")
                 out.setdefault(name, {})[table.name] = verdict
     finally:
         spark.stop()
@@ -268,14 +274,15 @@ def compare_tables(server: MariaDBServer, roots: dict[str, dict[str, Path]]) -> 
 
 
 def commit_hash() -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     return head + ("+dirty" if dirty else "")
 
 
 # -- the run ----------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=21)
     ap.add_argument("--accounts", type=int, default=1000)
@@ -283,21 +290,65 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-seconds", type=float, default=60.0)
     ap.add_argument("--transactions", type=int, default=20000, help="throughput phase: as fast as possible")
     ap.add_argument("--trigger-seconds", type=float, default=1.0, help="both jobs' processing-time trigger")
-    ap.add_argument("--max-offsets", type=int, default=200_000, help="both jobs' maxOffsetsPerTrigger "
-                                                                     "(ours: its default)")
+    ap.add_argument("--max-offsets", type=int, default=200_000,
+                    help="both jobs' maxOffsetsPerTrigger (ours: its default)")
     ap.add_argument("--jobs", default="ours,peer", help="which Spark jobs run (both capturers always do)")
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench-debezium")
     ap.add_argument("--timeout", type=float, default=1800.0, help="per phase, for both to catch up")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, Delta tables)")
-    args = ap.parse_args(argv)
-    jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
+    return ap.parse_args(argv)
 
+
+def run_phases(server: MariaDBServer, pipelines: list[Pipeline], args) -> tuple[dict, dict]:
+    """load, latency, throughput, each written once and waited for until every pipeline made it
+    visible; (committed transactions, CPU seconds per pipeline) per phase."""
+    workload = Workload(seed=args.seed, accounts=args.accounts)
+    paced = int(args.rate * args.latency_seconds)
+    phases = (("load", workload.load(), None),
+              ("latency", [workload.transaction() for _ in range(paced)], args.rate),
+              ("throughput", [workload.transaction() for _ in range(args.transactions)], None))
+    committed: dict[str, list[Committed]] = {}
+    cpu: dict[str, dict[str, dict[str, float]]] = {}
+    conn = server.connect()
+    try:
+        for phase, transactions, rate in phases:
+            cpu0 = {p.name: p.cpu() for p in pipelines}
+            t0 = time.monotonic()
+            committed[phase] = run(conn, transactions, phase, rate=rate)
+            wrote = time.monotonic() - t0
+            done = wait_visible(pipelines, transactions[-1].seq, args.timeout)
+            cpu[phase] = {p.name: {k: v - cpu0[p.name][k] for k, v in p.cpu().items()} for p in pipelines}
+            changes = sum(c.changes for c in committed[phase])
+            print(f"{phase}: {len(transactions):,} transactions, {changes:,} row changes written in "
+                  f"{wrote:.1f} s; " + ", ".join(f"{n} visible {done[n] - t0:.1f} s after the phase started"
+                                                  for n in done) + f"; load {load_average()}", flush=True)
+    finally:
+        conn.close()
+    return committed, cpu
+
+
+def measure(pipelines: list[Pipeline], committed: dict, cpu: dict) -> dict:
+    seqs = [c.seq for cs in committed.values() for c in cs]
+    figures: dict = {}
+    for p in pipelines:
+        visible = p.visibility.visible_at(seqs)
+        figures[p.name] = {phase: phase_figures(committed[phase], visible)
+                           for phase in ("latency", "throughput")}
+        figures[p.name]["cpu_s"] = {phase: cpu[phase][p.name] for phase in cpu}
+        figures[p.name]["batches"] = batch_counts(p.visibility.batches(), committed)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
     dirs = resolve(args.cache)
     work = Path(tempfile.mkdtemp(prefix="peer-bench-"))
     report: dict = {"commit": commit_hash(), "args": {k: str(v) for k, v in vars(args).items()},
                     "load_start": load_average()}
-    print(f"peer bench: HEAD {report['commit']}, load average {report['load_start']}, work {work}", flush=True)
+    print(f"peer bench: HEAD {report['commit']}, load average {report['load_start']}, work {work}",
+          flush=True)
     server = MariaDBServer.start(work / "mariadb", extra_options=("--binlog-row-image=FULL",))
     shipper = connect = None
     pipelines: list[Pipeline] = []
@@ -308,9 +359,9 @@ def main(argv: list[str] | None = None) -> int:
         with private_broker(work / "kafka") as bootstrap:
             create_topics(bootstrap)
             shipper = start_shipper(server, bootstrap, work)
-            connect = ConnectWorker.start(dirs, work / "connect", bootstrap, host=server.host, port=server.port,
-                                          user=server.user, password=server.password, database=DB,
-                                          topic_prefix=PEER_PREFIX)
+            connect = ConnectWorker.start(dirs, work / "connect", bootstrap, host=server.host,
+                                          port=server.port, user=server.user, password=server.password,
+                                          database=DB, topic_prefix=PEER_PREFIX)
             wait_shipper_following(server, bootstrap, shipper, work / "cdc-ship.log")
             connect.wait_streaming()
             print("capture: cdc-ship following (after its snapshot of the empty tables), "
@@ -318,45 +369,19 @@ def main(argv: list[str] | None = None) -> int:
             ours = Pipeline("ours", PipelineVisibility(ours_tables(work / "ours" / "delta"), "cdc-replicate:",
                                                        CLOCK_TABLE, CLOCK_COLUMN), capture_pid=shipper.pid)
             peer = Pipeline("peer", PipelineVisibility(peer_tables(work / "peer" / "delta"), "peer-merge",
-                                                       CLOCK_TABLE, CLOCK_COLUMN), capture_pid=connect.cpu_pid())
+                                                       CLOCK_TABLE, CLOCK_COLUMN),
+                            capture_pid=connect.cpu_pid())
             for p, start in ((ours, start_ours), (peer, start_peer)):
                 if p.name in jobs:
                     p.job, p.job_log = start(bootstrap, work, args), work / f"{p.name}-job.log"
                     pipelines.append(p)
-
-            workload = Workload(seed=args.seed, accounts=args.accounts)
-            conn = server.connect()
-            committed: dict[str, list[Committed]] = {}
-            cpu: dict[str, dict[str, float]] = {}
-            phases = (("load", workload.load(), None),
-                      ("latency", [workload.transaction() for _ in range(int(args.rate * args.latency_seconds))],
-                       args.rate),
-                      ("throughput", [workload.transaction() for _ in range(args.transactions)], None))
-            for phase, transactions, rate in phases:
-                cpu0 = {p.name: p.cpu() for p in pipelines}
-                t0 = time.monotonic()
-                committed[phase] = run(conn, transactions, phase, rate=rate)
-                wrote = time.monotonic() - t0
-                done = wait_visible(pipelines, transactions[-1].seq, args.timeout)
-                cpu[phase] = {p.name: {k: v - cpu0[p.name][k] for k, v in p.cpu().items()} for p in pipelines}
-                print(f"{phase}: {len(transactions):,} transactions, "
-                      f"{sum(c.changes for c in committed[phase]):,} row changes written in {wrote:.1f} s; "
-                      + ", ".join(f"{n} visible {done[n] - t0:.1f} s after the phase started" for n in done)
-                      + f"; load {load_average()}", flush=True)
-            conn.close()
+            committed, cpu = run_phases(server, pipelines, args)
             report["load_end"] = load_average()
             for p in pipelines:
                 _stop(p.job)
             _stop(shipper)
             connect.stop()
-        figures: dict = {}
-        for p in pipelines:
-            seqs = [c.seq for cs in committed.values() for c in cs]
-            visible = p.visibility.visible_at(seqs)
-            figures[p.name] = {phase: phase_figures(committed[phase], visible) for phase in ("latency", "throughput")}
-            figures[p.name]["cpu_s"] = {phase: cpu[phase][p.name] for phase in cpu}
-            figures[p.name]["batches"] = batch_counts(p.visibility.batches(), committed)
-        report["figures"] = figures
+        report["figures"] = measure(pipelines, committed, cpu)
         report["equal"] = compare_tables(server, {p.name: p.visibility.tables for p in pipelines})
     finally:
         for p in pipelines:
@@ -378,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_report(report: dict) -> None:
-    print(f"\nHEAD {report['commit']}; load average at start {report['load_start']}, at end {report['load_end']}")
+    print(f"\nHEAD {report['commit']}; load average at start {report['load_start']}, "
+          f"at end {report['load_end']}")
     figures = report["figures"]
     for phase in ("latency", "throughput"):
         print(f"\n{phase} phase:")
@@ -386,15 +412,16 @@ def print_report(report: dict) -> None:
               f"{'changes/s':>10} {'span s':>7} {'source s':>8} {'batches':>7} {'CPU s capture + job':>20}")
         for name, f in figures.items():
             x, c = f[phase], f["cpu_s"][phase]
-            print(f"  {name:6} {x['transactions']:>7,} {x['changes']:>8,} {x['p50_s']:>7.2f} {x['p99_s']:>7.2f} "
-                  f"{x['max_s']:>7.2f} {x['changes_per_s']:>10,.0f} {x['first_commit_to_last_visible_s']:>7.1f} "
-                  f"{x['source_write_s']:>8.1f} {f['batches'][phase]:>7} "
-                  f"{c['capture']:>8.1f} + {c['job']:>5.1f} = {c['capture'] + c['job']:>5.1f}")
+            print(f"  {name:6} {x['transactions']:>7,} {x['changes']:>8,} {x['p50_s']:>7.2f} "
+                  f"{x['p99_s']:>7.2f} {x['max_s']:>7.2f} {x['changes_per_s']:>10,.0f} "
+                  f"{x['first_commit_to_last_visible_s']:>7.1f} {x['source_write_s']:>8.1f} "
+                  f"{f['batches'][phase]:>7} {c['capture']:>8.1f} + {c['job']:>5.1f} = "
+                  f"{c['capture'] + c['job']:>5.1f}")
     if {"ours", "peer"} <= figures.keys():
         o, p = figures["ours"], figures["peer"]
-        print(f"\nours / peer throughput: x{o['throughput']['changes_per_s'] / p['throughput']['changes_per_s']:.2f} "
-              f"(goal >= 2); p99 latency ours {o['latency']['p99_s']:.2f} s vs peer {p['latency']['p99_s']:.2f} s "
-              f"(goal: lower)")
+        ratio = o["throughput"]["changes_per_s"] / p["throughput"]["changes_per_s"]
+        print(f"\nours / peer throughput: x{ratio:.2f} (goal >= 2); p99 latency ours "
+              f"{o['latency']['p99_s']:.2f} s vs peer {p['latency']['p99_s']:.2f} s (goal: lower)")
     print("\ntables (Delta vs the server's SELECT *):")
     for name, tables in report["equal"].items():
         print(f"  {name}: " + "; ".join(f"{t} {v}" for t, v in tables.items()))

@@ -114,7 +114,8 @@ class LatestChangeMerge:
     def create_tables(self, spark) -> None:
         from delta.tables import DeltaTable
         for table in TABLES:
-            DeltaTable.createIfNotExists(spark).location(self.path(table)).addColumns(delta_schema(table)).execute()
+            (DeltaTable.createIfNotExists(spark).location(self.path(table))
+             .addColumns(delta_schema(table)).execute())
 
     def __call__(self, batch_df, batch_id: int) -> None:
         from delta.tables import DeltaTable
@@ -174,10 +175,12 @@ def main(argv: list[str] | None = None) -> int:
           file=sys.stderr, flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    while not stop.is_set() and query.isActive:
-        query.awaitTermination(1)
-    if query.exception() is not None:
-        print(f"{QUERY_NAME}: failed: {query.exception()}", file=sys.stderr)
+    from pyspark.errors import StreamingQueryException
+    try:
+        while not stop.is_set() and query.isActive:
+            query.awaitTermination(1)
+    except StreamingQueryException as exc:
+        print(f"{QUERY_NAME}: failed: {exc}", file=sys.stderr)
         return 1
     query.stop()
     return 0

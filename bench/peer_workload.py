@@ -140,7 +140,8 @@ class Workload:
         return self._next([
             (f"INSERT INTO `{DB}`.`orders` VALUES (%s, %s, %s, %s, %s)",
              (oid, account, STATUSES[0], rng.randint(1, 9), "x" * rng.randint(0, 120) or None), 1),
-            (f"INSERT INTO `{DB}`.`order_lines` VALUES {values}", tuple(v for r in line_rows for v in r), lines),
+            (f"INSERT INTO `{DB}`.`order_lines` VALUES {values}",
+             tuple(v for r in line_rows for v in r), lines),
             (f"UPDATE `{DB}`.`accounts` SET balance = balance - 2.00, updated_at = %s WHERE id = %s",
              (self._when(), account), 1)])
 
@@ -185,7 +186,8 @@ def run(conn, transactions, phase: str, *, rate: float | None = None) -> list[Co
             for sql, args, rows in trx.statements:
                 got = cur.execute(sql, args)
                 if got != rows:
-                    raise SystemExit(f"workload: transaction {trx.seq} changed {got} rows, expected {rows}: {sql}")
+                    raise SystemExit(f"workload: transaction {trx.seq} changed {got} rows, "
+                                     f"expected {rows}: {sql}")
             cur.execute("COMMIT")
             out.append(Committed(trx.seq, phase, time.time(), trx.changes))
     return out
