@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from libs.apply_plan import ROW_OPS, key_tuple, typed_image
+from libs.apply_plan import ROW_OPS
+from libs.replay.images import target_column_of, typed_value
+from libs.targets import values
 from libs.targets.model import Target
 
 
@@ -48,11 +50,28 @@ def change_keys(target: Target, key: Sequence[str], change: Mapping[str, Any]) -
     the image does not hold the whole key (an insert has no before; a delete no after; a
     minimal UPDATE's after image without key columns leaves the key as it was)."""
     op = change["op"]
-    before = key_tuple(key, typed_image(target, change.get("before")) or {}) if op != "insert" else None
-    after = key_tuple(key, typed_image(target, change.get("after")) or {}) if op != "delete" else None
+    before = _key_of(target, key, change.get("before")) if op != "insert" else None
+    after = _key_of(target, key, change.get("after")) if op != "delete" else None
     if op == "update" and after is None:
         after = before
     return before, after
+
+
+def _key_of(target: Target, key: Sequence[str], image) -> tuple | None:
+    """The image's values of `key`, typed only for those columns (the replay types the rest);
+    None when a key column is absent, NULL, or its value does not convert (the replay then
+    stops or quarantines the change with its position, wherever it runs)."""
+    found: dict[str, Any] = {}
+    for column_value in image or ():
+        name = target_column_of(target, column_value)
+        if name in key:
+            try:
+                found[name] = typed_value(target, name, column_value)
+            except values.ValueConversionError:
+                return None
+    if len(found) < len(key) or any(v is None for v in found.values()):
+        return None
+    return tuple(found[c] for c in key)
 
 
 def components(edges: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -336,7 +336,7 @@ class DeltaApplier:
         """Each executor table's part replayed where its changes are (pipelines/apply/executor_replay.py);
         a strict-mode stop raises here, before anything of the batch is written."""
         out: list[ExecutorReplay] = []
-        groups = 2 * max(spark.sparkContext.defaultParallelism, int(spark.conf.get("spark.sql.shuffle.partitions")))
+        parallelism = max(spark.sparkContext.defaultParallelism, int(spark.conf.get("spark.sql.shuffle.partitions")))
         try:
             for (database, table), (target, path) in sorted(split.tables.items()):
                 if self._already_committed(spark, path, target, batch_id):
@@ -349,7 +349,7 @@ class DeltaApplier:
                 part = replay_on_executors(spark, split.of_table(database, table), (database, table), target, path, exists,
                                            self.config.exec_mode, batch_id,
                                            self.source_schemas.tables.positions(database, table),
-                                           groups)
+                                           parallelism)
                 out.append(part)
                 if part.stop is not None:
                     raise ApplyStopped(batch_id, target.delta_table, part.stop)

@@ -170,11 +170,14 @@ class ReplayGroup:
 
 
 def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: tuple[str, str],
-                        target: Target, path: TableLocation,
-                        exists: bool, mode: str, batch_id: int, snapshots: Mapping[str, Position],
-                        groups: int) -> ExecutorReplay:
+                        target: Target, path: TableLocation, exists: bool, mode: str, batch_id: int,
+                        snapshots: Mapping[str, Position], parallelism: int) -> ExecutorReplay:
     """`changes`: the table's change records (commit_ts as epoch micros). `exists`: the Delta
-    table exists (else nothing is read). `groups`: how many groups the keys hash into."""
+    table exists (else nothing is read). `parallelism`: the tasks the work spreads over; keys
+    hash into twice as many groups."""
+    if changes.rdd.getNumPartitions() < parallelism:  # e.g. one Kafka partition's worth in one task
+        changes = changes.repartition(parallelism)
+    groups = 2 * parallelism
     key = split_key(target)
     key_type = key_schema(target, key) if key else T.StructType([T.StructField("k0", T.StringType(), True)])
     keyed_schema = T.StructType(changes.schema.fields + [
