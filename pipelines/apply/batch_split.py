@@ -19,7 +19,33 @@ from libs.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.executor_replay import ExecutorReplay
 
+# Plan nodes that never give more rows than their one input (rows_at_most), and inputs that may
+# know their row count (a materialised cache does).
+_ONE_INPUT = frozenset({"Project", "Filter", "ResolvedHint", "Repartition", "RepartitionByExpression"})
+_COUNTED = frozenset({"InMemoryRelation", "LocalRelation"})
 _LAST = ("trx_end_pos", "commit_ts", "change_seq", "trx_id", "gtid")  # commit order inside one binlog file
+
+
+def rows_at_most(df: DataFrame) -> int | None:
+    """An upper bound of `df`'s rows without running a job, or None: the row count Spark keeps
+    of its input when every node between them can only drop rows (filters, projections, the
+    left side of an anti- or semi-join). The sink's changes are such a frame over the rows
+    stage's cached output, counted when the sink asked it for failed transactions
+    (pipelines/replicate_batch.py)."""
+    return _bound(df._jdf.queryExecution().optimizedPlan())
+
+
+def _bound(node) -> int | None:
+    """Rows a logical plan node (a JVM object) gives at most, or None."""
+    name = node.nodeName()
+    if name in _COUNTED:
+        count = node.stats().rowCount()
+        return None if count.isEmpty() else int(str(count.get()))  # a Scala BigInt
+    if name == "Join" and node.joinType().toString() in ("LeftAnti", "LeftSemi"):
+        return _bound(node.left())
+    if name in _ONE_INPUT:
+        return _bound(node.child())
+    return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -165,3 +165,19 @@ def test_nothing_is_collected_from_an_executor_table(spark, tmp_path, monkeypatc
     counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
     assert seen == [1]  # shop.k's one change (under the threshold); shop.a's 5 stayed on the executors
     assert counts["shop.a"]["rows_upserted"] == 5 and len(rows_of(spark, cfg, "shop__a")) == 5
+
+
+def test_rows_at_most_bounds_a_filtered_cached_frame_without_a_job(spark):
+    from pyspark.sql import functions as F
+
+    from pipelines.apply.batch_split import rows_at_most
+
+    cached = spark.range(40).withColumn("k", F.col("id") % 3).persist()
+    assert rows_at_most(cached) is None  # not materialised yet: no count kept
+    cached.count()
+    failed = spark.createDataFrame([(1,)], "k long")
+    kept = cached.filter(F.col("id") > 5).join(F.broadcast(failed), "k", "left_anti").select("id")
+    assert rows_at_most(kept) == 40 and kept.count() <= 40  # the cached rows: filter and anti-join only drop
+    assert rows_at_most(cached.select(F.explode(F.array("id", "k")))) is None  # explode makes rows
+    assert rows_at_most(cached.join(cached, "k")) is None
+    cached.unpersist()
