@@ -146,11 +146,12 @@ class ReplayGroup:
             result = replay_touched(self.target, [rows[k] for k in order], lambda _lookups: stored, mode=self.mode)
         except ReplayStopped as stop:
             return self._rows([{STOP: str(stop.error)}])
-        parts.append(self._rows([{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
-                                + [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
-                                   for d in result.deletes]))
+        deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
+                   for d in result.deletes]
+        parts.append(self._rows([{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts] + deletes))
         log = change_log_table(records, result.change_log, order, self.batch_id, self.log_schema)
-        parts.append(self._column(LOG, pa.StructArray.from_arrays([c.combine_chunks() for c in log.columns], fields=list(log.schema))))
+        log_rows = pa.StructArray.from_arrays([c.combine_chunks() for c in log.columns], fields=list(log.schema))
+        parts.append(self._column(LOG, log_rows))
         now = now_utc()
         parts.append(self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine]))
         return pa.concat_tables(parts)
