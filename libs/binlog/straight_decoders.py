@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from .constants import ColumnType as T
 from .decimal_codec import _parts
 from .errors import MalformedError
 from .temporal import DATETIMEF_INT_OFS, FRAC_BYTES, FRAC_UNIT, _check_fsp
 
 _DECIMAL_GROUP_ERROR = "DECIMAL digit group out of range"
 _decimal_cache: dict[int, tuple] = {}
+_DECIMAL_FRACS: dict[int, list[str]] = {}  # scale -> zero-padded fraction texts (scale <= 4)
 
 
 def straight_decimal_decoder(meta: int):
@@ -36,37 +38,49 @@ def _compile_decimal(meta: int):
     precision, scale = meta >> 8, meta & 0xFF
     if precision == 0 or scale > precision:
         raise MalformedError(f"invalid DECIMAL metadata precision={precision} scale={scale}")
+    env = {"from_bytes": int.from_bytes}
+    lines = ["def decode(buf, pos):"] + decimal_lines(meta, "value", "    ", env, "") + ["    return value, pos"]
+    exec(compile("\n".join(lines), "<decimal decoder>", "exec"), env)  # noqa: S102
+    return env["decode"], _parts(precision, scale)[2]
+
+
+def decimal_lines(meta: int, target: str, ind: str, env: dict, tag: str) -> list[str]:
+    """Source lines reading the NEWDECIMAL at `pos` of `buf` into `target` and advancing `pos`
+    (also inlined into compiled row images: rows_images._ImageSource). `tag` keeps the local
+    and `env` names of several columns of one function apart; `env` needs from_bytes."""
+    precision, scale = meta >> 8, meta & 0xFF
     ints, fracs, size = _parts(precision, scale)
     nbits = size * 8
     sign = 1 << (nbits - 1)
-    env = {"from_bytes": int.from_bytes, "Decimal": Decimal, "MalformedError": MalformedError,
-           "SIGN": sign, "REST": ((1 << nbits) - 1) ^ sign}
-    lines = ["def decode(buf, pos):", f"    end = pos + {size}",
-             "    raw = from_bytes(buf[pos:end], 'big')",
+    env.update({"Decimal": Decimal, "MalformedError": MalformedError,
+                f"SIGN{tag}": sign, f"REST{tag}": ((1 << nbits) - 1) ^ sign})
+    raw, neg = f"raw{tag}", f"sign{tag}"
+    lines = [f"{raw} = from_bytes(buf[pos:pos + {size}], 'big')",
              # decimal2bin: the first bit flipped (set = non-negative); negative values inverted
-             "    if raw & SIGN:", "        raw ^= SIGN", "        sign = ''",
-             "    else:", "        raw ^= REST", "        sign = '-'"]
+             f"if {raw} & SIGN{tag}:", f"    {raw} ^= SIGN{tag}", f"    {neg} = ''",
+             "else:", f"    {raw} ^= REST{tag}", f"    {neg} = '-'"]
     shift, checks, names = nbits, [], []
     for k, (nbytes, digits) in enumerate(ints + fracs):
         shift -= nbytes * 8
-        lines.append(f"    g{k} = (raw >> {shift}) & {(1 << (nbytes * 8)) - 1}")
-        checks.append(f"g{k} >= {10 ** digits}")
-        names.append((f"g{k}", digits))
+        lines.append(f"g{tag}_{k} = ({raw} >> {shift}) & {(1 << (nbytes * 8)) - 1}")
+        checks.append(f"g{tag}_{k} >= {10 ** digits}")
+        names.append((f"g{tag}_{k}", digits))
     if checks:
-        lines += [f"    if {' or '.join(checks)}:", f"        raise MalformedError({_DECIMAL_GROUP_ERROR!r})"]
+        lines += [f"if {' or '.join(checks)}:", f"    raise MalformedError({_DECIMAL_GROUP_ERROR!r})"]
     int_expr = _digits_value(names[:len(ints)])
     if not scale:
-        lines.append(f"    return Decimal(sign + str({int_expr})), end")
+        lines.append(f"{target} = Decimal({neg} + str({int_expr}))")
     else:
         frac_expr = _digits_value(names[len(ints):])
         if scale <= 4:  # a table of the zero-padded fraction texts
-            env["FRAC"] = [str(i).zfill(scale) for i in range(10 ** scale)]
-            frac_text = f"FRAC[{frac_expr}]"
+            env[f"FRAC{tag}"] = _DECIMAL_FRACS.get(scale) or _DECIMAL_FRACS.setdefault(
+                scale, [str(i).zfill(scale) for i in range(10 ** scale)])
+            frac_text = f"FRAC{tag}[{frac_expr}]"
         else:
             frac_text = f"'%0{scale}d' % ({frac_expr})"
-        lines.append(f"    return Decimal(sign + str({int_expr}) + '.' + {frac_text}), end")
-    exec(compile("\n".join(lines), "<decimal decoder>", "exec"), env)  # noqa: S102
-    return env["decode"], size
+        lines.append(f"{target} = Decimal({neg} + str({int_expr}) + '.' + {frac_text})")
+    lines.append(f"pos += {size}")
+    return [ind + line for line in lines]
 
 
 def _digits_value(groups: list[tuple[str, int]]) -> str:
@@ -103,61 +117,73 @@ def _usec_error(usec: int) -> MalformedError:
     return MalformedError(f"fractional seconds {usec} out of range 0-999999 microseconds")
 
 
-def _fraction(fsp: int):
-    """usec (0..999999) -> '.' + fsp digits, as temporal._frac_text."""
-    table = _FRAC_TABLES.get(fsp)
+_TEMPORAL_ENV = {"TWO": _TWO, "DATES": _dates, "DATE_PREFIX": _date_prefix, "USEC_ERROR": _usec_error,
+                 "DT2_OFS": DATETIMEF_INT_OFS, "MalformedError": MalformedError}
+
+
+def _fraction_text(fsp: int, usec: str, env: dict) -> str:
+    """Expression of '.' + fsp digits of the microseconds `usec` (as temporal._frac_text)."""
     div = 10 ** (6 - fsp)
-    if table is not None:
-        return lambda usec: table[usec // div]
-    fmt = f".%0{fsp}d"
-    return lambda usec: fmt % (usec // div)
+    table = _FRAC_TABLES.get(fsp)
+    if table is None:
+        return f"'.%0{fsp}d' % ({usec} // {div})"
+    env[f"FRAC_{fsp}"] = table
+    return f"FRAC_{fsp}[{usec} // {div}]"
+
+
+def datetime2_lines(fsp: int, target: str, ind: str, env: dict, tag: str) -> list[str]:
+    """Source lines reading DATETIME2(fsp) (my_datetime_packed_from_binary) at `pos` into
+    `target`, advancing `pos`; the contract of decimal_lines."""
+    _check_fsp(fsp)
+    nfrac = FRAC_BYTES[fsp]
+    env.update(_TEMPORAL_ENV)
+    p, u = f"dt{tag}", f"usec{tag}"
+    lines = [f"{p} = from_bytes(buf[pos:pos + 5], 'big') - DT2_OFS",
+             f"if {p} < 0:", "    raise MalformedError('negative DATETIME2 value')",
+             f"{target} = ((DATES.get({p} >> 17) or DATE_PREFIX({p} >> 17)) + TWO[({p} >> 12) & 31] + ':'"
+             f" + TWO[({p} >> 6) & 63] + ':' + TWO[{p} & 63])"]
+    if fsp:
+        lines += [f"{u} = from_bytes(buf[pos + 5:pos + {5 + nfrac}], 'big', signed=True) * {FRAC_UNIT[nfrac]}",
+                  f"if not 0 <= {u} < 1000000:", f"    raise USEC_ERROR({u})",
+                  f"{target} += {_fraction_text(fsp, u, env)}"]
+    lines.append(f"pos += {5 + nfrac}")
+    return [ind + line for line in lines]
+
+
+def timestamp2_lines(fsp: int, target: str, ind: str, env: dict, tag: str) -> list[str]:
+    """Source lines reading TIMESTAMP2(fsp) (4-byte big-endian seconds + fraction bytes) at
+    `pos` into `target`, advancing `pos`; the contract of decimal_lines."""
+    _check_fsp(fsp)
+    nfrac = FRAC_BYTES[fsp]
+    env.update(_TEMPORAL_ENV)
+    u = f"usec{tag}"
+    if not fsp:
+        return [ind + f"{target} = str(from_bytes(buf[pos:pos + 4], 'big'))", ind + "pos += 4"]
+    lines = [f"{u} = from_bytes(buf[pos + 4:pos + {4 + nfrac}], 'big') * {FRAC_UNIT[nfrac]}",
+             f"if {u} >= 1000000:", f"    raise USEC_ERROR({u})",
+             f"{target} = str(from_bytes(buf[pos:pos + 4], 'big')) + {_fraction_text(fsp, u, env)}",
+             f"pos += {4 + nfrac}"]
+    return [ind + line for line in lines]
+
+
+def _compiled(lines_of, fsp: int, size: int, name: str):
+    env = {"from_bytes": int.from_bytes}
+    lines = ["def decode(buf, pos):"] + lines_of(fsp, "value", "    ", env, "") + ["    return value, pos"]
+    exec(compile("\n".join(lines), name, "exec"), env)  # noqa: S102
+    return env["decode"], size
 
 
 def straight_datetime2(fsp: int):
-    """(decode, size) of DATETIME2(fsp): my_datetime_packed_from_binary."""
+    """(decode, size) of DATETIME2(fsp)."""
     _check_fsp(fsp)
-    nfrac = FRAC_BYTES[fsp]
-    size, unit = 5 + nfrac, FRAC_UNIT[nfrac]
-    from_bytes, two, date_prefix, ofs = int.from_bytes, _TWO, _date_prefix, DATETIMEF_INT_OFS
-    dates = _dates
-    fraction = _fraction(fsp) if fsp else None
-
-    def decode(buf, pos):
-        end = pos + size
-        packed = from_bytes(buf[pos:pos + 5], "big") - ofs
-        if packed < 0:
-            raise MalformedError("negative DATETIME2 value")
-        ymd = packed >> 17
-        date = dates.get(ymd) or date_prefix(ymd)
-        text = date + two[(packed >> 12) & 31] + ":" + two[(packed >> 6) & 63] + ":" + two[packed & 63]
-        if fraction is None:
-            return text, end
-        usec = from_bytes(buf[pos + 5:end], "big", signed=True) * unit
-        if not 0 <= usec < 1_000_000:
-            raise _usec_error(usec)
-        return text + fraction(usec), end
-
-    return decode, size
+    return _compiled(datetime2_lines, fsp, 5 + FRAC_BYTES[fsp], "<datetime2 decoder>")
 
 
 def straight_timestamp2(fsp: int):
-    """(decode, size) of TIMESTAMP2(fsp): 4-byte big-endian seconds + fraction bytes."""
+    """(decode, size) of TIMESTAMP2(fsp)."""
     _check_fsp(fsp)
-    nfrac = FRAC_BYTES[fsp]
-    size, unit = 4 + nfrac, FRAC_UNIT[nfrac]
-    from_bytes = int.from_bytes
-    if not fsp:
-        def decode0(buf, pos):
-            end = pos + 4
-            return str(from_bytes(buf[pos:end], "big")), end
-        return decode0, size
-    fraction = _fraction(fsp)
+    return _compiled(timestamp2_lines, fsp, 4 + FRAC_BYTES[fsp], "<timestamp2 decoder>")
 
-    def decode(buf, pos):
-        end = pos + size
-        usec = from_bytes(buf[pos + 4:end], "big") * unit
-        if usec >= 1_000_000:
-            raise _usec_error(usec)
-        return str(from_bytes(buf[pos:pos + 4], "big")) + fraction(usec), end
 
-    return decode, size
+# column type -> lines_of(meta, target, indent, env, tag): inlined by rows_images' compiled images
+INLINE_LINES = {T.NEWDECIMAL: decimal_lines, T.DATETIME2: datetime2_lines, T.TIMESTAMP2: timestamp2_lines}
