@@ -139,13 +139,15 @@ def datetime2_lines(fsp: int, target: str, ind: str, env: dict, tag: str) -> lis
     env.update(_TEMPORAL_ENV)
     p, u = f"dt{tag}", f"usec{tag}"
     lines = [f"{p} = from_bytes(buf[pos:pos + 5], 'big') - DT2_OFS",
-             f"if {p} < 0:", "    raise MalformedError('negative DATETIME2 value')",
-             f"{target} = ((DATES.get({p} >> 17) or DATE_PREFIX({p} >> 17)) + TWO[({p} >> 12) & 31] + ':'"
-             f" + TWO[({p} >> 6) & 63] + ':' + TWO[{p} & 63])"]
+             f"if {p} < 0:", "    raise MalformedError('negative DATETIME2 value')"]
+    fraction = ""
     if fsp:
         lines += [f"{u} = from_bytes(buf[pos + 5:pos + {5 + nfrac}], 'big', signed=True) * {FRAC_UNIT[nfrac]}",
-                  f"if not 0 <= {u} < 1000000:", f"    raise USEC_ERROR({u})",
-                  f"{target} += {_fraction_text(fsp, u, env)}"]
+                  f"if not 0 <= {u} < 1000000:", f"    raise USEC_ERROR({u})"]
+        fraction = "{" + _fraction_text(fsp, u, env) + "}"
+    # one f-string: a single join of the pieces (~100 ns less than chained + per value)
+    lines.append(f'{target} = f"{{DATES.get({p} >> 17) or DATE_PREFIX({p} >> 17)}}{{TWO[({p} >> 12) & 31]}}:'
+                 f'{{TWO[({p} >> 6) & 63]}}:{{TWO[{p} & 63]}}{fraction}"')
     lines.append(f"pos += {5 + nfrac}")
     return [ind + line for line in lines]
 
