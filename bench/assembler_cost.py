@@ -75,7 +75,8 @@ def adapters(frames, records, segments, batch: int) -> None:
                           "binlog_pos": [f.pos for f in frames[i:i + batch]],
                           "kafka_partition": [f.kafka_partition for f in frames[i:i + batch]],
                           "kafka_offset": [f.kafka_offset for f in frames[i:i + batch]],
-                          "raw": [f.raw for f in frames[i:i + batch]]}) for i in range(0, n, batch)]
+                          "raw": [f.raw for f in frames[i:i + batch]],
+                          "record_kind": [f.kind for f in frames[i:i + batch]]}) for i in range(0, n, batch)]
     t0 = time.perf_counter()
     for pdf in pdfs:
         _input_frames(pdf)

@@ -50,7 +50,7 @@ def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None) -> S
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
     kafka = observe_input(read_topic(spark, cfg))    # key, value, headers, partition, offset (+ counted, timed)
-    decoded = frames(kafka)                          # source, file, pos, offsets, raw, header
+    decoded = frames(kafka)                          # source, file, pos, kind, offsets, raw
     assembled = assemble_transactions(decoded, cfg)  # kind: segment | quarantine | release
     return write_batches(assembled, sink, cfg).start()  # rows -> quarantine -> apply -> Delta
 

@@ -77,7 +77,6 @@ def spark_record_schema(name: str, record: str, *,
 CHANGE_RECORD = "change_record"
 QUARANTINE_RECORD = "quarantine_record"
 ASSEMBLED_RECORD = "assembled_record"
-FRAME_HEADER = "frame_header"
 ASSEMBLER_STATE = "assembler_state"
 SOURCE_SCHEMA_RECORD = "source_schema_record"
 SCHEMA_VERSION_RECORD = "schema_version_record"

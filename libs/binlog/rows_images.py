@@ -16,6 +16,7 @@ from .constants import ColumnType as T
 from .context import DecodeContext
 from .old_temporal import configured_fsp as _old_temporal_fsp
 from .rows_partial import JsonDiff, encode_json_diffs
+from .straight_decoders import INLINE_LINES
 from .tablemap import TableMap
 from .values import ColumnSpec, column_codec
 
@@ -113,11 +114,21 @@ _FIXED_FMT = {T.TINY: ("b", "B"), T.SHORT: ("h", "H"), T.LONG: ("i", "I"),
 _BLOB_TYPES = frozenset((T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB, T.GEOMETRY))
 
 
+# ENUM / SET: a little-endian unsigned index / bitmask of their pack length (values.py)
+_PACKED_UINT_FMT = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
 def _inline_kind(t: int, meta: int, unsigned: bool):
-    """("fixed", struct char) | ("len", prefix width) | None (call the decoder)."""
+    """("fixed", struct char) | ("len", prefix width) | ("lines", lines_of, meta) (the value's
+    straight-line source, straight_decoders.py) | None (call the decoder)."""
     fmt = _FIXED_FMT.get(t)
     if fmt is not None:
         return "fixed", fmt[1] if unsigned else fmt[0]
+    if t in (T.ENUM, T.SET) and (meta & 0xFF) in _PACKED_UINT_FMT:
+        return "fixed", _PACKED_UINT_FMT[meta & 0xFF]
+    lines_of = INLINE_LINES.get(t)
+    if lines_of is not None:
+        return "lines", lines_of, meta
     if t in (T.VARCHAR, T.VAR_STRING):
         return "len", 1 if meta < 256 else 2
     if t == T.STRING:
@@ -180,6 +191,8 @@ class _ImageSource:
         if kind is None:
             self.env[f"d{ordinal}"] = self.decoders[ordinal]
             return [f"{ind}{target}, pos = d{ordinal}(buf, pos)"]
+        if kind[0] == "lines":
+            return kind[1](kind[2], target, ind, self.env, str(k))
         if kind[0] == "fixed":
             size = struct.calcsize("<" + kind[1])
             return [f"{ind}{target} = {self.unpacker(kind[1])}(buf, pos)[0]", f"{ind}pos += {size}"]

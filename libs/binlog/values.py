@@ -29,10 +29,11 @@ from typing import Callable, NamedTuple
 from .charsets import BINARY, charset_of_collation, decode_text, python_codec
 from .column_meta import string_max_length
 from .constants import ColumnType as T
-from .decimal_codec import make_decimal_decoder, make_decimal_encoder
+from .decimal_codec import make_decimal_encoder
 from .errors import MalformedError, UnsupportedError
 from .json_binary import JsonText, decode_json_value
 from .limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
+from .straight_decoders import straight_datetime2, straight_decimal_decoder, straight_timestamp2
 from .temporal import (decode_date, decode_datetime_int, decode_time_int, decode_timestamp_int,
                        encode_date, encode_datetime_int, encode_time_int, encode_timestamp_int,
                        make_datetime2, make_datetime_hires, make_time2, make_time_hires,
@@ -152,7 +153,8 @@ def _year(spec: ColumnSpec):
 
 
 def _newdecimal(spec: ColumnSpec):
-    decode, _ = make_decimal_decoder(spec.meta)
+    # straight_decoders: same values as make_decimal_decoder (the reference), ~2x faster
+    decode, _ = straight_decimal_decoder(spec.meta)
     return decode, make_decimal_encoder(spec.meta)
 
 
@@ -209,6 +211,15 @@ def _temporal(new_format, old_hires=None):
     return factory
 
 
+def _straight(reference, straight):
+    """DATETIME2 / TIMESTAMP2: the reference's encoder (and its fsp check), the straight
+    decoder (straight_decoders.py: same values, built from tables)."""
+    def new_format(meta: int):
+        _, encode, size = reference(meta)
+        return straight(meta)[0], encode, size
+    return new_format
+
+
 COLUMN_CODECS: dict[int, Callable[[ColumnSpec], tuple[Decoder, Encoder]]] = {
     T.TINY: _fixed("<b", "<B"),
     T.SHORT: _fixed("<h", "<H"),
@@ -227,8 +238,8 @@ COLUMN_CODECS: dict[int, Callable[[ColumnSpec], tuple[Decoder, Encoder]]] = {
     T.DATETIME: _temporal((decode_datetime_int, encode_datetime_int), make_datetime_hires),
     T.TIMESTAMP: _temporal((decode_timestamp_int, encode_timestamp_int), make_timestamp_hires),
     T.TIME2: _temporal(make_time2),
-    T.DATETIME2: _temporal(make_datetime2),
-    T.TIMESTAMP2: _temporal(make_timestamp2),
+    T.DATETIME2: _temporal(_straight(make_datetime2, straight_datetime2)),
+    T.TIMESTAMP2: _temporal(_straight(make_timestamp2, straight_timestamp2)),
     T.VARCHAR: _varchar,
     T.VAR_STRING: _varchar,
     T.STRING: _string,
