@@ -337,7 +337,9 @@ class DeltaApplier:
         """Each executor table's part replayed where its changes are (pipelines/apply/executor_replay.py);
         a strict-mode stop raises here, before anything of the batch is written."""
         out: list[ExecutorReplay] = []
-        parallelism = max(spark.sparkContext.defaultParallelism, int(spark.conf.get("spark.sql.shuffle.partitions")))
+        # the cluster's cores (local[2]: 2), not spark.sql.shuffle.partitions (200 on Databricks,
+        # which AQE coalesces for joins but not for an explicit repartition)
+        parallelism = spark.sparkContext.defaultParallelism
         try:
             for (database, table), (target, path) in sorted(split.tables.items()):
                 if self._already_committed(spark, path, target, batch_id):
