@@ -55,6 +55,13 @@ def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0) -> int:
 DELIVERY_TIMEOUT_S = 300.0
 
 
+# librdkafka prints its WARNING lines to stderr as raw `%4|...|` text, e.g. "Failed to acquire
+# idempotence PID ... Coordinator load in progress: retrying" on a broker just started: states it
+# recovers from by itself. Errors still print, and what stops the shipper reaches it through
+# error_cb / the delivery reports as one plain line (issue #20 item 6: quiet output).
+QUIET_CLIENT = {"log_level": 3}  # syslog levels: 3 = errors only
+
+
 class KafkaSink:
     """Produces KafkaRecords in order; the first delivery error is fatal (raised by check())."""
 
@@ -75,6 +82,7 @@ class KafkaSink:
             "queue.buffering.max.kbytes": 512 * 1024,
             "message.timeout.ms": int(delivery_timeout_s * 1000),
             "error_cb": self._on_error,
+            **QUIET_CLIENT,
         })
 
     def _on_error(self, err) -> None:

@@ -76,11 +76,12 @@ class KafkaSink:
                  timeout: float = 30.0):
         from confluent_kafka import Producer  # noqa: PLC0415 (only the Kafka mode needs it)
 
-        from libs.shipper.kafka_sink import ensure_topic, partition_for  # noqa: PLC0415
+        from libs.shipper.kafka_sink import QUIET_CLIENT, ensure_topic, partition_for  # noqa: PLC0415
 
         self.partition = partition_for(source, ensure_topic(bootstrap, topic, timeout=timeout))
         self.producer = producer or Producer({"bootstrap.servers": bootstrap,
-                                              "enable.idempotence": True, "linger.ms": 5})
+                                              "enable.idempotence": True, "linger.ms": 5,
+                                              **QUIET_CLIENT})
         self.topic, self.source, self.file_name = topic, source, file_name
         self.server_id = server_id
         self.substitution = substitution
