@@ -1,7 +1,8 @@
 """Freshness (issue #20 item 1): an idle source is told apart from a stalled job. A real MariaDB
 that stops writing, cdc-ship following it with a 1 s heartbeat, cdc-replicate running
 continuously: over two idle minutes `_cdc_progress.caught_up_as_of` stays within what the
-heartbeat period, the trigger and the measured batch durations allow (and never over 10 s), and
+heartbeat period, the trigger and the measured batch durations allow (never over 30 s, and its
+median within 5 s), and
 the rows the heartbeats add still name the source's last transaction. The same from binlog
 files: `cdc-ship --from-file --follow` at the end of the newest file publishes heartbeats."""
 from __future__ import annotations
@@ -30,7 +31,8 @@ pytestmark = pytest.mark.integration
 
 IDLE_S = 120
 HEARTBEAT_S, TRIGGER_S = 1.0, 1.0
-STALE_MAX_S = 10.0  # whatever the batches take: staler than this is not "fresh"
+STALE_MAX_S = 30.0  # whatever the batches take: staler than this is not "fresh"
+STALE_MEDIAN_S = 5.0  # most of the time, even on 2 busy cores (1.5-4.1 s measured at load 4-6)
 
 
 def _stale_bound(query) -> float:
@@ -90,6 +92,7 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
         print(f"caught_up_as_of behind now, and its bound, every 5 s over {IDLE_S} s idle: "
               + ", ".join(f"{s:.1f}/{b:.1f}" for s, b in samples))
         assert all(stale <= min(bound, STALE_MAX_S) for stale, bound in samples), samples
+        assert sorted(stale for stale, _ in samples)[len(samples) // 2] <= STALE_MEDIAN_S, samples
         shipped = scrape(port)
         assert shipped["cdc_ship_heartbeats_total"][0][1] >= IDLE_S * 0.8
         assert time.time() - shipped["cdc_ship_caught_up_as_of_seconds"][0][1] <= 2.0
