@@ -2,8 +2,7 @@
 that stops writing, cdc-ship following it with a 1 s heartbeat, cdc-replicate running
 continuously: over two idle minutes `_cdc_progress.caught_up_as_of` stays within what the
 heartbeat period, the trigger and the measured batch durations allow (never over 30 s, and its
-median within 5 s), and
-the rows the heartbeats add still name the source's last transaction. The same from binlog
+median within 5 s), and the rows the heartbeats add still name the source's last transaction. The same from binlog
 files: `cdc-ship --from-file --follow` at the end of the newest file publishes heartbeats."""
 from __future__ import annotations
 
