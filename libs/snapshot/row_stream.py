@@ -67,13 +67,15 @@ def _array(rows: int, validity, offsets, data, nulls: int) -> pa.Array:
 
 
 class _Reader:
+    """buf[start:filled] holds the bytes read and not parsed yet, from a packet's start."""
+
     def __init__(self, packets: Packets, width: int, max_rows: int, max_bytes: int):
         if max_rows < 1 or max_bytes < 1:
             raise ValueError(f"batch limits must be positive (rows {max_rows}, bytes {max_bytes})")
         self.packets, self.width, self.max_rows, self.max_bytes = packets, width, max_rows, max_bytes
         self.buf = bytearray(max_bytes + READ_BYTES)
-        self.filled = 0          # bytes read into buf
-        self.seq = packets.seq   # the sequence id of the packet at buf[0]
+        self.start = self.filled = 0
+        self.seq = packets.seq   # the sequence id of the packet at buf[start]
         self.finished = False
 
     def next_batch(self):
@@ -81,46 +83,48 @@ class _Reader:
         if self.finished:
             return None
         self._read_batch()
-        view = memoryview(self.buf)[:self.filled]
+        consumed, rows, seq, end, terminator, _need, arrays = self._parse(self.start, self.seq, self.max_rows)
+        self.start, self.seq = self.start + consumed, seq
+        if end != END_NONE:
+            self.finished = True  # the connection is PyMySQL's again, whatever follows
+            if self.filled > self.start:
+                self.packets.abandon()
+                raise RowStreamError(f"snapshot row packets: {self.filled - self.start} bytes after the "
+                                     f"result set's end")
+            self.packets.finish(seq, terminator)
+        return rows, arrays
+
+    def _parse(self, at: int, seq: int, max_rows: int, dry: bool = False):
+        view = memoryview(self.buf)[at:self.filled]
         try:
-            consumed, rows, seq, end, terminator, _need, arrays = parse(
-                view, self.width, self.seq, self.max_rows, self.max_bytes)
+            return parse(view, self.width, seq, max_rows, self.max_bytes, dry)
         except ValueError as exc:
             raise RowStreamError(f"snapshot row packets: {exc}") from None
         finally:
             view.release()
-        left = self.filled - consumed
-        self.buf[:left] = self.buf[consumed:self.filled]
-        self.filled, self.seq = left, seq
-        if end != END_NONE:
-            self.finished = True  # the connection is PyMySQL's again, whatever follows
-            if left:
-                self.packets.abandon()
-                raise RowStreamError(f"snapshot row packets: {left} bytes after the result set's end")
-            self.packets.finish(seq, terminator)
-        return rows, arrays
 
     def _read_batch(self) -> None:
         """Read until buf holds a batch's rows, or the terminator, as whole packets."""
-        scanned, seq, rows = 0, self.seq, 0  # what dry parses have counted from buf[0]
+        scanned, seq, rows = 0, self.seq, 0  # what dry parses have counted after buf[start]
         while True:
-            view = memoryview(self.buf)[scanned:self.filled]
-            try:
-                consumed, more, seq, end, _t, need, _a = parse(
-                    view, self.width, seq, self.max_rows - rows, self.max_bytes, True)
-            except ValueError as exc:
-                raise RowStreamError(f"snapshot row packets: {exc}") from None
-            finally:
-                view.release()
+            consumed, more, seq, end, _t, need, _a = self._parse(self.start + scanned, seq, self.max_rows - rows,
+                                                                 dry=True)
             scanned, rows = scanned + consumed, rows + more
             if end != END_NONE or rows >= self.max_rows or (more and not need) or scanned >= self.max_bytes:
                 return
-            self._read(max(need, 1))
+            self._read(max(need, 1))  # may move buf[start:] to the front
 
     def _read(self, need: int) -> None:
-        """At least `need` more bytes into buf, growing it when a packet is larger than its room."""
-        if len(self.buf) - self.filled < max(need, READ_BYTES):
-            self.buf.extend(bytes(max(need, READ_BYTES) - (len(self.buf) - self.filled)))
+        """At least `need` more bytes into buf. The unparsed bytes move to its front only when
+        the room after them is short (not after every batch), and buf grows when a packet is
+        larger than it."""
+        room = max(need, READ_BYTES)
+        if len(self.buf) - self.filled < room:
+            left = self.filled - self.start
+            self.buf[:left] = self.buf[self.start:self.filled]
+            self.start, self.filled = 0, left
+            if len(self.buf) - left < room:
+                self.buf.extend(bytes(room - (len(self.buf) - left)))
         goal = self.filled + need
         while self.filled < goal:
             view = memoryview(self.buf)[self.filled:]

@@ -353,3 +353,15 @@ def test_progress_line_rate_and_estimated_eta():
     p.add(600)
     assert "past the estimate of ~1,000 rows" in p.line()
     assert "ETA ?" in TableProgress("s", "d.b", None, clock=lambda: 0.0).line()
+
+
+def test_row_sizes_of_slices_with_nulls_count_a_null_as_empty():
+    rows = [(str(i).encode(), None if i % 3 == 0 else b"x" * i) for i in range(40)]
+    batch = chunk_values.batch(TWO, rows)
+    expected = [2 * VALUE_OVERHEAD + len(a) + len(b or b"") for a, b in rows]
+    assert list(row_sizes(batch)) == expected
+    assert list(row_sizes(batch.slice(7, 20))) == expected[7:27]
+    assert list(row_sizes(batch.slice(40))) == []
+    garbage_under_null = pa.Array.from_buffers(pa.binary(), 2, [pa.py_buffer(b"\x02"), pa.py_buffer(
+        b"\x00\x00\x00\x00\x03\x00\x00\x00\x05\x00\x00\x00"), pa.py_buffer(b"abcde")], null_count=1)
+    assert list(row_sizes(pa.RecordBatch.from_arrays([garbage_under_null], names=["c0"]))) == [8, 8 + 2]
