@@ -10,6 +10,7 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[Extension("libs.snapshot._textrows", ["libs/snapshot/_textrows.c"], py_limited_api=True,
                            define_macros=[("Py_LIMITED_API", "0x030B0000")],
-                           extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers"])],
+                           extra_compile_args=["-O2", "-Wall", "-Wextra",
+                                               "-Wno-missing-field-initializers"])],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -62,8 +62,9 @@ def batches(packets: Packets, columns: Sequence[SourceColumn], *, max_rows: int,
 
 
 def _array(rows: int, validity, offsets, data, nulls: int) -> pa.Array:
-    buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
-    return pa.Array.from_buffers(pa.binary(), rows, buffers, null_count=nulls)
+    bitmap = None if validity is None else pa.py_buffer(validity)
+    return pa.Array.from_buffers(pa.binary(), rows, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls)
 
 
 class _Reader:
@@ -107,8 +108,8 @@ class _Reader:
         """Read until buf holds a batch's rows, or the terminator, as whole packets."""
         scanned, seq, rows = 0, self.seq, 0  # what dry parses have counted after buf[start]
         while True:
-            consumed, more, seq, end, _t, need, _a = self._parse(self.start + scanned, seq, self.max_rows - rows,
-                                                                 dry=True)
+            consumed, more, seq, end, _t, need, _a = self._parse(
+                self.start + scanned, seq, self.max_rows - rows, dry=True)
             scanned, rows = scanned + consumed, rows + more
             if end != END_NONE or rows >= self.max_rows or (more and not need) or scanned >= self.max_bytes:
                 return

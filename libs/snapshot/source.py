@@ -67,7 +67,8 @@ from pymysql.err import MySQLError
 
 from libs.shipper.errors import ShipError
 from libs.shipper.replica_source import ServerOptions, connect_error, error_code
-from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream, values
+from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream,
+                           values)
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.sql_names import quote_identifier
@@ -133,7 +134,8 @@ def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: prin
              "needs a C compiler): the snapshot reads rows in pure Python, several times slower")
     try:
         return pymysql.connect(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
-                               autocommit=True, connect_timeout=10, charset="utf8mb4", **pymysql_wire.RAW_BYTES)
+                               autocommit=True, connect_timeout=10, charset="utf8mb4",
+                               **pymysql_wire.RAW_BYTES)
     except MySQLError as exc:
         raise connect_error(opts, error_code(exc), exc) from None
 

@@ -21,7 +21,7 @@ def tables(mariadb):
     mariadb.sql(f"""DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB};
         CREATE TABLE {DB}.big (id INT PRIMARY KEY, b LONGBLOB, t VARCHAR(10));
         INSERT INTO {DB}.big VALUES (1, REPEAT('abcdefgh', {BIG}), 'after'), (2, NULL, ''), (3, '', NULL),
-                                     (4, REPEAT('z', 16777215 - 11), 'edge');  -- payload 0xFFFFFF: + an empty packet
+                                     (4, REPEAT('z', 16777215 - 11), 'edge');  -- payload 0xFFFFFF, then an empty one
         CREATE TABLE {DB}.small (id INT PRIMARY KEY);
         INSERT INTO {DB}.small VALUES (1), (2);""")
     yield

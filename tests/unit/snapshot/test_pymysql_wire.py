@@ -54,7 +54,7 @@ def test_pymysql_asks_for_no_deprecate_eof_and_is_the_pinned_release():
 
 def test_rows_then_the_next_statement_on_the_same_connection(wire):
     conn, server = wire
-    columns = [values.SourceColumn(1, "a", "blob", "blob", None), values.SourceColumn(2, "b", "blob", "blob", None)]
+    columns = [values.SourceColumn(i, name, "blob", "blob", None) for i, name in ((1, "a"), (2, "b"))]
     rows = [(str(i).encode(), None if i % 7 == 0 else b"v" * (i % 300)) for i in range(20_000)]
     sending = serve(server, result_set([b"a", b"b"], rows))  # ~3 MB: many socket reads
     packets = pymysql_wire.RowPackets(conn, "SELECT a, b FROM d.t")
@@ -75,7 +75,8 @@ def test_rows_then_the_next_statement_on_the_same_connection(wire):
 def test_an_err_packet_raises_and_leaves_the_connection_usable(wire):
     conn, server = wire
     columns = [values.SourceColumn(1, "a", "blob", "blob", None)]
-    sending = serve(server, result_set([b"a"], [(b"1",)], end=err_payload(1317, "Query execution was interrupted")))
+    interrupted = err_payload(1317, "Query execution was interrupted")
+    sending = serve(server, result_set([b"a"], [(b"1",)], end=interrupted))
     packets = pymysql_wire.RowPackets(conn, "SELECT a FROM d.t")
     with pytest.raises(pymysql.err.OperationalError) as error:
         list(row_stream.batches(packets, columns, max_rows=10, max_bytes=100))

@@ -27,7 +27,8 @@ value = st.one_of(st.none(), st.binary(max_size=40), st.binary(min_size=250, max
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 5).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.tuples(*[value] * n), max_size=30))),
+@given(st.integers(1, 5).flatmap(lambda n: st.tuples(st.just(n),
+                                                     st.lists(st.tuples(*[value] * n), max_size=30))),
        st.integers(1, 600), st.integers(1, 12), st.integers(1, 2000), st.integers(0, 255))
 def test_batches_equal_chunk_values_batch_of_the_same_rows(shaped, read, max_rows, max_bytes, seq):
     width, rows = shaped

@@ -292,12 +292,14 @@ def test_rows_are_read_by_the_row_stream_in_batches_of_half_the_chunk_budget():
     assert batches[0].num_rows == 100_000 // 2 // per_row
     assert sum(b.num_rows for b in batches) == 3000
     narrow = FakeConn("10.11.19-MariaDB", {"SELECT": [(str(i).encode(), b"") for i in range(12)]})
-    assert [b.num_rows for b in source.stream_batches(narrow, "SELECT", list(TWO), 1 << 20, max_rows=5)] == [5, 5, 2]
+    batches = source.stream_batches(narrow, "SELECT", list(TWO), 1 << 20, max_rows=5)
+    assert [b.num_rows for b in batches] == [5, 5, 2]
 
 
 def test_the_pure_python_fallback_gives_the_same_batches(monkeypatch):
     rows = [(str(i).encode(), None if i % 3 else b"v" * i) for i in range(2500)]
-    native = list(source.stream_batches(FakeConn("10.11.19-MariaDB", {"SELECT": rows}), "SELECT", list(TWO), 1 << 22))
+    conn = FakeConn("10.11.19-MariaDB", {"SELECT": rows})
+    native = list(source.stream_batches(conn, "SELECT", list(TWO), 1 << 22))
     monkeypatch.setattr(source.row_stream, "NATIVE", False)
     conn = FakeConn("10.11.19-MariaDB", {"SELECT": rows})
     monkeypatch.setattr(source, "SSCursor", lambda c: FakeCursor(c))

@@ -15,8 +15,8 @@ import pytest
 
 from libs.assembler.values import column_value as binlog_column_value
 from libs.binlog.constants import ColumnType as T
-from libs.snapshot.values import (COLUMNS_QUERY, RULES, SESSION_SETUP, SourceColumn, column_value, select_expression,
-                                  source_column)
+from libs.snapshot.values import (COLUMNS_QUERY, RULES, SESSION_SETUP, SourceColumn, column_value,
+                                  select_expression, source_column)
 
 
 def f32(value: float) -> float:
