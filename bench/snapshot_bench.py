@@ -23,7 +23,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import libs.snapshot.driver  # noqa: E402,F401 - first: before pyarrow (see the module)
 from libs.config import JobConfig  # noqa: E402
 from libs.demo_database import create_script, sizes as table_sizes  # noqa: E402
 from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop  # noqa: E402

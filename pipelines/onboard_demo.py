@@ -21,7 +21,6 @@ import threading
 import time
 from pathlib import Path
 
-import libs.snapshot.driver  # noqa: F401 - first: before pyarrow (see the module)
 from libs.config import JobConfig
 from libs.demo_database import TABLES, create_script, sizes, workload_transaction
 from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop

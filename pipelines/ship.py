@@ -36,7 +36,6 @@ import signal
 import sys
 from pathlib import Path
 
-import libs.snapshot.driver  # noqa: F401 - first: before pyarrow (see the module)
 from libs.shipper import credentials
 from libs.shipper.errors import CredentialError, ShipError
 from libs.shipper.replica_source import ServerOptions

@@ -9,8 +9,6 @@ import uuid
 
 import pytest
 
-import libs.snapshot.driver  # noqa: F401 - before pyarrow (see the module)
-
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):

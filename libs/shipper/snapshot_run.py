@@ -116,7 +116,7 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
     try:
         point = source.open_snapshot(conn)
     except source.MySQLError as exc:
-        raise source.SnapshotError(f"cannot open the consistent snapshot: {exc}",
+        raise source.SnapshotError(f"cannot open the consistent snapshot: {source.error_text(exc)}",
                                    source=name) from None
     tables = _run_tables(conn, plan, snap, name)
     at = plan.binlog_from or Position(point.file, point.pos)
@@ -145,7 +145,7 @@ def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str) -> list
             return source.list_tables(conn, snap.table_filter)
         existing = {t.qualified: t for t in source.list_tables(conn)}
     except source.MySQLError as exc:
-        raise source.SnapshotError(f"cannot list the tables: {exc}", source=name) from None
+        raise source.SnapshotError(f"cannot list the tables: {source.error_text(exc)}", source=name) from None
     gone = [t for t in plan.tables if t not in existing]
     if gone:
         _log(f"cdc-ship {name}: snapshot: {', '.join(gone)} no longer exist(s); not read "

@@ -16,7 +16,6 @@ from typing import Callable, Iterable, Iterator, TextIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from libs.shipper.record import KafkaRecord
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
@@ -30,8 +29,23 @@ def row_sizes(batch: pa.RecordBatch) -> np.ndarray:
     """The bytes each row of a fetched batch (chunk_values layout) counts for in a chunk's budget."""
     sizes = np.full(batch.num_rows, VALUE_OVERHEAD * batch.num_columns, dtype=np.int64)
     for column in batch.columns:
-        sizes += pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False)
+        sizes += _value_lengths(column)
     return sizes
+
+
+def _value_lengths(column: pa.Array) -> np.ndarray:
+    """Each value's length in bytes, 0 for NULL, read from the binary array's offsets and validity
+    with numpy: pyarrow's fill_null(0) converts a Python scalar, which imports pandas (~0.8 s of
+    the shipper's start, measured in the bench)."""
+    n, start = len(column), column.offset
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    validity, offsets = column.buffers()[:2]
+    lengths = np.diff(np.frombuffer(offsets, dtype=np.int32, count=start + n + 1)[start:]).astype(np.int64)
+    if column.null_count:
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[start:start + n]
+        lengths[valid == 0] = 0
+    return lengths
 
 
 def cut_chunks(batches: Iterable[pa.RecordBatch], *, max_rows: int = DEFAULT_CHUNK_ROWS,

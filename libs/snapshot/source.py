@@ -1,10 +1,16 @@
 """Server side of `cdc-ship --snapshot`: which tables, one consistent snapshot and its binlog
 position P, and every table's rows read inside that one transaction.
 
-The connection is mysql-connector-python's C extension with raw=True (every value the server's
-bytes), not PyMySQL, which the binlog stream uses: a pure-Python client parses each row in
-Python. Measured on this project's bench tables (1M rows, MariaDB 10.11, one unbuffered SELECT
-per table): PyMySQL 400k rows/s, the C extension 2.26M rows/s, mariadb-dump 2.37M rows/s.
+The connection is PyMySQL's, as the binlog stream's, with every value the server's bytes
+(pymysql_wire.RAW_BYTES). PyMySQL sends each statement and reads small results itself; a table's
+SELECT has its row packets read in large blocks (libs/snapshot/pymysql_wire.py) and parsed by the
+compiled libs/snapshot/_textrows.c straight into Arrow buffers (libs/snapshot/row_stream.py), no
+Python object per value. Measured on the bench tables (bench/README.md, 1M rows, MariaDB 10.11,
+2 busy cores): reading every table's SELECT this way 0.54-0.76 s, the same packets received and
+only counted 0.48-0.58 s (what the server sends them at), its `SELECT *` 0.47-0.67 s; before,
+mysql-connector-python's C extension made a Python object per value, then `pa.array` read them
+back (~0.96 s and ~0.58 s of 1.8 s profiled), and PyMySQL's own row parser gave 400k rows/s.
+Without the compiled parser (no C compiler at install), rows come through PyMySQL's SSCursor.
 
 Opening the snapshot, MariaDB (never a global read lock):
 
@@ -39,7 +45,7 @@ MySQL (same session set-up):
 
 Per table, inside the snapshot transaction: SHOW CREATE TABLE (the `table` record's
 create_table), the columns (values.COLUMNS_QUERY), then ONE unbuffered SELECT of
-values.select_expression per column (an unbuffered cursor: rows arrive as they are read), cut into
+values.select_expression per column (rows are read as they arrive, a batch at a time), cut into
 `rows` records of at most chunk_rows rows and ~chunk_bytes of values (chunks.cut_chunks), so
 memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
 issue first suggested): a killed run is never continued from its last chunk but re-read whole,
@@ -54,13 +60,15 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
-import mysql.connector
+import pymysql
 import pyarrow as pa
-from mysql.connector import Error as MySQLError
+from pymysql.cursors import SSCursor
+from pymysql.err import MySQLError
 
 from libs.shipper.errors import ShipError
-from libs.shipper.replica_source import ServerOptions, connect_error
-from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, driver, values
+from libs.shipper.replica_source import ServerOptions, connect_error, error_code
+from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream,
+                           values)
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.sql_names import quote_identifier
@@ -74,7 +82,7 @@ TABLES_QUERY = ("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_sc
 SESSION_STATEMENTS = ("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
                       "SET SESSION net_write_timeout = 3600")
 GTID_ATTEMPTS = 3
-FETCH_ROWS = 1000  # rows asked of the unbuffered cursor at a time
+FETCH_ROWS = 1000  # rows a fetch of the pure-Python fallback (no compiled row parser)
 
 
 class SnapshotError(ShipError):
@@ -118,18 +126,24 @@ def _query(conn, sql: str, args=None) -> list[tuple]:
 
 
 def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)):
-    """The snapshot connection: every value arrives as the server's raw bytes (raw=True), parsed
-    by the C extension (libs/snapshot/driver.py), or by pure Python when it could not load."""
-    kwargs = values.connect_kwargs()
-    if not driver.C_EXTENSION:
-        warn("cdc-ship: mysql-connector's C extension is not loaded (libs/snapshot/driver.py): "
-             "the snapshot reads rows in pure Python, ~5x slower")
-        kwargs["use_pure"] = True
+    """The snapshot connection: every value arrives as the server's bytes
+    (pymysql_wire.RAW_BYTES); rows are parsed by the compiled reader (row_stream), or by PyMySQL
+    in pure Python when it is not built."""
+    if not row_stream.NATIVE:
+        warn("cdc-ship: the compiled row reader libs/snapshot/_textrows is not built (pip install -e . "
+             "needs a C compiler): the snapshot reads rows in pure Python, several times slower")
     try:
-        return mysql.connector.connect(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
-                                       autocommit=True, connection_timeout=10, charset="utf8mb4", **kwargs)
+        return pymysql.connect(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
+                               autocommit=True, connect_timeout=10, charset="utf8mb4",
+                               **pymysql_wire.RAW_BYTES)
     except MySQLError as exc:
-        raise connect_error(opts, exc.errno or 0, exc) from None
+        raise connect_error(opts, error_code(exc), exc) from None
+
+
+def error_text(exc: MySQLError) -> str:
+    """'1146: Table 'd.a' doesn't exist' of a PyMySQL error (its str is the args tuple)."""
+    code = error_code(exc)
+    return f"{code}: {exc.args[1]}" if code and len(exc.args) > 1 else str(exc)
 
 
 def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[SourceTable]:
@@ -223,12 +237,16 @@ def select_statement(table: SourceTable, columns: list) -> str:
     return f"SELECT {exprs} FROM {quote_identifier(table.database)}.{quote_identifier(table.name)}"
 
 
-def stream_batches(conn, statement: str, columns: list, max_bytes: int) -> Iterator[pa.RecordBatch]:
-    """The SELECT's rows as the server sends them, as fetched batches (chunk_values layout; an
-    unbuffered cursor: one fetch held at a time). Each fetch asks for about max_bytes / 2 of rows
-    at the last fetch's average row size, at most FETCH_ROWS: wide rows come a few at a time."""
-    cur = conn.cursor(raw=True)  # unbuffered: mysql-connector buffers only when asked
-    try:
+def stream_batches(conn, statement: str, columns: list, max_bytes: int,
+                   max_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
+    """The SELECT's rows as the server sends them, in batches of chunk_values' layout of at most
+    max_rows rows and about max_bytes / 2 of values (one batch held at a time, wide rows come a
+    few at a time), read by the compiled row reader (libs/snapshot/row_stream.py)."""
+    if row_stream.NATIVE:
+        packets = pymysql_wire.RowPackets(conn, statement)
+        yield from row_stream.batches(packets, columns, max_rows=max_rows, max_bytes=max(1, max_bytes // 2))
+        return
+    with SSCursor(conn) as cur:  # unbuffered: rows are read as they are fetched
         cur.execute(statement)
         fetch_rows = FETCH_ROWS
         while rows := cur.fetchmany(fetch_rows):
@@ -236,8 +254,6 @@ def stream_batches(conn, statement: str, columns: list, max_bytes: int) -> Itera
             average = max(1, int(row_sizes(batch).mean()))
             fetch_rows = max(1, min(FETCH_ROWS, max_bytes // (2 * average)))
             yield batch
-    finally:
-        cur.close()
 
 
 @dataclass(frozen=True)
@@ -272,8 +288,9 @@ def run_records(conn, run: Run, tables: list[SourceTable]) -> Iterator[SnapshotR
     for table in tables:
         try:
             yield from _table_records(conn, run, table, remaining)
-        except MySQLError as exc:
-            raise SnapshotError(f"snapshot of table {table.qualified} failed: {exc}",
+        except (MySQLError, row_stream.RowStreamError) as exc:
+            reason = error_text(exc) if isinstance(exc, MySQLError) else str(exc)
+            raise SnapshotError(f"snapshot of table {table.qualified} failed: {reason}",
                                 source=run.source, file=run.point.file,
                                 pos=run.point.pos) from None
     yield run.record(END, remaining)
@@ -287,7 +304,7 @@ def _table_records(conn, run: Run, table: SourceTable, remaining: list[str]):
     progress = TableProgress(run.source, table.qualified, table.estimated_rows,
                              interval_s=run.progress_s)
     count = 0
-    batches = stream_batches(conn, statement, columns, run.chunk_bytes)
+    batches = stream_batches(conn, statement, columns, run.chunk_bytes, run.chunk_rows)
     for no, chunk in enumerate(cut_chunks(batches, max_rows=run.chunk_rows, max_bytes=run.chunk_bytes)):
         count += chunk.num_rows
         progress.add(chunk.num_rows)

@@ -64,7 +64,8 @@ default since 10.3, mysql56_temporal_format): a table still in MariaDB 5.3's for
 TIME/DATETIME/TIMESTAMP (11/12/7) instead, which information_schema cannot tell. Only the
 type_code would differ; typed_value does not read it.
 
-Pure: no Spark, no driver import (connect_kwargs returns plain values for mysql.connector.connect).
+Pure: no Spark, no client library (the connection's raw-bytes arguments are
+libs/snapshot/pymysql_wire.py RAW_BYTES).
 """
 from __future__ import annotations
 
@@ -112,7 +113,7 @@ def _text(raw) -> str:
 
 
 def source_column(row: tuple) -> SourceColumn:
-    """One row of COLUMNS_QUERY (values as bytes, as connect_kwargs() delivers them, or str)."""
+    """One row of COLUMNS_QUERY (values as bytes, as pymysql_wire.RAW_BYTES delivers them, or str)."""
     position, name, data_type, column_type, charset = row
     return SourceColumn(ordinal=int(_text(position)) - 1, name=_text(name),
                         data_type=_text(data_type).lower(), column_type=_text(column_type),
@@ -240,13 +241,3 @@ def column_value(column: SourceColumn, raw: bytes | None) -> dict:
     family = column.data_type if column.data_type in _ADDRESS_FAMILIES else None
     return _column_value(column.ordinal, column.name, rule.type_code, value, column.charset, None, family)
 
-
-# ---- the connection ------------------------------------------------------------------------
-
-def connect_kwargs() -> dict:
-    """Extra mysql.connector.connect arguments under which every value arrives as the server's
-    bytes: raw=True converts nothing (no int(), no datetime, no decoding with the connection
-    charset), so column_value sees exactly what the server sent; the C extension (use_pure=False)
-    parses the rows. Parameters (%s) are still escaped by the driver. Run SESSION_SETUP on the
-    connection before the SELECTs."""
-    return {"raw": True, "use_pure": False}

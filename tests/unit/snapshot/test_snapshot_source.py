@@ -6,8 +6,9 @@ from __future__ import annotations
 import io
 import itertools
 
+import pyarrow as pa
 import pytest
-from mysql.connector.errors import OperationalError
+from pymysql.err import OperationalError
 
 from libs.shipper.record import SNAPSHOT, KafkaRecord
 from libs.snapshot import chunk_values, source, values
@@ -15,14 +16,15 @@ from libs.snapshot.chunks import VALUE_OVERHEAD, TableProgress, cut_chunks, last
 from libs.snapshot.protocol import LastRecord, Position
 from libs.snapshot.record import SnapshotRecord
 from libs.snapshot.table_filter import TableFilter
+from tests.unit.snapshot.row_packets import FakePackets, row_section
 
 NOW = b"2024-05-06 07:08:09.123456"
 NOW_US = 1714979289123456
 
 
 class FakeCursor:
-    def __init__(self, conn, raw):
-        self.conn, self.raw, self.rows, self.description = conn, raw, [], None
+    def __init__(self, conn):
+        self.conn, self.rows, self.description = conn, [], None
 
     def __enter__(self):
         return self
@@ -32,19 +34,16 @@ class FakeCursor:
 
     def execute(self, sql, args=None):
         self.conn.statements.append(sql if args is None else (sql, args))
-        if self.raw:
-            self.conn.unbuffered.append(sql)
         answer = self.conn.answer(sql, args)
         if isinstance(answer, Exception):
             raise answer
         self.rows = iter(answer)
-        self.description = (("c",),)  # a result set (mysql-connector: None after SET, START ...)
+        self.description = (("c",),)  # a result set (PyMySQL: None after SET, START ...)
 
     def fetchall(self):
         return list(self.rows)
 
     def fetchmany(self, n):
-        self.conn.fetch_sizes.append(n)
         return list(itertools.islice(self.rows, n))
 
     def close(self):
@@ -59,19 +58,33 @@ class FakeConn:
         self.server_info, self.answers = server_info, answers
         self.statements: list = []
         self.unbuffered: list[str] = []
-        self.fetch_sizes: list[int] = []
 
     def get_server_info(self):
         return self.server_info
 
-    def cursor(self, raw=False):
-        return FakeCursor(self, raw)
+    def cursor(self):
+        return FakeCursor(self)
+
+    def row_packets(self, sql):
+        """What pymysql_wire.RowPackets reads of a SELECT: its row packets, a few bytes a read."""
+        self.statements.append(sql)
+        self.unbuffered.append(sql)
+        answer = self.answer(sql, None)
+        if isinstance(answer, Exception):
+            raise answer
+        return FakePackets(row_section(answer, seq=5)[0], seq=5, read=7)
 
     def answer(self, sql, args):
         for prefix, rows in self.answers.items():
             if sql.startswith(prefix):
                 return rows(args) if callable(rows) else rows
         return []
+
+
+@pytest.fixture(autouse=True)
+def rows_from_the_fake(monkeypatch):
+    """A SELECT's rows come from FakeConn.row_packets, parsed by the real row_stream."""
+    monkeypatch.setattr(source.pymysql_wire, "RowPackets", lambda conn, sql: conn.row_packets(sql))
 
 
 def mariadb_conn(gtids=(b"0-1-10", b"0-1-10")):
@@ -267,31 +280,45 @@ def test_run_records_order_chunks_and_the_shrinking_tables_field():
     first_row = records[2].row_images()[0]
     assert [(v["ordinal"], v["name"], v["text"]) for v in first_row] == [(0, "id", "0"), (1, "name", "n0")]
     assert conn.unbuffered == ["SELECT `id`, `name` FROM `d`.`a`", "SELECT `k` FROM `d`.`b`"]
-    assert conn.fetch_sizes[0] == source.FETCH_ROWS  # then ~chunk_bytes / 2 of rows: narrow rows, the cap
     decoded = SnapshotRecord.decode(records[3].encode())
     assert decoded == records[3] and decoded.tables == both
 
 
-def test_rows_are_read_with_a_raw_cursor():
-    conn = table_conn()
-    seen = []
-    original = conn.cursor
-    conn.cursor = lambda raw=False: (seen.append(raw), original(raw))[1]
-    list(source.stream_batches(conn, "SELECT `k` FROM `d`.`b`", [], 1 << 20))
-    assert seen == [True]
-
-
-def test_fetches_of_wide_rows_shrink_to_half_the_chunk_budget():
+def test_rows_are_read_by_the_row_stream_in_batches_of_half_the_chunk_budget():
     conn = FakeConn("10.11.19-MariaDB", {"SELECT": [(str(i).encode(), b"w" * 1000) for i in range(3000)]})
     batches = list(source.stream_batches(conn, "SELECT", list(TWO), max_bytes=100_000))
-    per_row = 2 * VALUE_OVERHEAD + 1000  # ids of 1-4 digits: the average is a few bytes more
-    assert conn.fetch_sizes[:2] == [source.FETCH_ROWS, 100_000 // (2 * (per_row + 3))]
+    assert conn.unbuffered == ["SELECT"] and conn.statements == ["SELECT"]
+    per_row = 1000 + 3  # ids of 1-4 digits: values of 1,001-1,004 bytes
+    assert batches[0].num_rows == 100_000 // 2 // per_row
     assert sum(b.num_rows for b in batches) == 3000
+    narrow = FakeConn("10.11.19-MariaDB", {"SELECT": [(str(i).encode(), b"") for i in range(12)]})
+    batches = source.stream_batches(narrow, "SELECT", list(TWO), 1 << 20, max_rows=5)
+    assert [b.num_rows for b in batches] == [5, 5, 2]
+
+
+def test_the_pure_python_fallback_gives_the_same_batches(monkeypatch):
+    rows = [(str(i).encode(), None if i % 3 else b"v" * i) for i in range(2500)]
+    conn = FakeConn("10.11.19-MariaDB", {"SELECT": rows})
+    native = list(source.stream_batches(conn, "SELECT", list(TWO), 1 << 22))
+    monkeypatch.setattr(source.row_stream, "NATIVE", False)
+    conn = FakeConn("10.11.19-MariaDB", {"SELECT": rows})
+    monkeypatch.setattr(source, "SSCursor", lambda c: FakeCursor(c))
+    fallback = list(source.stream_batches(conn, "SELECT", list(TWO), 1 << 22))
+    assert pa.Table.from_batches(fallback).equals(pa.Table.from_batches(native))
+
+
+def test_without_the_compiled_reader_connect_says_so(monkeypatch):
+    monkeypatch.setattr(source.row_stream, "NATIVE", False)
+    monkeypatch.setattr(source.pymysql, "connect", lambda **kwargs: kwargs)
+    lines = []
+    kwargs = source.connect(source.ServerOptions("h", 3306, "u", "p"), warn=lines.append)
+    assert len(lines) == 1 and "_textrows is not built" in lines[0]
+    assert kwargs["use_unicode"] is False and kwargs["conv"] == source.pymysql_wire.RAW_BYTES["conv"]
 
 
 def test_error_mid_table_names_source_table_and_position():
     conn = table_conn()
-    conn.answers["SELECT `id`, `name` FROM `d`.`a`"] = OperationalError(msg="Lost connection", errno=2013)
+    conn.answers["SELECT `id`, `name` FROM `d`.`a`"] = OperationalError(2013, "Lost connection")
     run = source.Run("src", "id1", POINT)
     with pytest.raises(source.SnapshotError) as err:
         list(source.run_records(conn, run, [source.SourceTable("d", "a")]))
@@ -328,3 +355,15 @@ def test_progress_line_rate_and_estimated_eta():
     p.add(600)
     assert "past the estimate of ~1,000 rows" in p.line()
     assert "ETA ?" in TableProgress("s", "d.b", None, clock=lambda: 0.0).line()
+
+
+def test_row_sizes_of_slices_with_nulls_count_a_null_as_empty():
+    rows = [(str(i).encode(), None if i % 3 == 0 else b"x" * i) for i in range(40)]
+    batch = chunk_values.batch(TWO, rows)
+    expected = [2 * VALUE_OVERHEAD + len(a) + len(b or b"") for a, b in rows]
+    assert list(row_sizes(batch)) == expected
+    assert list(row_sizes(batch.slice(7, 20))) == expected[7:27]
+    assert list(row_sizes(batch.slice(40))) == []
+    garbage_under_null = pa.Array.from_buffers(pa.binary(), 2, [pa.py_buffer(b"\x02"), pa.py_buffer(
+        b"\x00\x00\x00\x00\x03\x00\x00\x00\x05\x00\x00\x00"), pa.py_buffer(b"abcde")], null_count=1)
+    assert list(row_sizes(pa.RecordBatch.from_arrays([garbage_under_null], names=["c0"]))) == [8, 8 + 2]

@@ -1,6 +1,6 @@
 """libs/snapshot/values.py as a table: one row per type (the kinds of
 tests/unit/targets/test_type_mapping.py), with the bytes a MariaDB 10.11 server really sends for
-the column's select_expression under SESSION_SETUP and connect_kwargs() (recorded from the type
+the column's select_expression under SESSION_SETUP and pymysql_wire.RAW_BYTES (recorded from the type
 matrix of tests/integration/snapshot/test_snapshot_value_parity.py), and the value the binlog
 decoder produces for the same cell (libs/binlog/values.py: int, Decimal, float, temporal text,
 bytes, ENUM index / SET bitmask + labels) with what the Table_map tells the binlog path under
@@ -15,7 +15,7 @@ import pytest
 
 from libs.assembler.values import column_value as binlog_column_value
 from libs.binlog.constants import ColumnType as T
-from libs.snapshot.values import (COLUMNS_QUERY, RULES, SESSION_SETUP, SourceColumn, column_value, connect_kwargs,
+from libs.snapshot.values import (COLUMNS_QUERY, RULES, SESSION_SETUP, SourceColumn, column_value,
                                   select_expression, source_column)
 
 
@@ -175,11 +175,3 @@ def test_the_columns_query_and_session_setup():
     assert "SET SESSION character_set_results = binary" in SESSION_SETUP
     assert "SET SESSION time_zone = '+00:00'" in SESSION_SETUP
 
-
-def test_connect_kwargs_ask_the_c_extension_for_raw_bytes():
-    """raw=True: no conversion (the parity integration test checks the bytes on a real server);
-    the C extension must load here (mysql-connector-python 9.2+ wheels need OpenSSL 3.2, which
-    Debian 12 lacks: setup.cfg pins 9.1.0)."""
-    import mysql.connector
-    assert connect_kwargs() == {"raw": True, "use_pure": False}
-    assert mysql.connector.HAVE_CEXT
