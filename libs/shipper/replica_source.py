@@ -50,12 +50,18 @@ def connect(opts: ServerOptions, *, read_timeout: float | None = None) -> pymysq
                                autocommit=True, connect_timeout=10, read_timeout=read_timeout,
                                charset="utf8mb4")
     except MySQLError as exc:
-        raise connect_error(opts, error_code(exc), exc) from None
+        raise connect_error(opts, exc) from None
 
 
 def error_code(exc: MySQLError) -> int:
     """The server's (ER_*) or client's (CR_*) error number of a PyMySQL error; 0 when it has none."""
     return exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+
+
+def error_text(exc: MySQLError) -> str:
+    """'1146: Table 'd.a' doesn't exist' of a PyMySQL error, whose own str is its args tuple."""
+    code = error_code(exc)
+    return f"{code}: {exc.args[1]}" if code and len(exc.args) > 1 else str(exc)
 
 
 def is_lost_connection(code: int) -> bool:
@@ -64,12 +70,12 @@ def is_lost_connection(code: int) -> bool:
     return code == 0 or code >= 2000
 
 
-def connect_error(opts: ServerOptions, code: int, exc: Exception) -> ShipError:
+def connect_error(opts: ServerOptions, exc: MySQLError) -> ShipError:
     """The error of a failed connection, by the server's or client's error code: CR_* client
     errors (>= 2000: unreachable, lost) are worth retrying (ConnectError); a server's refusal
     (1045 access denied, 1130 host not allowed, ...) will not change by itself."""
-    cls = ConnectError if is_lost_connection(code) else ShipError
-    return cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {exc}")
+    cls = ConnectError if is_lost_connection(error_code(exc)) else ShipError
+    return cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {error_text(exc)}")
 
 
 def is_mariadb(conn: pymysql.Connection) -> bool:
@@ -119,7 +125,7 @@ def start_dump(conn: pymysql.Connection, opts: ServerOptions, *, file: str | Non
                 file or "", pos if gtid is None else 4, opts.server_id, flags))
     except MySQLError as exc:
         conn.close()
-        raise ShipError(f"replication start refused by {opts.host}:{opts.port}: {exc}",
+        raise ShipError(f"replication start refused by {opts.host}:{opts.port}: {error_text(exc)}",
                         file=file, pos=pos) from exc
     except ValueError as exc:  # a start point the protocol cannot carry (bad GTID set, position)
         conn.close()

@@ -66,7 +66,7 @@ from pymysql.cursors import SSCursor
 from pymysql.err import MySQLError
 
 from libs.shipper.errors import ShipError
-from libs.shipper.replica_source import ServerOptions, connect_error, error_code
+from libs.shipper.replica_source import ServerOptions, connect_error, error_text
 from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream,
                            values)
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
@@ -137,13 +137,7 @@ def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: prin
                                autocommit=True, connect_timeout=10, charset="utf8mb4",
                                **pymysql_wire.RAW_BYTES)
     except MySQLError as exc:
-        raise connect_error(opts, error_code(exc), exc) from None
-
-
-def error_text(exc: MySQLError) -> str:
-    """'1146: Table 'd.a' doesn't exist' of a PyMySQL error (its str is the args tuple)."""
-    code = error_code(exc)
-    return f"{code}: {exc.args[1]}" if code and len(exc.args) > 1 else str(exc)
+        raise connect_error(opts, exc) from None
 
 
 def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[SourceTable]:
