@@ -47,6 +47,17 @@ def serve(server, answer: bytes) -> threading.Thread:
     return thread
 
 
+def assert_usable(conn, server) -> None:
+    """The next statement runs on `conn` with PyMySQL's own reader, in step with the server:
+    sequence ids, no pending result."""
+    server.recv(1 << 16)  # the previous query
+    sending = serve(server, result_set([b"1"], [(b"1",)]))
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == ((b"1",),)
+    sending.join()
+
+
 def test_pymysql_asks_for_no_deprecate_eof_and_is_the_pinned_release():
     assert pymysql.VERSION[:3] == (1, 1, 2)
     assert not CLIENT.CAPABILITIES & CLIENT.DEPRECATE_EOF
@@ -64,12 +75,7 @@ def test_rows_then_the_next_statement_on_the_same_connection(wire):
     sending.join()
     assert got == rows
     assert not conn._result.unbuffered_active and conn.server_status == 0x22
-    server.recv(1 << 16)  # the query
-    sending = serve(server, result_set([b"1"], [(b"1",)]))
-    with conn.cursor() as cur:  # PyMySQL's own reader, in step: sequence ids, no pending result
-        cur.execute("SELECT 1")
-        assert cur.fetchall() == ((b"1",),)
-    sending.join()
+    assert_usable(conn, server)
 
 
 def test_an_err_packet_raises_and_leaves_the_connection_usable(wire):
@@ -82,12 +88,7 @@ def test_an_err_packet_raises_and_leaves_the_connection_usable(wire):
         list(row_stream.batches(packets, columns, max_rows=10, max_bytes=100))
     assert error.value.args == (1317, "Query execution was interrupted")
     sending.join()
-    server.recv(1 << 16)
-    sending = serve(server, result_set([b"1"], [(b"1",)]))
-    with conn.cursor() as cur:
-        cur.execute("SELECT 1")
-        assert cur.fetchall() == ((b"1",),)
-    sending.join()
+    assert_usable(conn, server)
 
 
 def test_stopping_early_or_a_lost_connection_closes_it(wire):
