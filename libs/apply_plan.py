@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
-from libs.replay.images import present_columns, typed_value
+from libs.replay.images import present_columns, typed_columns
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
 from libs.schema_history import statements
 from libs.snapshot.changes import TRUNCATE
@@ -85,7 +85,7 @@ class Lookups:
 
 def typed_image(target: Target, image) -> dict[str, Any] | None:
     try:
-        return {name: typed_value(target, name, cv) for name, cv in present_columns(target, image).items()}
+        return typed_columns(target, image)
     except target_values.ValueConversionError:
         return None  # replay() raises the same error with the change's position
 
@@ -97,24 +97,43 @@ def key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
     return None if any(v is None for v in kv) else kv
 
 
+def _image_key(key: Sequence[str], present: Mapping[str, tuple]) -> tuple | None:
+    """The image's typed values of `key` (only those columns typed: the replay types the whole
+    image again anyway); None when a key column is absent, NULL or does not convert (the
+    replay then stops or quarantines the change with its position)."""
+    if not all(c in present for c in key):
+        return None
+    try:
+        kv = tuple(target_values.from_column_value(column, cv.get("text"), cv.get("binary"))
+                   for column, cv in (present[c] for c in key))
+    except target_values.ValueConversionError:
+        return None
+    return None if any(v is None for v in kv) else kv
+
+
 def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups:
     """Key values and before images of the batch's row changes (see module docstring). Snapshot
     rows are not looked up: their table was emptied when its snapshot started, and a run reads
     each row once (libs/snapshot/changes.py)."""
     out = Lookups({key: set() for key in target.enforced_keys})
+    enforced, lookup = target.enforced_keys, target.lookup_keys
     for change in changes:
-        if change["op"] not in ROW_OPS:
+        op = change["op"]
+        if op not in ROW_OPS:
             continue
-        before = typed_image(target, change.get("before")) if change["op"] != "insert" else None
-        after = typed_image(target, change.get("after")) if change["op"] != "delete" else None
+        before = present_columns(target, change.get("before")) if op != "insert" else None
+        after = present_columns(target, change.get("after")) if op != "delete" else None
         for image in (before, after):
-            for key in target.enforced_keys:
-                kv = key_tuple(key, image or {})
-                if kv is not None:
-                    out.by_key[key].add(kv)
-        if before and not any(all(c in before for c in key) for key in target.lookup_keys):
-            columns = tuple(sorted(before))
-            out.by_image.setdefault(columns, set()).add(tuple(before[c] for c in columns))
+            if image:
+                for key in enforced:
+                    kv = _image_key(key, image)
+                    if kv is not None:
+                        out.by_key[key].add(kv)
+        if before and not any(all(c in before for c in key) for key in lookup):
+            typed = typed_image(target, change.get("before"))
+            if typed:
+                columns = tuple(sorted(typed))
+                out.by_image.setdefault(columns, set()).add(tuple(typed[c] for c in columns))
     return out
 
 
@@ -138,7 +157,7 @@ def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
     Reads the batch's lookups, replays, then reads what missing_lookups names and replays again
     until nothing is missing. Current rows are given in _row_id order (deterministic scan order).
     Raises ReplayStopped (strict mode) as replay() does."""
-    lookups, rows = lookups_for(target, changes), {}
+    lookups, rows = lookups_for(target, changes) if read is not None else Lookups(), {}
     unread = lookups
     for _ in range(MAX_LOOKUP_ROUNDS):
         if read is not None:

@@ -8,6 +8,8 @@ resolve here. MySQL's `latin1` is Windows-1252 plus the five bytes cp1252 leaves
 """
 from __future__ import annotations
 
+import codecs
+
 BINARY = "binary"
 
 _CODECS = {
@@ -60,7 +62,26 @@ def python_codec(charset_or_collation: str | int | None) -> str | None:
     return _CODECS.get(name) if name else None
 
 
-_LATIN1_HOLES = {0x81, 0x8D, 0x8F, 0x90, 0x9D}
+_LATIN1_HOLES = frozenset({0x81, 0x8D, 0x8F, 0x90, 0x9D})
+_LATIN1_ERRORS = "mysql-latin1-holes"
+
+
+def _latin1_holes(exc: UnicodeError) -> tuple[str | bytes, int]:
+    """cp1252's error handler for MySQL latin1: the five holes are their own code points (and
+    back); anything else stays an error. One C-level codec call per value, where a test per
+    byte in Python cost ~25 us per value in the replay (bench/README.md, issue #21)."""
+    if isinstance(exc, UnicodeDecodeError):
+        bad = exc.object[exc.start:exc.end]
+        if all(b in _LATIN1_HOLES for b in bad):
+            return "".join(map(chr, bad)), exc.end
+    elif isinstance(exc, UnicodeEncodeError):
+        bad = exc.object[exc.start:exc.end]
+        if all(ord(ch) in _LATIN1_HOLES for ch in bad):
+            return bytes(map(ord, bad)), exc.end
+    raise exc
+
+
+codecs.register_error(_LATIN1_ERRORS, _latin1_holes)
 
 
 def decode_text(raw: bytes, charset_or_collation: str | int | None) -> str:
@@ -70,8 +91,7 @@ def decode_text(raw: bytes, charset_or_collation: str | int | None) -> str:
     if codec is None:
         raise LookupError(f"no text codec for charset {charset_or_collation!r}")
     if codec == "latin1-mysql":
-        return "".join(chr(b) if b in _LATIN1_HOLES else bytes((b,)).decode("cp1252") for b in raw) \
-            if any(b in _LATIN1_HOLES for b in raw) else raw.decode("cp1252")
+        return raw.decode("cp1252", _LATIN1_ERRORS)
     return raw.decode(codec)
 
 
@@ -81,5 +101,5 @@ def encode_text(text: str, charset_or_collation: str | int | None) -> bytes:
     if codec is None:
         raise LookupError(f"no text codec for charset {charset_or_collation!r}")
     if codec == "latin1-mysql":
-        return b"".join(bytes((ord(ch),)) if ord(ch) in _LATIN1_HOLES else ch.encode("cp1252") for ch in text)
+        return text.encode("cp1252", _LATIN1_ERRORS)
     return text.encode(codec)

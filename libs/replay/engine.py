@@ -45,7 +45,7 @@ from libs.replay.errors import (
     BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
     ReplayStopped,
 )
-from libs.replay.images import FILLED, present_columns, typed_value
+from libs.replay.images import FILLED, present_columns, typed_columns
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
 from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id
 from libs.replay.logging_format import ERROR, ROW, STATEMENT, decide_apply_format
@@ -159,24 +159,22 @@ class _Replayer:
     def _after_values(self, change, lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
         """Typed after-image values; JSON diffs applied to `current`."""
         out = {}
-        for name, column_value in present_columns(self.target, change.get("after")).items():
-            column = self.target.column(name)
-            text = column_value.get("text")
+        for name, (column, column_value) in present_columns(self.target, change.get("after")).items():
+            text, binary = column_value.get("text"), column_value.get("binary")
             if is_json_diff(text):
                 if current is None:
                     raise JsonDiffError(f"column {name!r}: a JSON diff needs an existing row")
                 value = apply_json_diff(current[name], text)
             else:
-                value = typed_value(self.target, name, column_value)
-            sql_null = column_value.get("text") is None and column_value.get("binary") is None
+                value = values.from_column_value(column, text, binary)
+            sql_null = text is None and binary is None
             if sql_null and not column.nullable:  # (a zero date read as NULL is not SQL NULL)
                 value = self._default(column, lineage, ER_BAD_NULL_ERROR)
             out[name] = value
         return out
 
     def _before_values(self, change) -> dict[str, Any]:
-        return {name: typed_value(self.target, name, cv)
-                for name, cv in present_columns(self.target, change.get("before")).items()}
+        return typed_columns(self.target, change.get("before"))
 
     # -- operations ------------------------------------------------------------------------
     def insert(self, change, lineage) -> None:

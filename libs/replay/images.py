@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from libs.targets.model import Target
+from libs.targets.model import Column, Target
 from libs.targets import values
 
 FILLED = "filled"
@@ -26,14 +26,22 @@ def target_column_of(target: Target, column_value: Mapping[str, Any]) -> str | N
     return column.name if column is not None else None
 
 
-def present_columns(target: Target, image: Sequence[Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
-    """Target column name -> its ColumnValue, for the columns present in an image."""
-    present: dict[str, Mapping[str, Any]] = {}
+def present_columns(target: Target, image: Sequence[Mapping[str, Any]] | None
+                    ) -> dict[str, tuple[Column, Mapping[str, Any]]]:
+    """Target column name -> (the column, its ColumnValue), for the columns present in an image."""
+    present: dict[str, tuple[Column, Mapping[str, Any]]] = {}
     for column_value in image or ():
-        name = target_column_of(target, column_value)
-        if name is not None:
-            present[name] = column_value
+        column = target.column_for_source(column_value["ordinal"], column_value.get("name"))
+        if column is not None:
+            present[column.name] = (column, column_value)
     return present
+
+
+def typed_columns(target: Target, image: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
+    """Target column name -> its Python value, for the columns present in an image (raises
+    values.ValueConversionError)."""
+    return {name: values.from_column_value(column, cv.get("text"), cv.get("binary"))
+            for name, (column, cv) in present_columns(target, image).items()}
 
 
 def typed_value(target: Target, name: str, column_value: Mapping[str, Any]) -> Any:

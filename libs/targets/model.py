@@ -152,11 +152,24 @@ class Target:
         source_column_names[ordinal]), by ordinal otherwise, as a replica does (rpl_record.cc:
         unpack_row_with_column_info vs positional unpack_row). Source columns the target lacks
         are ignored (extra master columns, WL#5092)."""
+        key = (ordinal, name)
+        fed = self._fed_columns
+        if key in fed:
+            return fed[key]
         if name is None and ordinal < len(self.source_column_names):
             name = self.source_column_names[ordinal]
         if name is not None:
-            return self._columns_by_folded_name.get(name.lower())
-        return self.columns[ordinal] if ordinal < len(self.columns) else None
+            column = self._columns_by_folded_name.get(name.lower())
+        else:
+            column = self.columns[ordinal] if ordinal < len(self.columns) else None
+        if len(fed) < 4 * len(self.columns) + 64:  # bounded: names come from the stream
+            fed[key] = column
+        return column
+
+    @cached_property
+    def _fed_columns(self) -> dict[tuple[int, str | None], Column | None]:
+        """column_for_source's answers, asked once per value of every row image."""
+        return {}
 
     @cached_property
     def source_column_count(self) -> int:

@@ -82,8 +82,17 @@ def _wide_int(column: Column, value: int) -> Any:
     return Decimal(value) if column.spark_type.startswith("decimal") else value
 
 
+def _integer(text: str) -> int:
+    """An integer's text; a DDL default may also write '1.0' or '1e3' (then through Decimal,
+    which reads every text int() reads as the same number)."""
+    try:
+        return int(text)
+    except ValueError:
+        return int(Decimal(text))
+
+
 _FROM_TEXT = {
-    "int": lambda c, t: _wide_int(c, int(Decimal(t))),  # tolerate '1.0' style literals in DDL defaults
+    "int": lambda c, t: _wide_int(c, _integer(t)),
     "year": lambda c, t: int(t),
     "bit": lambda c, t: _wide_int(c, int(t)),
     "decimal": lambda c, t: Decimal(t),
