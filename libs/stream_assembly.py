@@ -118,7 +118,8 @@ def _feed(assembler: Assembler, frames: list[InputFrame], ctx: DecodeContext, co
           now: int | None) -> list[dict]:
     """Binlog frames in offset order -> the assembled records of what they complete or reject."""
     out = assembler.feed(_decoded(frames, ctx, assembler.source), now=now)
-    records = [r for trx in out.transactions for r in segment_records(trx, assembler.state.fde, config)]
+    fde = assembler.state.fde  # the state is folded on each read: once, not per transaction
+    records = [r for trx in out.transactions for r in segment_records(trx, fde, config)]
     records.extend(quarantine_record(q) for q in out.quarantined)
     records.extend({"kind": "release", "source": assembler.source, "release_trx_key": ref.trx_key,
                     "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)
