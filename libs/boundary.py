@@ -287,3 +287,48 @@ def ends_prepared_xa(event) -> bool:
         return not event.body.one_phase
     sql = query_text(event)
     return sql is not None and query_kind(sql) is QueryKind.XA_PREPARE
+
+
+# ---- advance, memoized --------------------------------------------------------------------------
+# The assemble stage runs advance() once per frame on one core per source (DESIGN.md "Dataflow":
+# assemble). For most events its result is a function of a few header and body facts, so
+# advance_cached() looks it up instead of re-deriving it; advance() above stays the rule.
+
+# A Query's boundary depends on its whole text, a Rotate's on its log_pos: always derived.
+_DERIVED_TYPES = QUERY_TYPES | {EventType.ROTATE}
+_MEMO: dict = {}
+_MEMO_MAX = 4096  # distinct keys (flags vary little); a hostile stream must not grow it forever
+
+
+def advance_cached(context: ParserContext, event, flavour: str) -> Advance:
+    """advance(context, event, flavour), equal result. Besides the event's type code and header
+    flags, classify() and _opening_after() read of a non-Query, non-Rotate event only its body's
+    class (Dummy, Ignorable, MariaGtid), a MariaDB GTID's standalone flag, and whether a body
+    with query text (Rows_query, Annotate_rows) begins a group (query_kind BEGIN / XA START);
+    those make the key."""
+    header, body = event.header, event.body
+    code = header.type_code
+    if code in _DERIVED_TYPES:
+        return advance(context, event, flavour)
+    cls = type(body)
+    if isinstance(body, MariaGtid):
+        extra = body.standalone
+    elif isinstance(getattr(body, "query", None), bytes):
+        sql = query_text(event)
+        extra = sql is not None and _may_begin(sql) and query_kind(sql) in (QueryKind.BEGIN, QueryKind.XA_START)
+    else:
+        extra = None
+    key = (context, code, header.flags, flavour, cls, extra)
+    result = _MEMO.get(key)
+    if result is None:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        result = _MEMO[key] = advance(context, event, flavour)
+    return result
+
+
+def _may_begin(sql: str) -> bool:
+    """False when query_kind(sql) cannot be BEGIN nor XA START: those patterns match from the
+    first character of sql.lstrip().upper(), a literal B, S or X, and str.upper maps character by
+    character, so that first character is the first of the first stripped character's upper case."""
+    return sql.lstrip()[:1].upper()[:1] in ("B", "S", "X")

@@ -75,13 +75,12 @@ def _format_description(fde: bytes):
 
 
 def _decoded(frames: Iterable[InputFrame], ctx: DecodeContext, source: str) -> Iterator[AssembledInput]:
-    for f in frames:
-        where = dict(kafka_partition=f.kafka_partition, kafka_offset=f.kafka_offset, format_record=f.kind == FORMAT)
+    for f in frames:  # positional arguments: this runs once per frame on the source's one core
         try:
             event = decode_event(f.raw, f.pos if f.pos is not None else 0, ctx, file=f.file, source=source)
-            yield AssembledInput(f.raw, f.file, f.pos, event=event, **where)
+            yield AssembledInput(f.raw, f.file, f.pos, event, None, f.kafka_partition, f.kafka_offset, f.kind == FORMAT)
         except BinlogError as err:
-            yield AssembledInput(f.raw, f.file, f.pos, error=err, **where)
+            yield AssembledInput(f.raw, f.file, f.pos, None, err, f.kafka_partition, f.kafka_offset, f.kind == FORMAT)
 
 
 def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFrame], store: SpillStore,
@@ -118,7 +117,8 @@ def _feed(assembler: Assembler, frames: list[InputFrame], ctx: DecodeContext, co
           now: int | None) -> list[dict]:
     """Binlog frames in offset order -> the assembled records of what they complete or reject."""
     out = assembler.feed(_decoded(frames, ctx, assembler.source), now=now)
-    records = [r for trx in out.transactions for r in segment_records(trx, assembler.state.fde, config)]
+    fde = assembler.state.fde  # the state is folded on each read: once, not per transaction
+    records = [r for trx in out.transactions for r in segment_records(trx, fde, config)]
     records.extend(quarantine_record(q) for q in out.quarantined)
     records.extend({"kind": "release", "source": assembler.source, "release_trx_key": ref.trx_key,
                     "release_chunk_count": ref.chunk_count} for ref in out.released if ref.chunk_count)

@@ -20,8 +20,9 @@ from libs.binlog import (Dummy, FormatDescription, Ignorable, MariaGtid, MysqlGt
 from libs.binlog.event_class import EventClass, event_class
 from libs.binlog.file_names import binlog_sort_key, split_epoch
 from libs.binlog.shapes import undecoded, undecoded_error
+from libs.binlog.fastrec import fast_constructor
 from libs.boundary import (
-    INITIAL, QueryKind, advance, ends_prepared_xa, is_fake_rotate, query_kind, query_text,
+    INITIAL, QueryKind, advance_cached, ends_prepared_xa, is_fake_rotate, query_kind, query_text,
 )
 
 from .model import (
@@ -36,6 +37,9 @@ from .xa import xid_key, xid_key_from_query
 log = logging.getLogger(__name__)
 B = BoundaryType
 _NEW_FILE, _NEXT, _DUPLICATE = "new_file", "next", "duplicate"
+_make_frame = fast_constructor(Frame)
+_ROTATE = EventType.ROTATE
+_HEARTBEATS = (EventType.HEARTBEAT, EventType.HEARTBEAT_V2)
 
 
 class Assembler:
@@ -43,12 +47,41 @@ class Assembler:
                  state: AssemblerState | None = None, flavour: str = "mysql"):
         """`flavour` applies until the stream's first Format_description says otherwise."""
         self.source, self.store, self.config = source, store, config
-        self.state = state if state is not None else AssemblerState(source, flavour=flavour)
-        if self.state.source != source:
-            raise ValueError(f"state of source {self.state.source!r} given to assembler of {source!r}")
+        state = state if state is not None else AssemblerState(source, flavour=flavour)
+        if state.source != source:
+            raise ValueError(f"state of source {state.source!r} given to assembler of {source!r}")
+        # The fields that change with (nearly) every frame are kept in plain attributes, current
+        # at all times; `_state` holds the others (flavour, fde, xa_prepared, last_fed_at), and
+        # the `state` property folds both into the frozen record. Copying the frozen record per
+        # change was half of the assembler's time per frame (bench/README.md, issue #21).
+        self._state = state
+        self._parser = state.parser
+        self._last_file, self._last_pos, self._last_end_pos = state.last_file, state.last_pos, state.last_end_pos
+        self._open_trx = state.open  # its event_count is _open_trx_events, not its own field
+        self._open_trx_events = state.open.event_count if state.open is not None else 0
+        self._counters = dict(state.counters)  # our own copy: counted in place
         self._tail: list[Frame] = []  # open-group frames not yet spilled; empty between feed() calls
         self._tail_bytes = 0
         self._out = AssemblerOutput()
+
+    @property
+    def state(self) -> AssemblerState:
+        """The state after the frames fed so far: what the caller stores (a new record each time,
+        never changed afterwards)."""
+        self._state = evolve(self._state, parser=self._parser, last_file=self._last_file,
+                             last_pos=self._last_pos, last_end_pos=self._last_end_pos,
+                             open=self._open_group(), counters=dict(self._counters))
+        return self._state
+
+    def _open_group(self) -> OpenGroup | None:
+        """The open group as the state stores it (with its current event count)."""
+        group = self._open_trx
+        if group is None or group.event_count == self._open_trx_events:
+            return group
+        return evolve(group, event_count=self._open_trx_events)
+
+    def _count(self, name: str, n: int = 1) -> None:
+        self._counters[name] += n
 
     # ---- public -------------------------------------------------------------------------------
 
@@ -60,17 +93,18 @@ class Assembler:
             self._feed_one(item, now)
         self._spill_tail()  # the stored state references chunks only, never in-memory frames
         if now is not None:
-            self.state = evolve(self.state, last_fed_at=now)
-        out.counters = dict(self.state.counters)
+            self._state = evolve(self._state, last_fed_at=now)
+        out.counters = dict(self._counters)
         return out
 
     def expire_open(self, reason: str = "idle timeout") -> AssemblerOutput:
         """Quarantine the open group (IdleAction.QUARANTINE_OPEN) and reset the parser."""
         self._out = out = AssemblerOutput()
-        if self.state.open is not None:
+        if self._open_trx is not None:
             self._quarantine_open("open_timeout", f"open transaction expired ({reason})")
-            self.state = evolve(self.state, parser=INITIAL).counted("open_expired")
-        out.counters = dict(self.state.counters)
+            self._parser = INITIAL
+            self._count("open_expired")
+        out.counters = dict(self._counters)
         return out
 
     # ---- one frame ----------------------------------------------------------------------------
@@ -78,19 +112,19 @@ class Assembler:
     def _feed_one(self, item: AssembledInput, now: int | None) -> None:
         event = item.event
         where = item.error if event is None else event
-        frame = Frame(item.file if item.file is not None else where.file,
-                      item.pos if item.pos is not None else where.pos,
-                      item.raw, item.kafka_partition, item.kafka_offset, event)
+        frame = _make_frame(item.file if item.file is not None else where.file,
+                            item.pos if item.pos is not None else where.pos,
+                            item.raw, item.kafka_partition, item.kafka_offset, event)
         if item.format_record:
             self._format_record(frame)
             return
         artificial = event is not None and _not_binlog_bytes(event)
         if artificial and not _in_file(frame):
             return  # fake Rotate / heartbeat of a dump stream: IGNORE (WL#4162 D2.1), no file bytes
-        previous_file = self.state.last_file
+        previous_file = self._last_file
         position = self._track_position(frame)
         if position == _DUPLICATE:
-            self.state = self.state.counted("duplicates_dropped")
+            self._count("duplicates_dropped")
             return
         if position == _NEW_FILE:
             self._cut_open_group(frame, previous_file)
@@ -102,9 +136,9 @@ class Assembler:
         code = event.header.type_code
         # WL#4033 with the stream's flavour: the codec decodes either server's types, so a
         # MariaDB event in a MySQL stream reaches here decoded and is classified only now.
-        known = event_class(code, event.header.flags, self.state.flavour)
+        known = event_class(code, event.header.flags, self._state.flavour)
         if isinstance(event.body, Ignorable) or known is EventClass.IGNORABLE:
-            self.state = self.state.counted("ignorable_skipped")  # WL#4033: skip, never fail
+            self._count("ignorable_skipped")  # WL#4033: skip, never fail
             return
         if known is EventClass.UNKNOWN:
             self._bad_frame(frame, UnknownEventError(
@@ -112,7 +146,7 @@ class Assembler:
                 frame.raw, self.source))
             return
         if isinstance(event.body, Dummy):
-            self.state = self.state.counted("dummies_skipped")  # MariaDB placeholder: never applied
+            self._count("dummies_skipped")  # MariaDB placeholder: never applied
             return
         if code == EventType.FORMAT_DESCRIPTION:
             self._format_description(frame)
@@ -120,7 +154,7 @@ class Assembler:
         if code == EventType.START_V3:
             # binlog v3 (MySQL 4.x) has no Format_description: Start_v3 defines the format
             # (binlog_event.h), so it is what segments need to decode the file's events.
-            self.state = evolve(self.state, fde=frame.raw)
+            self._state = evolve(self._state, fde=frame.raw)
         # The codec's rule (shapes.py): a body kept as bytes is never applied nor skipped. The
         # parser still steps over it, so the events after it keep their boundaries.
         unapplied = undecoded_error(event, file=frame.file, pos=frame.pos, source=self.source) \
@@ -129,34 +163,35 @@ class Assembler:
 
     def _track_position(self, frame: Frame) -> str:
         """Dedup producer redeliveries and detect gaps inside one file (positions from the bytes)."""
-        s = self.state
-        if frame.file is None or frame.pos is None:
+        file, pos = frame.file, frame.pos
+        if file is None or pos is None:
             return _NEXT
         status = _NEXT
-        if s.last_file is not None and s.last_end_pos is not None:
-            if frame.file == s.last_file:
-                if frame.pos < s.last_end_pos:
+        last_file, last_end_pos = self._last_file, self._last_end_pos
+        if last_file is not None and last_end_pos is not None:
+            if file == last_file:
+                if pos < last_end_pos:
                     return _DUPLICATE
-                if frame.pos > s.last_end_pos:
-                    raise StreamGapError(self.source, frame.file, s.last_end_pos, frame.pos)
-            elif _file_order(frame.file, s.last_file) < 0:
+                if pos > last_end_pos:
+                    raise StreamGapError(self.source, file, last_end_pos, pos)
+            elif _file_order(file, last_file) < 0:
                 return _DUPLICATE  # a frame of an earlier file: redelivered
             else:
                 status = _NEW_FILE  # positions restart after Rotate: not compared across files
         else:
             status = _NEW_FILE
-        self.state = evolve(s, last_file=frame.file, last_pos=frame.pos, last_end_pos=frame.pos + len(frame.raw))
+        self._last_file, self._last_pos, self._last_end_pos = file, pos, pos + len(frame.raw)
         return status
 
     def _bad_frame(self, frame: Frame, error) -> None:
         """A decode error row, or an unknown non-ignorable event: fail or quarantine by policy.
         The open group lost a frame, so it is poisoned: quarantined instead of applied."""
         unknown = isinstance(error, UnknownEventError)
-        self.state = self.state.counted("unknown_events" if unknown else "decode_errors")
+        self._count("unknown_events" if unknown else "decode_errors")
         if unknown and self.config.unknown_event_policy is UnknownEventPolicy.FAIL:
             raise error
         self._quarantine([frame], error.kind, str(error), error.type_code)
-        if self.state.open is not None and self.state.open.poison is None:
+        if self._open_trx is not None and self._open_trx.poison is None:
             self._poison_open(str(error))
 
     def _poison_open(self, error: str) -> None:
@@ -165,11 +200,10 @@ class Assembler:
         is in quarantine even when the lost frame was its END (e.g. an Xid failing its
         checksum) or the stream stops before the END."""
         self._spill_tail()
-        group = self.state.open
+        group = self._open_trx
         frames = SpilledFrames(self.store, self.source, group.ref if group.chunk_count else None, ())
         self._out.released.append(group.ref)
-        poisoned = evolve(group, poison=error, chunk_count=0)  # never spills again
-        self.state = evolve(self.state, open=poisoned)
+        poisoned = self._open_trx = evolve(group, poison=error, chunk_count=0)  # never spills again
         self._quarantine(frames, "bad_transaction", self._poison_reason(poisoned))
 
     def _poison_reason(self, group: OpenGroup) -> str:
@@ -179,22 +213,22 @@ class Assembler:
     def _cut_open_group(self, frame: Frame, previous_file: str | None) -> None:
         """A group never spans files (servers rotate between groups), so one still open when a
         new file begins was cut by a crash: quarantine it, reset the parser."""
-        if self.state.open is None:
+        if self._open_trx is None:
             return
         moved = split_epoch(frame.file)[0] != split_epoch(previous_file or "")[0]
         if moved:
             # cdc-ship moved to another server by GTID: its GTID state left this transaction
             # out, so the new server sends it again whole (libs/shipper/resume.py)
-            self.state = self.state.counted("cut_by_server_move")
+            self._count("cut_by_server_move")
             reason = (f"transaction cut when the source moved to another server's binlog at "
                       f"{frame.file} (source {self.source}); the new server sends it again whole")
         else:
-            self.state = self.state.counted("invalid_transitions")
+            self._count("invalid_transitions")
             reason = (f"transaction did not end before binlog file {frame.file} began "
                       f"(source {self.source}, server restart?)")
         log.warning(reason)
         self._quarantine_open("boundary", reason)
-        self.state = evolve(self.state, parser=INITIAL)
+        self._parser = INITIAL
 
     def _format_record(self, frame: Frame) -> None:
         """The Format_description a dump started inside a file sends (log_pos 0): the context
@@ -206,18 +240,17 @@ class Assembler:
 
     def _format_description(self, frame: Frame) -> None:
         body = frame.event.body
-        flavour = body.flavour if isinstance(body, FormatDescription) else self.state.flavour
-        self.state = evolve(self.state, fde=frame.raw, flavour=flavour)
+        flavour = body.flavour if isinstance(body, FormatDescription) else self._state.flavour
+        self._state = evolve(self._state, fde=frame.raw, flavour=flavour)
 
     def _boundary(self, frame: Frame, now: int | None, unapplied=None) -> None:
-        step = advance(self.state.parser, frame.event, self.state.flavour)
-        if step.context is not self.state.parser:
-            self.state = evolve(self.state, parser=step.context)
+        step = advance_cached(self._parser, frame.event, self._state.flavour)
+        self._parser = step.context
         if step.warning is not None:
-            self.state = self.state.counted("invalid_transitions")
+            self._count("invalid_transitions")
             where = f"source {self.source}, file {frame.file}, pos {frame.pos}"
             log.warning("%s (%s)", step.warning, where)
-            if self.state.open is not None:
+            if self._open_trx is not None:
                 self._quarantine_open("boundary", f"{step.warning} Partial transaction ({where}).")
             if step.boundary is None:
                 self._quarantine([frame], "boundary", f"{step.warning} ({where})")
@@ -243,15 +276,15 @@ class Assembler:
             gtid, commit_ts = body.gtid, body.immediate_commit_ts
         elif isinstance(body, MariaGtid):
             gtid = body.gtid
-        group = OpenGroup(f"{frame.file}:{frame.pos}", frame.file, frame.pos, gtid=gtid,
-                          commit_ts_micros=commit_ts, since=now)
-        self.state = evolve(self.state, open=group)
+        self._open_trx = OpenGroup(f"{frame.file}:{frame.pos}", frame.file, frame.pos, gtid=gtid,
+                               commit_ts_micros=commit_ts, since=now)
+        self._open_trx_events = 0
         self._append(frame)
 
     def _append(self, frame: Frame) -> None:
-        group = self.state.open
+        group = self._open_trx
         assert group is not None, "the parser accepted INSIDE/END with no open group"
-        self.state = evolve(self.state, open=evolve(group, event_count=group.event_count + 1))
+        self._open_trx_events += 1
         if group.poison is not None:
             self._quarantine([frame], "bad_transaction", self._poison_reason(group))
             return
@@ -261,26 +294,26 @@ class Assembler:
             self._spill_tail()
 
     def _spill_tail(self) -> None:
-        group = self.state.open
+        group = self._open_trx
         if group is None or not self._tail:
             return
         chunk = encode_chunk(self._tail)
         self.store.put(self.source, group.trx_key, group.chunk_count, chunk)
-        self.state = evolve(self.state, open=evolve(group, chunk_count=group.chunk_count + 1)).counted(
-            "spilled_bytes", len(chunk))
+        self._open_trx = evolve(group, chunk_count=group.chunk_count + 1)
+        self._count("spilled_bytes", len(chunk))
         self._tail, self._tail_bytes = [], 0
 
     def _detach_open(self) -> tuple[OpenGroup, SpilledFrames]:
-        group, tail = self.state.open, tuple(self._tail)
+        group, tail = self._open_group(), tuple(self._tail)
         self._tail, self._tail_bytes = [], 0
-        self.state = evolve(self.state, open=None)
+        self._open_trx, self._open_trx_events = None, 0
         ref = group.ref if group.chunk_count else None
         return group, SpilledFrames(self.store, self.source, ref, tail)
 
     def _close(self, end: Frame) -> None:
         event, sql = end.event, query_text(end.event)
         kind = query_kind(sql) if sql is not None else None
-        if self.state.open.poison is None and ends_prepared_xa(event):
+        if self._open_trx.poison is None and ends_prepared_xa(event):
             self._spill_tail()  # a held group lives in the store only
             group, frames = self._detach_open()
             self._hold_prepared(group, frames, event)
@@ -290,7 +323,7 @@ class Assembler:
         if group.poison is not None:
             pass  # every frame, this END included, is already in quarantine (_poison_open)
         elif kind is QueryKind.ROLLBACK:
-            self.state = self.state.counted("rollbacks")  # rolled back: applies nothing
+            self._count("rollbacks")  # rolled back: applies nothing
         elif kind in (QueryKind.XA_COMMIT, QueryKind.XA_ROLLBACK):
             self._resolve_xa(kind, sql, group, frames, end)
         else:
@@ -324,21 +357,22 @@ class Assembler:
             return
         held = PreparedXa(group.trx_key, group.chunk_count, group.event_count, group.gtid,
                           group.start_file, group.start_pos)
-        self.state = evolve(self.state, xa_prepared={**self.state.xa_prepared, key: held}).counted("xa_prepared")
+        self._state = evolve(self._state, xa_prepared={**self._state.xa_prepared, key: held})
+        self._count("xa_prepared")
 
     def _resolve_xa(self, kind: QueryKind, sql: str, group: OpenGroup | None, frames, end: Frame) -> None:
         key = xid_key_from_query(sql)
-        held = self.state.xa_prepared.get(key) if key is not None else None
+        held = self._state.xa_prepared.get(key) if key is not None else None
         if held is None:
-            self.state = self.state.counted("xa_unknown")
+            self._count("xa_unknown")
             if kind is QueryKind.XA_COMMIT:  # its XA PREPARE came before this stream: data unseen
                 self._quarantine(frames, "xa_unknown", f"XA COMMIT of xid {key} whose XA PREPARE this "
                                  f"stream never saw (source {self.source}, file {end.file}, pos {end.pos})")
             return
-        self.state = evolve(self.state, xa_prepared={k: v for k, v in self.state.xa_prepared.items() if k != key})
+        self._state = evolve(self._state, xa_prepared={k: v for k, v in self._state.xa_prepared.items() if k != key})
         self._out.released.append(held.ref)
         if kind is QueryKind.XA_ROLLBACK:
-            self.state = self.state.counted("rollbacks")
+            self._count("rollbacks")
             return
         prepared = SpilledFrames(self.store, self.source, held.ref, ())
         # Identity of the commit (where the data becomes visible); rows keep their own positions.
@@ -358,7 +392,7 @@ class Assembler:
             commit_ts_micros=commit_ts_micros or header.timestamp * 1_000_000,
             server_id=header.server_id, file=end.file, end_pos=end.pos + len(end.raw),
             start_file=start_file, start_pos=start_pos, event_count=event_count, frames=frames.only(is_payload), xa_xid=xa_key))
-        self.state = self.state.counted("transactions_emitted")
+        self._count("transactions_emitted")
 
     # ---- quarantine ---------------------------------------------------------------------------
 
@@ -378,11 +412,12 @@ class Assembler:
                 self.source, frame.file, frame.pos, code, kind, reason, frame.raw,
                 frame.kafka_partition, frame.kafka_offset))
             n += 1
-        self.state = self.state.counted("quarantined_frames", n)
+        self._count("quarantined_frames", n)
 
 
 def _not_binlog_bytes(event) -> bool:
-    return is_fake_rotate(event) or event.header.type_code in (EventType.HEARTBEAT, EventType.HEARTBEAT_V2)
+    code = event.header.type_code
+    return (code == _ROTATE and is_fake_rotate(event)) or code in _HEARTBEATS
 
 
 def _xid_of(body) -> int | None:

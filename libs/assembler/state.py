@@ -32,8 +32,8 @@ STATE_FIELDS = field_names("assembler_state")
 def evolve(obj, **changes):
     """dataclasses.replace for the frozen state classes of this module (no slots, no
     __post_init__): a copy of the instance dict with `changes`. dataclasses.replace re-runs
-    __init__ field by field, ~10 us, and the assembler replaces its state 4-5 times per frame:
-    it was half of the assembler's time (measured: bench/README.md)."""
+    __init__ field by field, ~10 us, and the assembler replaces its state or open group a few
+    times per transaction (its per-frame fields live in the Assembler: bench/README.md)."""
     fields = obj.__dataclass_fields__
     for name in changes:  # not `changes.keys() - fields.keys()`: that walks every field, per call
         if name not in fields:

@@ -29,9 +29,11 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
 
 def _input_frames(pdf: pd.DataFrame) -> list[InputFrame]:
     pdf = pdf.sort_values("kafka_offset", kind="stable")
+    # Python lists, not Series: iterating a Series boxes each value as a numpy scalar
+    columns = (pdf[name].tolist() for name in ("raw", "binlog_file", "binlog_pos", "kafka_partition",
+                                               "kafka_offset", "record_kind"))
     return [InputFrame(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off), kind)
-            for raw, file, pos, part, off, kind in zip(pdf["raw"], pdf["binlog_file"], pdf["binlog_pos"],
-                                                        pdf["kafka_partition"], pdf["kafka_offset"], pdf["record_kind"])]
+            for raw, file, pos, part, off, kind in zip(*columns)]
 
 
 def _oldest_kafka_ms(pdf: pd.DataFrame) -> int | None:

@@ -1,0 +1,74 @@
+"""advance_cached() gives advance()'s result for every event of every corpus file and of simulated
+streams (both flavours, markers, ignorable events, dummies, statement format), in every parser
+context and under either flavour: its memo key holds everything advance() reads of an event."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from libs.binlog import BinlogError, iter_events
+from libs.boundary import PARSER_STATES, Opening, ParserContext, _MEMO, advance, advance_cached
+from libs.simulator.run import SimulationOptions, simulate
+from libs.simulator.sinks import FileSink, Substitution
+from tests.unit.codec.corpus import MARIADB, MYSQL, binlog_files
+
+CONTEXTS = [ParserContext(s, o) for s, o in itertools.product(PARSER_STATES, Opening)]
+FLAVOURS = ("mysql", "mariadb")
+# The largest corpus file is mostly rows events of a few types: the others cover those types.
+SKIP = {"mdb-bin.000010"}
+
+
+def _events(data: bytes) -> list:
+    """The file's events up to its first error (the broken corpus files)."""
+    out = []
+    try:
+        for event in iter_events(data):
+            out.append(event)
+    except BinlogError:
+        pass
+    return out
+
+
+def _assert_same(events, label: str) -> int:
+    _MEMO.clear()  # each stream starts from an empty memo, then fills it as it goes
+    checked = 0
+    for event, context, flavour in itertools.product(events, CONTEXTS, FLAVOURS):
+        expected = advance(context, event, flavour)
+        got = advance_cached(context, event, flavour)
+        assert got == expected, (label, event.header, context, flavour)
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("path", [p for p in binlog_files(MARIADB) + binlog_files(MYSQL) if p.name not in SKIP],
+                         ids=lambda p: p.relative_to(p.parents[2]).as_posix())
+def test_corpus_file(path):
+    events = _events(path.read_bytes())
+    if not events:
+        pytest.skip("no event decodes before the file's error")
+    assert _assert_same(events, path.name) == len(events) * len(CONTEXTS) * len(FLAVOURS)
+
+
+SIMULATED = [
+    dict(flavour="mariadb"), dict(flavour="mysql"),
+    dict(flavour="mariadb", markers=True, ignorable_rate=0.2),
+    dict(flavour="mysql", markers=True, ignorable_rate=0.2, rows_query=False),
+    dict(flavour="mariadb", capability=0, ignorable_rate=0.2),
+    dict(flavour="mysql", binlog_format="STATEMENT", ddl_rate=0.2),
+    dict(flavour="mariadb", binlog_format="MIXED", ddl_rate=0.2),
+]
+
+
+def test_simulated_streams():
+    """One memo for all the streams, so that an event meets entries filled by events of another
+    stream: the same types marked and unmarked, with and without Rows_query, in either flavour."""
+    events = []
+    for options in SIMULATED:
+        opts = SimulationOptions(**{"transactions": 150, "seed": 5, **options})
+        sink = FileSink(Substitution(opts.capability, opts.checksum) if opts.capability is not None else None)
+        simulate(opts, sink)
+        streamed = _events(sink.bytes())
+        assert len(streamed) > 150, options
+        events += streamed
+    _assert_same(events, "simulated")
