@@ -106,7 +106,7 @@ def loop_image_decoder(present: tuple[bool, ...], decoders: list):
     return decode
 
 
-# ---- compiled row-image decoders (the hot loop) -----------------------------------------
+# ---- compiled row-image decoders (the Python route: the C core's fallback and reference) ----
 #
 # One generated function per (layout, columns-present bitmap): straight-line code, no loop over
 # columns, fixed-width integers/floats and length-prefixed strings read inline (runs of

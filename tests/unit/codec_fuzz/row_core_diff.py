@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libs.binlog.rows as rows_mod
 from libs.binlog import BinlogError, DecodeContext, iter_events
 from libs.binlog.rows_core import KIND_CODES, read_changes
+from libs.paths import CORPUS_DIR
 
 # What rows.decode_rows turns into MalformedError (a decode failure, never a bug)
 DECODE_ERRORS = (BinlogError, struct.error, IndexError, OverflowError, ValueError,
@@ -71,6 +72,14 @@ def same(core, python) -> bool:
     """Both read the same rows, or both failed (the core's error is always its own
     ValueError: rows.py then takes the Python decoders' error)."""
     return core == python if core[0] == "ok" or python[0] == "ok" else True
+
+
+def corpus_binlogs() -> list:
+    """Every binlog file of the corpus (by its magic)."""
+    def is_binlog(path) -> bool:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\xfebin"
+    return sorted(p for p in CORPUS_DIR.rglob("*") if p.is_file() and is_binlog(p))
 
 
 def collect_cases(paths, per_file: int, rng: random.Random) -> list[Case]:
