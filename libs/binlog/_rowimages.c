@@ -125,6 +125,20 @@ static int put_fraction(char *out, uint32_t usec, int fsp) {
 
 static PyObject *ascii(const char *text, int n) { return PyUnicode_FromStringAndSize(text, n); }
 
+/* The zero-padded integer digits text[start:n] as str(int) writes them (no leading zeros, "0"
+ * for none); returns the new end. */
+static int int_part_text(char *text, int start, int n) {
+    int first = start;
+    if (n == start) {
+        text[n] = '0';
+        return n + 1;
+    }
+    while (first < n - 1 && text[first] == '0')
+        first++;
+    memmove(text + start, text + first, (size_t)(n - first));
+    return n - (first - start);
+}
+
 /* decimal_codec: digit groups of 9 digits in 4 big-endian bytes, the integer part's leftover
  * digits first and the fraction's last; the first bit flipped, negative values inverted. */
 static PyObject *read_decimal(Cursor *c, int precision, int scale) {
@@ -181,31 +195,13 @@ static PyObject *read_decimal(Cursor *c, int precision, int scale) {
             return NULL;
         }
         if (g == nints) {
-            /* str(int part): no leading zeros, "0" when it is zero */
-            int first = digits_start;
-            while (first < n - 1 && text[first] == '0')
-                first++;
-            if (n == digits_start)
-                text[n++] = '0';
-            else if (first > digits_start) {
-                memmove(text + digits_start, text + first, (size_t)(n - first));
-                n -= first - digits_start;
-            }
+            n = int_part_text(text, digits_start, n);
             text[n++] = '.';
         }
         n += put_uint(text + n, chunk, groups[g][1]);
     }
-    if (!nfracs) {
-        int first = digits_start;
-        while (first < n - 1 && text[first] == '0')
-            first++;
-        if (n == digits_start)
-            text[n++] = '0';
-        else if (first > digits_start) {
-            memmove(text + digits_start, text + first, (size_t)(n - first));
-            n -= first - digits_start;
-        }
-    }
+    if (!nfracs)
+        n = int_part_text(text, digits_start, n);
     c->pos += size;
     PyObject *s = ascii(text, n);
     if (s == NULL)
