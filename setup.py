@@ -1,16 +1,23 @@
 """The compiled part of the package; everything else is declared in setup.cfg.
 
 libs/snapshot/_textrows.c parses the snapshot's row packets into Arrow buffers (libs/snapshot/
-row_stream.py). Limited API 3.11 (abi3): one build serves Python 3.11 and 3.12. Not optional: a
+row_stream.py); libs/binlog/_rowimages.c decodes the row images of rows events (libs/binlog/
+rows_core.py). Limited API 3.11 (abi3): one build serves Python 3.11 and 3.12. Not optional: a
 build without a C compiler fails here instead of shipping a snapshot reader several times slower
-(tests/unit/snapshot/test_row_stream.py also checks that it loads).
+(tests/unit/snapshot/test_row_stream.py and tests/unit/codec_fuzz/test_row_core.py also check
+that they load).
 """
 from setuptools import Extension, setup
 
+
+def _extension(name: str, source: str) -> Extension:
+    return Extension(name, [source], py_limited_api=True,
+                     define_macros=[("Py_LIMITED_API", "0x030B0000")],
+                     extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers"])
+
+
 setup(
-    ext_modules=[Extension("libs.snapshot._textrows", ["libs/snapshot/_textrows.c"], py_limited_api=True,
-                           define_macros=[("Py_LIMITED_API", "0x030B0000")],
-                           extra_compile_args=["-O2", "-Wall", "-Wextra",
-                                               "-Wno-missing-field-initializers"])],
+    ext_modules=[_extension("libs.snapshot._textrows", "libs/snapshot/_textrows.c"),
+                 _extension("libs.binlog._rowimages", "libs/binlog/_rowimages.c")],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -12,7 +12,9 @@ truncation, length-field corruption (1-8 byte little-endian fields and packed-in
 set to boundary values), splices (head of one corpus frame + tail of another), byte
 insertion/deletion, and type-code swaps. Most mutated frames get their event_size and CRC32
 fixed up afterwards so the body decoders see them (otherwise framing/CRC checks stop them early);
-the rest keep the stale header/CRC to exercise the framing errors.
+the rest keep the stale header/CRC to exercise the framing errors. --compare-python decodes each
+frame a second time without the C row-image core (libs/binlog/rows_core.py): the same event, or
+the same error kind and message, or the frame is a failure.
 
 Prints counts per outcome (ok / error kind), total frames, elapsed time, slowest frame, peak RSS;
 exits 1 when a non-BinlogError exception, a hang or the memory limit was hit (each failure is
@@ -217,9 +219,32 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _outcome(ev):
+    """An event, its row values by type and exact text (floats by their bits: NaN == NaN)."""
+    from tests.unit.codec_fuzz.row_core_diff import canon_rows
+    rows = getattr(ev.body, "rows", None)
+    if type(rows) is not tuple:
+        return "ok", ev
+    return "ok", dataclasses.replace(ev, body=dataclasses.replace(ev.body, rows=())), canon_rows(rows)
+
+
+def python_only_outcome(frame: bytes, s: Seed):
+    """The frame decoded with the Python row-image decoders only (rows.py without its C core)."""
+    import libs.binlog.rows as rows_mod
+    ctx = DecodeContext(fde=s.fde, table_maps=dict(s.table_maps), file=s.file)
+    real = rows_mod._changes
+    rows_mod._changes = rows_mod._read_changes
+    try:
+        return _outcome(decode_event(frame, s.pos, ctx))
+    except BinlogError as err:
+        return "error", err.kind, err.message
+    finally:
+        rows_mod._changes = real
+
+
 def run(frames: int, seed: int = 1, *, quick: bool = False, per_frame_limit: float = 2.0,
         rss_limit_mb: float = 2048.0, failures_path: Path | None = None,
-        progress: bool = False, corpus: Path = CORPUS) -> dict:
+        progress: bool = False, corpus: Path = CORPUS, compare_python: bool = False) -> dict:
     rng = random.Random(seed)
     t_load = time.perf_counter()
     if quick:
@@ -239,11 +264,14 @@ def run(frames: int, seed: int = 1, *, quick: bool = False, per_frame_limit: flo
             ctx = DecodeContext(fde=s.fde, table_maps=dict(s.table_maps), file=s.file)
             t = time.perf_counter()
             signal.setitimer(signal.ITIMER_REAL, per_frame_limit)
+            got = None
             try:
-                decode_event(frame, s.pos, ctx)
+                ev = decode_event(frame, s.pos, ctx)
                 outcomes["ok"] += 1
+                got = _outcome(ev) if compare_python else None
             except BinlogError as err:
                 outcomes[err.kind] += 1
+                got = ("error", err.kind, err.message)
             except FrameTimeout:
                 outcomes["HANG"] += 1
                 failures.append(_failure("hang", None, s, frame, how))
@@ -253,6 +281,9 @@ def run(frames: int, seed: int = 1, *, quick: bool = False, per_frame_limit: flo
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             dt = time.perf_counter() - t
+            if compare_python and got is not None and python_only_outcome(frame, s) != got:
+                outcomes["DIFF python-only"] += 1
+                failures.append(_failure("differs without the C row core", None, s, frame, how))
             if dt > slowest[0]:
                 slowest = (dt, f"{s.file}@{s.pos} type {frame[4] if len(frame) > 4 else None} "
                                f"{len(frame)} bytes ({how})", s, frame)
@@ -309,10 +340,13 @@ def main() -> int:
     ap.add_argument("--per-frame-limit", type=float, default=2.0, help="seconds (hang)")
     ap.add_argument("--rss-limit-mb", type=float, default=2048.0)
     ap.add_argument("--failures", type=Path, default=REPO / ".cache" / "fuzz_failures.json")
+    ap.add_argument("--compare-python", action="store_true",
+                    help="also decode each frame without the C row-image core: same event or error")
     args = ap.parse_args()
     args.failures.parent.mkdir(parents=True, exist_ok=True)
     r = run(args.frames, args.seed, quick=args.quick, per_frame_limit=args.per_frame_limit,
-            rss_limit_mb=args.rss_limit_mb, failures_path=args.failures, progress=True)
+            rss_limit_mb=args.rss_limit_mb, failures_path=args.failures, progress=True,
+            compare_python=args.compare_python)
     print(f"codec fuzz: {r['frames']:,} frames (seed {r['seed']}) from {r['seeds']:,} corpus frames "
           f"of {r['seed_files']} files (loaded in {r['load_seconds']:.1f} s)")
     print(f"elapsed {r['elapsed_seconds']:.1f} s ({r['frames_per_second']:,.0f} frames/s), "
@@ -322,7 +356,7 @@ def main() -> int:
           f"peak RSS {r['peak_rss_mb']:.0f} MB")
     for kind, count in r["outcomes"].items():
         print(f"  {kind:<24}{count:>10,}")
-    bad = [k for k in r["outcomes"] if k.startswith(("BUG", "HANG", "RSS"))]
+    bad = [k for k in r["outcomes"] if k.startswith(("BUG", "HANG", "RSS", "DIFF"))]
     if bad:
         print(f"FAILED: {', '.join(bad)}; details in {args.failures}")
         seen = set()
@@ -334,7 +368,8 @@ def main() -> int:
             print(f"--- {f['kind']} {f['file']}@{f['pos']} ({f['mutation']}): {f['message']}")
             print(f["traceback"][-1500:])
         return 1
-    print("OK: only BinlogError subclasses raised")
+    print("OK: only BinlogError subclasses raised"
+          + (", the same event or error without the C row core" if args.compare_python else ""))
     return 0
 
 

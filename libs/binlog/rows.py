@@ -25,6 +25,7 @@ from .fastrec import fast_constructor
 from .limits import DEFAULT_LIMITS, DecodeLimits
 from .old_temporal import old_temporal_hint
 from .packed import read_bitmap, read_packed, write_bitmap, write_packed
+from .rows_core import KIND_CODES, read_changes
 from .rows_images import encode_image, image_for, json_limits, loop_image_decoder, table_codecs
 from .rows_partial import encode_partial_after, partial_after_decoder
 from .tablemap import TableMap, table_id_width
@@ -184,8 +185,8 @@ def _decode(type_code: int, body, ctx: DecodeContext) -> Rows:
         _check_images(kind, n_present, n_present2)
     row_bytes = ((n_present + 7) >> 3) + (((n_present2 + 7) >> 3) or 1 if kind == "update" else 0)
     try:
-        rows = _read_changes(kind, first, second, body, pos, end,
-                             ctx.limits.max_rows_per_event, row_bytes)
+        rows = _changes(kind, first, second, body, pos, end, ctx.limits.max_rows_per_event,
+                        row_bytes)
     except (BinlogError, struct.error, IndexError, OverflowError, ValueError) as exc:
         hint = old_temporal_hint(tm, ctx)
         if not hint or isinstance(exc, LimitError):
@@ -230,6 +231,23 @@ def _check_images(kind: str, n_present: int, n_present2: int) -> None:
     if kind == "update" and not n_present2:
         raise MalformedError("update rows event with no columns present in its after image "
                              "but row data")
+
+
+def _changes(kind: str, first, second, body, pos: int, end: int, max_rows: int,
+             row_bytes: int):
+    """The changes of the rows event, read by the C core (rows_core.py) when every image has
+    a plan for it, else or when it cannot decode them (bad bytes, too many rows) by the Python
+    decoders: the reference, whose result or error is the codec's."""
+    first_plan = getattr(first, "core", None)
+    second_plan = getattr(second, "core", None) if kind == "update" else None
+    if first_plan is not None and (kind != "update" or second_plan is not None):
+        unbounded = (end - pos) // max(row_bytes, 1) > max_rows
+        try:
+            return read_changes(KIND_CODES[kind], first_plan, second_plan, _make_change, body,
+                                pos, max_rows if unbounded else -1)
+        except Exception:  # noqa: BLE001 - the Python decoders below give the codec's error
+            pass
+    return _read_changes(kind, first, second, body, pos, end, max_rows, row_bytes)
 
 
 def _read_changes(kind: str, first, second, body, pos: int, end: int, max_rows: int,

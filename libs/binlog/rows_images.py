@@ -15,6 +15,7 @@ from .column_meta import string_max_length
 from .constants import ColumnType as T
 from .context import DecodeContext
 from .old_temporal import configured_fsp as _old_temporal_fsp
+from .rows_core import image_plan
 from .rows_partial import JsonDiff, encode_json_diffs
 from .straight_decoders import INLINE_LINES
 from .tablemap import TableMap
@@ -71,13 +72,18 @@ COMPILE_MAX_COLUMNS = 512
 
 
 def image_decoder(tm: TableMap, ctx: DecodeContext, present: tuple[bool, ...]):
+    """The Python decoder of one image; its `core` attribute is the image's plan for the C
+    core (rows_core.py), which rows.py uses for whole rows events."""
     key = _layout_key(tm, ctx)
     hit = _image_cache.get((key, present))
     if hit is None:
         decoders = table_codecs(tm, ctx, key)[0]
-        hit = _image_cache[(key, present)] = (
-            _compile_image(present, decoders, key) if sum(present) <= COMPILE_MAX_COLUMNS
-            else loop_image_decoder(present, decoders))
+        hit = (_compile_image(present, decoders, key) if sum(present) <= COMPILE_MAX_COLUMNS
+               else loop_image_decoder(present, decoders))
+        types, metas, signedness, overrides = key[:4]
+        hit.core = image_plan(present, types, metas,
+                              lambda i: _is_unsigned(signedness, overrides, i), decoders)
+        _image_cache[(key, present)] = hit
     return hit
 
 
@@ -100,7 +106,7 @@ def loop_image_decoder(present: tuple[bool, ...], decoders: list):
     return decode
 
 
-# ---- compiled row-image decoders (the hot loop) -----------------------------------------
+# ---- compiled row-image decoders (the Python route: the C core's fallback and reference) ----
 #
 # One generated function per (layout, columns-present bitmap): straight-line code, no loop over
 # columns, fixed-width integers/floats and length-prefixed strings read inline (runs of
