@@ -23,8 +23,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from libs.apply_plan import ROW_OPS
-from libs.replay.images import target_column_of, typed_value
-from libs.targets import values
+from libs.replay.images import present_columns, typed_key
 from libs.targets.model import Target
 
 
@@ -58,20 +57,8 @@ def change_keys(target: Target, key: Sequence[str], change: Mapping[str, Any]) -
 
 
 def _key_of(target: Target, key: Sequence[str], image) -> tuple | None:
-    """The image's values of `key`, typed only for those columns (the replay types the rest);
-    None when a key column is absent, NULL, or its value does not convert (the replay then
-    stops or quarantines the change with its position, wherever it runs)."""
-    found: dict[str, Any] = {}
-    for column_value in image or ():
-        name = target_column_of(target, column_value)
-        if name in key:
-            try:
-                found[name] = typed_value(target, name, column_value)
-            except values.ValueConversionError:
-                return None
-    if len(found) < len(key) or any(v is None for v in found.values()):
-        return None
-    return tuple(found[c] for c in key)
+    """The image's values of `key`, typed only for those columns (the replay types the rest)."""
+    return typed_key(key, present_columns(target, image))
 
 
 def components(edges: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
-from libs.replay.images import present_columns, typed_columns
+from libs.replay.images import present_columns, typed_columns, typed_key
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
 from libs.schema_history import statements
 from libs.snapshot.changes import TRUNCATE
@@ -97,20 +97,6 @@ def key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
     return None if any(v is None for v in kv) else kv
 
 
-def _image_key(key: Sequence[str], present: Mapping[str, tuple]) -> tuple | None:
-    """The image's typed values of `key` (only those columns typed: the replay types the whole
-    image again anyway); None when a key column is absent, NULL or does not convert (the
-    replay then stops or quarantines the change with its position)."""
-    if not all(c in present for c in key):
-        return None
-    try:
-        kv = tuple(target_values.from_column_value(column, cv.get("text"), cv.get("binary"))
-                   for column, cv in (present[c] for c in key))
-    except target_values.ValueConversionError:
-        return None
-    return None if any(v is None for v in kv) else kv
-
-
 def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups:
     """Key values and before images of the batch's row changes (see module docstring). Snapshot
     rows are not looked up: their table was emptied when its snapshot started, and a run reads
@@ -126,7 +112,7 @@ def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups
         for image in (before, after):
             if image:
                 for key in enforced:
-                    kv = _image_key(key, image)
+                    kv = typed_key(key, image)
                     if kv is not None:
                         out.by_key[key].add(kv)
         if before and not any(all(c in before for c in key) for key in lookup):

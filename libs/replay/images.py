@@ -47,3 +47,17 @@ def typed_columns(target: Target, image: Sequence[Mapping[str, Any]] | None) -> 
 def typed_value(target: Target, name: str, column_value: Mapping[str, Any]) -> Any:
     """Python value of a present column (raises values.ValueConversionError)."""
     return values.from_column_value(target.column(name), column_value.get("text"), column_value.get("binary"))
+
+
+def typed_key(key: Sequence[str], present: Mapping[str, tuple[Column, Mapping[str, Any]]]) -> tuple | None:
+    """The typed values of `key` in an image's present_columns (only those columns typed); None
+    when a key column is absent, NULL or does not convert (the replay then stops or quarantines
+    the change with its position, wherever it runs)."""
+    if not all(c in present for c in key):
+        return None
+    try:
+        kv = tuple(values.from_column_value(column, cv.get("text"), cv.get("binary"))
+                   for column, cv in (present[c] for c in key))
+    except values.ValueConversionError:
+        return None
+    return None if any(v is None for v in kv) else kv
