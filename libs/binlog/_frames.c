@@ -336,14 +336,16 @@ static PyObject *event(PyObject *module, PyObject *const *args, Py_ssize_t nargs
                            PyLong_FromUnsignedLong(le32(buf + 5)),
                            PyLong_FromUnsignedLong((unsigned long)n),
                            PyLong_FromUnsignedLong(le32(buf + 13)), PyLong_FromUnsignedLong(flags)};
-    PyObject *header = NULL, *record = NULL, *result = NULL;
+    PyObject *header = NULL, *decoder = NULL, *record = NULL, *result = NULL;
     for (int i = 0; i < 6; i++)
         if (fields[i] == NULL)
             goto done;
     header = build(HeaderMaker, fields);
     if (header == NULL)
         goto done;
-    record = decode_body(PyTuple_GetItem(entry, 0), header, buf, end, ctx);
+    decoder = PyTuple_GetItem(entry, 0);
+    Py_XINCREF(decoder); /* the registry only lends it, and the call may change the registry */
+    record = decoder ? decode_body(decoder, header, buf, end, ctx) : NULL;
     if (record == NULL) {
         if (!PyErr_Occurred())
             result = Py_NewRef(Py_None);
@@ -365,6 +367,7 @@ done:
     for (int i = 0; i < 6; i++)
         Py_XDECREF(fields[i]);
     Py_XDECREF(header);
+    Py_XDECREF(decoder);
     Py_XDECREF(record);
     return result;
 }
