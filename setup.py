@@ -2,10 +2,11 @@
 
 libs/snapshot/_textrows.c parses the snapshot's row packets into Arrow buffers (libs/snapshot/
 row_stream.py); libs/binlog/_rowimages.c decodes the row images of rows events (libs/binlog/
-rows_core.py). Limited API 3.11 (abi3): one build serves Python 3.11 and 3.12. Not optional: a
-build without a C compiler fails here instead of shipping a snapshot reader several times slower
-(tests/unit/snapshot/test_row_stream.py and tests/unit/codec_fuzz/test_row_core.py also check
-that they load).
+rows_core.py); libs/binlog/_frames.c is decode_event's frame shell and the codec's record
+constructors (framing.py, fastrec.py). Limited API 3.11 (abi3): one build serves Python 3.11
+and 3.12. Not optional: a build without a C compiler fails here instead of shipping a snapshot
+reader several times slower (tests/unit/snapshot/test_row_stream.py and tests/unit/codec_fuzz/
+test_row_core.py and test_frame_shell.py also check that they load).
 """
 from setuptools import Extension, setup
 
@@ -18,6 +19,7 @@ def _extension(name: str, source: str) -> Extension:
 
 setup(
     ext_modules=[_extension("libs.snapshot._textrows", "libs/snapshot/_textrows.c"),
-                 _extension("libs.binlog._rowimages", "libs/binlog/_rowimages.c")],
+                 _extension("libs.binlog._rowimages", "libs/binlog/_rowimages.c"),
+                 _extension("libs.binlog._frames", "libs/binlog/_frames.c")],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -13,8 +13,9 @@ set to boundary values), splices (head of one corpus frame + tail of another), b
 insertion/deletion, and type-code swaps. Most mutated frames get their event_size and CRC32
 fixed up afterwards so the body decoders see them (otherwise framing/CRC checks stop them early);
 the rest keep the stale header/CRC to exercise the framing errors. --compare-python decodes each
-frame a second time without the C row-image core (libs/binlog/rows_core.py): the same event, or
-the same error kind and message, or the frame is a failure.
+frame a second time in Python only, without the C frame shell (libs/binlog/_frames.c) and the C
+row-image core (libs/binlog/rows_core.py): the same event, or the same error kind and message, or
+the frame is a failure.
 
 Prints counts per outcome (ok / error kind), total frames, elapsed time, slowest frame, peak RSS;
 exits 1 when a non-BinlogError exception, a hang or the memory limit was hit (each failure is
@@ -229,13 +230,15 @@ def _outcome(ev):
 
 
 def python_only_outcome(frame: bytes, s: Seed):
-    """The frame decoded with the Python row-image decoders only (rows.py without its C core)."""
+    """The frame decoded in Python only: the Python frame shell (framing.python_decode_event)
+    and the Python row-image decoders (rows.py without its C core)."""
+    import libs.binlog.framing as framing_mod
     import libs.binlog.rows as rows_mod
     ctx = DecodeContext(fde=s.fde, table_maps=dict(s.table_maps), file=s.file)
     real = rows_mod._changes
     rows_mod._changes = rows_mod._read_changes
     try:
-        return _outcome(decode_event(frame, s.pos, ctx))
+        return _outcome(framing_mod.python_decode_event(frame, s.pos, ctx))
     except BinlogError as err:
         return "error", err.kind, err.message
     finally:
@@ -283,7 +286,7 @@ def run(frames: int, seed: int = 1, *, quick: bool = False, per_frame_limit: flo
             dt = time.perf_counter() - t
             if compare_python and got is not None and python_only_outcome(frame, s) != got:
                 outcomes["DIFF python-only"] += 1
-                failures.append(_failure("differs without the C row core", None, s, frame, how))
+                failures.append(_failure("differs in Python only", None, s, frame, how))
             if dt > slowest[0]:
                 slowest = (dt, f"{s.file}@{s.pos} type {frame[4] if len(frame) > 4 else None} "
                                f"{len(frame)} bytes ({how})", s, frame)
@@ -341,7 +344,8 @@ def main() -> int:
     ap.add_argument("--rss-limit-mb", type=float, default=2048.0)
     ap.add_argument("--failures", type=Path, default=REPO / ".cache" / "fuzz_failures.json")
     ap.add_argument("--compare-python", action="store_true",
-                    help="also decode each frame without the C row-image core: same event or error")
+                    help="also decode each frame in Python only (no C frame shell, no C row-image "
+                         "core): same event or error")
     args = ap.parse_args()
     args.failures.parent.mkdir(parents=True, exist_ok=True)
     r = run(args.frames, args.seed, quick=args.quick, per_frame_limit=args.per_frame_limit,
@@ -369,7 +373,7 @@ def main() -> int:
             print(f["traceback"][-1500:])
         return 1
     print("OK: only BinlogError subclasses raised"
-          + (", the same event or error without the C row core" if args.compare_python else ""))
+          + (", the same event or error in Python only" if args.compare_python else ""))
     return 0
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .constants import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
                         MARIA_FL_STANDALONE, EventType)
 from .errors import MalformedError, UnsupportedError
+from .fastrec import fast_constructor
 from .wire import U32, U64, Cursor, Layout
 
 
@@ -87,10 +88,15 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="surrogateescape")
 
 
+# One Annotate_rows and one Gtid per MariaDB transaction: built without dataclass __init__.
+_make_rows_query = fast_constructor(RowsQuery)
+_make_gtid = fast_constructor(MariaGtid)
+
+
 # ---- Annotate_rows (160) / Rows_query (29) ---------------------------------------------------
 
 def decode_annotate_rows(header, body: bytes, ctx) -> RowsQuery:
-    return RowsQuery(_text(body), bytes(body))
+    return _make_rows_query(_text(body), bytes(body))
 
 
 def decode_rows_query(header, body: bytes, ctx) -> RowsQuery:
@@ -134,8 +140,8 @@ def decode_maria_gtid(header, body: bytes, ctx) -> MariaGtid:
     if len(body) >= 13:  # cheap path (one per transaction): no commit id, no XA ids
         seq_no, domain_id, flags = _GTID_FIXED_UNPACK(body, 0)
         if not flags & _GTID_SLOW_FLAGS:
-            return MariaGtid(seq_no, domain_id, flags, header.server_id, None, None, None, None,
-                             bytes(body[13:]))
+            return _make_gtid(seq_no, domain_id, flags, header.server_id, None, None, None, None,
+                              bytes(body[13:]))
     cur = Cursor(body)
     seq_no, domain_id, flags = cur.fields(GTID_FIXED)
     commit_id = fmt = gtrid = bqual = None

@@ -16,13 +16,15 @@ import struct
 import zlib
 from typing import Iterator
 
-from .constants import (BINLOG_MAGIC, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
+from . import _frames
+from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
                         EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, FLAGS_OFFSET, LOG_EVENT_ARTIFICIAL_F,
                         LOG_EVENT_BINLOG_IN_USE_F, EventType)
 from .context import DecodeContext
 from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
                      TruncatedError, UnsupportedError)
-from .events_control import fde_for_v3, fde_has_checksum_alg, real_type, wire_type
+from .events_control import (FormatDescription, fde_for_v3, fde_has_checksum_alg, real_type,
+                             wire_type)
 from .fastrec import fast_constructor
 from .envelope import Event, Header
 from .events_mysql_group import use_inner_frame_decoder
@@ -32,6 +34,11 @@ from .wire import U32 as _U32
 _CODECS_GET = CODECS.get
 _make_header = fast_constructor(Header)
 _make_event = fast_constructor(Event)
+_frames.configure(_make_header, _make_event, DecodeContext, FormatDescription, CODECS,
+                  CHECKSUM_CRC32)
+# decode_event's common case in C (_frames.c): the same Event, or None for any frame it does not
+# take or would reject; python_decode_event is then the reference whose result or error counts.
+_fast_event = _frames.event
 
 _unpack_header = COMMON_HEADER.unpack_from
 _unpack_u32 = _U32.unpack_from
@@ -118,6 +125,16 @@ def decode_event(frame, pos: int, ctx: DecodeContext, *, verify_checksum: bool =
     """Decode one frame (header + body [+ CRC]) starting at file offset `pos`; updates ctx
     (Format_description, Start_v3, Table_map). `checksum` forces the trailer decision
     (None: from the context)."""
+    event = _fast_event(frame, pos, ctx, verify_checksum, checksum, file)
+    if event is not None:
+        return event
+    return python_decode_event(frame, pos, ctx, verify_checksum, checksum, file, source)
+
+
+def python_decode_event(frame, pos: int, ctx: DecodeContext, verify_checksum: bool = True,
+                        checksum: bool | None = None, file: str | None = None,
+                        source: str | None = None) -> Event:
+    """decode_event in Python: the reference of the C shell, and every frame it leaves."""
     # Hot path (one call per event): locals only, the common case inline, helpers for the rare.
     type_code = None
     try:
@@ -208,6 +225,7 @@ def iter_events(data, *, file: str | None = None, source: str | None = None,
     n = len(data)
     pos = start
     unpack = _unpack_u32
+    fast = _fast_event
     while pos < n:
         if n - pos < COMMON_HEADER_LEN:
             break  # iter_frames raises the TruncatedError
@@ -215,8 +233,10 @@ def iter_events(data, *, file: str | None = None, source: str | None = None,
         end = pos + size
         if size < COMMON_HEADER_LEN or end > n:
             break
-        yield decode_event(data[pos:end], pos, ctx, verify_checksum=verify_checksum, file=file,
-                           source=source)
+        frame = data[pos:end]
+        event = fast(frame, pos, ctx, verify_checksum, None, file)
+        yield event if event is not None else python_decode_event(frame, pos, ctx, verify_checksum,
+                                                                  None, file, source)
         pos = end
     for pos, frame in iter_frames(data, pos, file=file, source=source):
         yield decode_event(frame, pos, ctx, verify_checksum=verify_checksum, file=file,

@@ -15,6 +15,7 @@ from typing import Iterable
 from .packed import write_packed
 
 from .errors import MalformedError
+from .fastrec import fast_constructor
 
 U8 = struct.Struct("<B")
 U16 = struct.Struct("<H")
@@ -49,6 +50,7 @@ def layout_codec(layout: Layout, record):
     if names != layout.names:
         raise TypeError(f"{record.__name__} fields {names} are not the layout's {layout.names}")
     size, unpack = layout.size, layout.struct.unpack
+    make = fast_constructor(record)  # Xid: one per transaction
 
     def decode(header, body, ctx):
         if len(body) != size:
@@ -57,7 +59,7 @@ def layout_codec(layout: Layout, record):
             cur = Cursor(body)
             cur.fields(layout)
             cur.end()
-        return record(*unpack(body))
+        return make(*unpack(body))
 
     def encode(rec, header, ctx) -> bytes:
         return layout.pack(*(getattr(rec, name) for name in names))
