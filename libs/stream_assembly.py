@@ -163,28 +163,26 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
     statement: Frame | None = None
     current: list[dict] = []
     size, segment_no, ddl = 0, 0, False
-    max_frames, max_bytes = config.segment_max_frames, config.segment_max_bytes
-    for index, frame in enumerate(trx.payload):  # once per frame on the source's one core: inlined
-        if current and (len(current) >= max_frames or size >= max_bytes):
+    for index, frame in enumerate(trx.payload):
+        if current and (len(current) >= config.segment_max_frames or size >= config.segment_max_bytes):
             yield {**base, "segment_no": segment_no, "frames": current, "ddl": ddl}
             segment_no, ddl = segment_no + 1, False
             current = [_segment_frame(f, -1, True) for f in table_maps.values()]
             if statement is not None:
                 current.append(_segment_frame(statement, -1, True))
             size = 0
-        raw, event = frame.raw, frame.event
-        current.append({"file": frame.file, "pos": frame.pos, "raw": raw, "event_index": index, "context": False})
-        size += len(raw)
-        body = event.body
-        if is_table_map(event):
+        current.append(_segment_frame(frame, index, False))
+        size += len(frame.raw)
+        body = frame.event.body
+        if is_table_map(frame.event):
             table_maps[body.table_id] = frame
         elif isinstance(body, RowsQuery):
             statement = frame
-        elif is_rows(event):
+        elif is_rows(frame.event):
             if body.flags & STMT_END_F:
                 statement = None
         else:
-            sql = query_text(event)
+            sql = query_text(frame.event)
             if sql is not None:
                 statement = None
                 ddl = ddl or is_ddl(sql)
