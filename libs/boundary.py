@@ -318,7 +318,8 @@ def advance_cached(context: ParserContext, event, flavour: str) -> Advance:
         extra = sql is not None and _may_begin(sql) and query_kind(sql) in (QueryKind.BEGIN, QueryKind.XA_START)
     else:
         extra = None
-    key = (context, code, header.flags, flavour, cls, extra)
+    # the context's two fields, not the context: its dataclass __hash__ is Python code, per frame
+    key = (context.state, context.opening, code, header.flags, flavour, cls, extra)
     result = _MEMO.get(key)
     if result is None:
         if len(_MEMO) >= _MEMO_MAX:

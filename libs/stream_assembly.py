@@ -33,9 +33,10 @@ from libs.targets.decoding import DecodeHints
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InputFrame:
-    """One Kafka record of the topic (DESIGN.md "Kafka record")."""
+    """One Kafka record of the topic (DESIGN.md "Kafka record"). Slotted: the assemble stage
+    builds one per record with libs.binlog.fastrec (pipelines/stages/assemble.py)."""
 
     raw: bytes
     file: str | None

@@ -38,8 +38,14 @@ log = logging.getLogger(__name__)
 B = BoundaryType
 _NEW_FILE, _NEXT, _DUPLICATE = "new_file", "next", "duplicate"
 _make_frame = fast_constructor(Frame)
+_make_transaction = fast_constructor(Transaction)
 _ROTATE = EventType.ROTATE
 _HEARTBEATS = (EventType.HEARTBEAT, EventType.HEARTBEAT_V2)
+# Types _feed_one handles before the boundary parser: never on the fast path (_feed_plain).
+_SPECIAL_TYPES = frozenset({EventType.FORMAT_DESCRIPTION, EventType.START_V3, _ROTATE, *_HEARTBEATS})
+# The fast path of feed() (_feed_plain); False runs every frame through _feed_one. Only
+# the equivalence tests turn it off (tests/unit/assembler/test_fast_path.py).
+FAST_PATH = True
 
 
 class Assembler:
@@ -63,6 +69,7 @@ class Assembler:
         self._tail: list[Frame] = []  # open-group frames not yet spilled; empty between feed() calls
         self._tail_bytes = 0
         self._out = AssemblerOutput()
+        self._plain: dict[tuple, bool] = {}  # _plain_event's memo
 
     @property
     def state(self) -> AssemblerState:
@@ -89,8 +96,10 @@ class Assembler:
         """Consume frames in offset order. Raises UnknownEventError (policy FAIL) and
         StreamGapError; then the caller must not store the state (the batch is retried)."""
         self._out = out = AssemblerOutput()
+        plain = self._feed_plain if FAST_PATH else None
         for item in inputs:
-            self._feed_one(item, now)
+            if plain is None or not plain(item, now):
+                self._feed_one(item, now)
         self._spill_tail()  # the stored state references chunks only, never in-memory frames
         if now is not None:
             self._state = evolve(self._state, last_fed_at=now)
@@ -160,6 +169,34 @@ class Assembler:
         unapplied = undecoded_error(event, file=frame.file, pos=frame.pos, source=self.source) \
             if undecoded(event) else None
         self._boundary(frame, now, unapplied)
+
+    def _feed_plain(self, item: AssembledInput, now: int | None) -> bool:
+        """_feed_one for the frames nearly all of a stream is made of, from memoized facts: a
+        decoded event at the next position of the current file, of a type that goes straight to
+        the boundary parser (_plain_event), which accepts it without a warning. Returns False,
+        having changed nothing, for any other frame: _feed_one then takes it the whole way.
+        Skipping _feed_one's checks saves about a quarter of Assembler.feed's own instructions
+        per frame (bench/README.md, issue #21 goal 2)."""
+        event, pos, file = item.event, item.pos, item.file
+        if (event is None or item.format_record or pos is None or pos != self._last_end_pos
+                or file is None or file != self._last_file):
+            return False  # not what _track_position calls the next frame (or a decode error)
+        header = event.header
+        flavour = self._state.flavour
+        key = (header.type_code, header.flags, type(event.body), flavour)
+        plain = self._plain.get(key)
+        if plain is None:
+            plain = self._plain[key] = _plain_event(event, flavour)
+        if not plain:
+            return False
+        step = advance_cached(self._parser, event, flavour)
+        if step.warning is not None:
+            return False
+        raw = item.raw
+        self._last_pos, self._last_end_pos = pos, pos + len(raw)  # _track_position's _NEXT
+        self._parser = step.context
+        self._accept(_make_frame(file, pos, raw, item.kafka_partition, item.kafka_offset, event), step.boundary, now)
+        return True
 
     def _track_position(self, frame: Frame) -> str:
         """Dedup producer redeliveries and detect gaps inside one file (positions from the bytes)."""
@@ -258,15 +295,19 @@ class Assembler:
         if unapplied is not None:
             self._bad_frame(frame, unapplied)  # quarantined; an open group is poisoned
             return
-        if step.boundary is B.SELF_CONTAINED:
-            self._self_contained(frame)
-        elif step.boundary is B.START:
-            self._open(frame, now)
-        elif step.boundary is B.INSIDE:
+        self._accept(frame, step.boundary, now)
+
+    def _accept(self, frame: Frame, boundary: BoundaryType, now: int | None) -> None:
+        """A frame the parser accepted as `boundary` (IGNORE: nothing to do)."""
+        if boundary is B.INSIDE:
             self._append(frame)
-        elif step.boundary is B.END:
+        elif boundary is B.START:
+            self._open(frame, now)
+        elif boundary is B.END:
             self._append(frame)
             self._close(frame)
+        elif boundary is B.SELF_CONTAINED:
+            self._self_contained(frame)
 
     # ---- groups -------------------------------------------------------------------------------
 
@@ -386,7 +427,7 @@ class Assembler:
         body = end.event.body
         if not isinstance(frames, SpilledFrames):
             frames = SpilledFrames(self.store, self.source, None, tuple(frames))
-        self._out.transactions.append(Transaction(
+        self._out.transactions.append(_make_transaction(
             source=self.source, trx_id=gtid or f"{start_file}:{start_pos}", gtid=gtid,
             xid=_xid_of(body),
             commit_ts_micros=commit_ts_micros or header.timestamp * 1_000_000,
@@ -413,6 +454,17 @@ class Assembler:
                 frame.kafka_partition, frame.kafka_offset))
             n += 1
         self._count("quarantined_frames", n)
+
+
+def _plain_event(event, flavour: str) -> bool:
+    """Does _feed_one take this event, at the next position, straight to the boundary parser?
+    A function of (type code, flags, body class, flavour), _feed_plain's memo key: not a type it
+    handles first (_SPECIAL_TYPES: Format_description, Start_v3, fake Rotate, heartbeats),
+    WL#4033-known in the stream's flavour, neither Ignorable nor Dummy, its body decoded
+    (shapes.undecoded reads the body's class only)."""
+    code = event.header.type_code
+    return (code not in _SPECIAL_TYPES and event_class(code, event.header.flags, flavour) is EventClass.KNOWN
+            and not isinstance(event.body, (Ignorable, Dummy)) and not undecoded(event))
 
 
 def _not_binlog_bytes(event) -> bool:

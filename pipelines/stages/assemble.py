@@ -14,6 +14,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from libs.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, idle_action
 from libs.assembler.file_spill import FileSpillStore
+from libs.binlog.fastrec import fast_constructor
 from libs.gc_pause import gc_paused
 from libs.source_counters import SourceCounters
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
@@ -27,12 +28,17 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
                         category=FutureWarning)
 
 
+# One InputFrame per Kafka record, on the source's one core: built in half the time of a frozen
+# dataclass' __init__ (0.9 us vs 1.9 us, libs/binlog/fastrec.py)
+_make_input = fast_constructor(InputFrame)
+
+
 def _input_frames(pdf: pd.DataFrame) -> list[InputFrame]:
     pdf = pdf.sort_values("kafka_offset", kind="stable")
     # Python lists, not Series: iterating a Series boxes each value as a numpy scalar
     columns = (pdf[name].tolist() for name in ("raw", "binlog_file", "binlog_pos", "kafka_partition",
                                                "kafka_offset", "record_kind"))
-    return [InputFrame(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off), kind)
+    return [_make_input(bytes(raw), file, None if pd.isna(pos) else int(pos), int(part), int(off), kind)
             for raw, file, pos, part, off, kind in zip(*columns)]
 
 
