@@ -427,12 +427,11 @@ class Assembler:
         body = end.event.body
         if not isinstance(frames, SpilledFrames):
             frames = SpilledFrames(self.store, self.source, None, tuple(frames))
+        # positional, in Transaction's field order (fast constructors take no keywords)
         self._out.transactions.append(_make_transaction(
-            source=self.source, trx_id=gtid or f"{start_file}:{start_pos}", gtid=gtid,
-            xid=_xid_of(body),
-            commit_ts_micros=commit_ts_micros or header.timestamp * 1_000_000,
-            server_id=header.server_id, file=end.file, end_pos=end.pos + len(end.raw),
-            start_file=start_file, start_pos=start_pos, event_count=event_count, frames=frames.only(is_payload), xa_xid=xa_key))
+            self.source, gtid or f"{start_file}:{start_pos}", gtid, _xid_of(body),
+            commit_ts_micros or header.timestamp * 1_000_000, header.server_id, end.file,
+            end.pos + len(end.raw), start_file, start_pos, event_count, frames.only(is_payload), xa_key))
         self._count("transactions_emitted")
 
     # ---- quarantine ---------------------------------------------------------------------------
