@@ -176,3 +176,20 @@ def test_a_mariadb_event_inside_a_mysql_transaction(ignorable, monkeypatch):
     assert failed[0] is UnknownEventError
     records, _, _ = _assert_same(frames, monkeypatch, config=SMALL)
     assert (mysql[at].pos, "unknown_event") in {(r["binlog_pos"], r["q_kind"]) for r in records if r["kind"] == "quarantine"}
+
+
+def test_a_format_description_inside_the_file(monkeypatch):
+    """A relay log holds its master's Format_description after its own, at the next position of
+    the same file: _feed_one takes it as the stream's format (the state keeps its bytes), which
+    the fast path must leave to it even though the frame is in sequence."""
+    frames = _simulated("sim-bin.000001", flavour="mariadb")
+    master_fde = next(f.raw for f in _frames(MARIADB / "row_full" / "mdb-bin.000001")
+                      if f.raw[4] == EventType.FORMAT_DESCRIPTION)
+    assert master_fde != next(f.raw for f in frames if f.raw[4] == EventType.FORMAT_DESCRIPTION)
+    at = next(i for i, f in enumerate(frames) if f.raw[4] == EventType.XID) + 1  # after a whole group
+    shifted = [InputFrame(f.raw, f.file, f.pos + len(master_fde), 0, 0) for f in frames[at:]]
+    frames = [*frames[:at], InputFrame(master_fde, "sim-bin.000001", frames[at].pos, 0, 0), *shifted]
+    frames = [InputFrame(f.raw, f.file, f.pos, 0, i) for i, f in enumerate(frames)]
+    records, state, _ = _assert_same(frames, monkeypatch)
+    assert any(r["kind"] == "segment" for r in records)
+    assert state["fde"] == master_fde
