@@ -29,11 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DDL = """CREATE TABLE delta.`{path}` (
-  id INT NOT NULL, name STRING DEFAULT 'x', amount DOUBLE, _row_id STRING NOT NULL,
-  _lineage STRUCT<statement: STRING, gtid: STRING, pos: BIGINT>
-) USING delta TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported',
-                             'delta.columnMapping.mode' = 'name')"""
 SCHEMA = "id INT, name STRING, amount DOUBLE, _row_id STRING, _lineage STRUCT<statement: STRING, gtid: STRING, pos: BIGINT>"
 TXN = ("spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion")
 
@@ -64,6 +59,7 @@ def main(argv=None) -> int:
     from pyspark.sql import functions as F
 
     from bench.bench_support import load_average
+    from bench.merge_vs_overwrite import DDL
     from pipelines.spark_session import SessionOptions, build_session
 
     spark = build_session(SessionOptions(app_name="delta-floor"))

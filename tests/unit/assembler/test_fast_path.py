@@ -19,10 +19,9 @@ from libs.assembler import assembler as assembler_module
 from libs.binlog import BinlogError, iter_frames
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, EventType
 from libs.binlog.errors import UnknownEventError
-from libs.simulator.run import SimulationOptions, simulate
-from libs.simulator.sinks import FileSink, Substitution
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group
 from tests.unit.codec.corpus import MARIADB, MYSQL, binlog_files
+from tests.unit.simulated_streams import STREAM_SHAPES, simulated_sink
 
 CORPUS_FRAMES = 4000  # per file: the large files repeat a few event shapes
 
@@ -44,20 +43,8 @@ def _frames(path) -> list[InputFrame]:
 
 
 def _simulated(name: str, **options) -> list[InputFrame]:
-    opts = SimulationOptions(**{"transactions": 120, "seed": 7, "file_name": name, **options})
-    sink = FileSink(Substitution(opts.capability, opts.checksum) if opts.capability is not None else None)
-    simulate(opts, sink)
+    sink = simulated_sink(**{"transactions": 120, "seed": 7, "file_name": name, **options})
     return [InputFrame(f.data, name, f.pos, 0, i) for i, f in enumerate(sink.frames)]
-
-
-SIMULATED = [
-    dict(flavour="mariadb"), dict(flavour="mysql"),
-    dict(flavour="mariadb", markers=True, ignorable_rate=0.2),
-    dict(flavour="mysql", markers=True, ignorable_rate=0.2, rows_query=False),
-    dict(flavour="mariadb", capability=0, ignorable_rate=0.2),
-    dict(flavour="mysql", binlog_format="STATEMENT", ddl_rate=0.2),
-    dict(flavour="mariadb", binlog_format="MIXED", ddl_rate=0.2, checksum=False),
-]
 
 
 def _run(frames: list[InputFrame], fast: bool, batch: int, config: StageConfig, monkeypatch):
@@ -93,7 +80,7 @@ def test_corpus_file(path, monkeypatch):
     _assert_same(frames, monkeypatch, batch=97, config=SMALL)
 
 
-@pytest.mark.parametrize("options", SIMULATED, ids=[str(o) for o in SIMULATED])
+@pytest.mark.parametrize("options", STREAM_SHAPES, ids=[str(o) for o in STREAM_SHAPES])
 def test_simulated_stream(options, monkeypatch):
     frames = _simulated("sim-bin.000001", **options)
     records, _, chunks = _assert_same(frames, monkeypatch, batch=61, config=SMALL)
@@ -124,7 +111,7 @@ def _mutated(frames: list[InputFrame], rng: random.Random, lose: bool) -> list[I
 def test_mutated_streams(seed, monkeypatch):
     """Two simulated files in a row (the second begins while a group may be open), mutated."""
     rng = random.Random(seed)
-    options = SIMULATED[seed % len(SIMULATED)]
+    options = STREAM_SHAPES[seed % len(STREAM_SHAPES)]
     frames = (_simulated("sim-bin.000001", **options)
               + _simulated("sim-bin.000002", **{**options, "seed": seed + 100}))
     mutated = _mutated(frames, rng, lose=seed % 4 == 3)

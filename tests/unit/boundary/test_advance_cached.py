@@ -9,9 +9,8 @@ import pytest
 
 from libs.binlog import BinlogError, iter_events
 from libs.boundary import PARSER_STATES, Opening, ParserContext, _MEMO, advance, advance_cached
-from libs.simulator.run import SimulationOptions, simulate
-from libs.simulator.sinks import FileSink, Substitution
 from tests.unit.codec.corpus import MARIADB, MYSQL, binlog_files
+from tests.unit.simulated_streams import STREAM_SHAPES, simulated_sink
 
 CONTEXTS = [ParserContext(s, o) for s, o in itertools.product(PARSER_STATES, Opening)]
 FLAVOURS = ("mysql", "mariadb")
@@ -51,25 +50,14 @@ def test_corpus_file(path, events):
     assert _assert_same(events, path.name) == len(events) * len(CONTEXTS) * len(FLAVOURS)
 
 
-SIMULATED = [
-    dict(flavour="mariadb"), dict(flavour="mysql"),
-    dict(flavour="mariadb", markers=True, ignorable_rate=0.2),
-    dict(flavour="mysql", markers=True, ignorable_rate=0.2, rows_query=False),
-    dict(flavour="mariadb", capability=0, ignorable_rate=0.2),
-    dict(flavour="mysql", binlog_format="STATEMENT", ddl_rate=0.2),
-    dict(flavour="mariadb", binlog_format="MIXED", ddl_rate=0.2),
-]
 
 
 def test_simulated_streams():
     """One memo for all the streams, so that an event meets entries filled by events of another
     stream: the same types marked and unmarked, with and without Rows_query, in either flavour."""
     events = []
-    for options in SIMULATED:
-        opts = SimulationOptions(**{"transactions": 150, "seed": 5, **options})
-        sink = FileSink(Substitution(opts.capability, opts.checksum) if opts.capability is not None else None)
-        simulate(opts, sink)
-        streamed = _events(sink.bytes())
+    for options in STREAM_SHAPES:
+        streamed = _events(simulated_sink(**{"transactions": 150, "seed": 5, **options}).bytes())
         assert len(streamed) > 150, options
         events += streamed
     _assert_same(events, "simulated")
