@@ -90,6 +90,31 @@ class RowsSettings:
 
 
 @dataclass(frozen=True)
+class WritesSettings:
+    """The `writes` section: how the apply stage writes and keeps its Delta tables
+    (libs/apply/maintenance.py, README "Deletion vectors, compaction and vacuum")."""
+
+    deletion_vectors: bool = _doc(
+        "Targets use Delta deletion vectors: a MERGE marks the rows it changes instead of rewriting their "
+        "files. New targets are created with them, existing ones upgraded when the job first writes them "
+        "(their readers then need Delta's deletionVectors reader feature); false: neither", True)
+    optimize_min_new_files: int = _doc("Compact a table (OPTIMIZE) once this many files were added since its "
+                                       "last compaction (0: never)", 32, minimum=0)
+    optimize_small_file_mb: int = _doc("Files under this size are compacted", 32, minimum=1)
+    optimize_target_file_mb: int = _doc("Size of the files a compaction writes", 128, minimum=1)
+    vacuum_every_minutes: int | None = _doc("VACUUM each table this often (null: never)", 60, minimum=1)
+    vacuum_retention_hours: int = _doc(
+        "VACUUM deletes files that left a table more than this long ago: time travel and queries running "
+        "longer than this can fail; below 168 (Delta's own floor) only when set here on purpose", 168,
+        minimum=0)
+    maintenance_per_batch: int = _doc("Compactions and vacuums run after one batch (the rest wait for the "
+                                      "next ones)", 1, minimum=0)
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+
+
+@dataclass(frozen=True)
 class TablesSettings:
     """The `tables` section: which source tables the job replicates, and where their targets
     come from (README "Onboarding")."""
@@ -192,6 +217,8 @@ class JobConfig:
                               default_factory=RowsSettings)
     tables: TablesSettings = _doc("Which tables are replicated and whether targets come from the source "
                                   "(a mapping of some fields of TablesSettings)", default_factory=TablesSettings)
+    writes: WritesSettings = _doc("Deletion vectors, compaction and vacuum (a mapping of some fields of "
+                                  "WritesSettings)", default_factory=WritesSettings)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", _section("decode_limits", DecodeLimits, self.decode_limits))
@@ -200,6 +227,7 @@ class JobConfig:
         object.__setattr__(self, "assembly", _section("assembly", AssemblySettings, self.assembly))
         object.__setattr__(self, "rows", _section("rows", RowsSettings, self.rows))
         object.__setattr__(self, "tables", _section("tables", TablesSettings, self.tables))
+        object.__setattr__(self, "writes", _section("writes", WritesSettings, self.writes))
         _check_fields(self, skip=_SECTIONS)
         if ":" not in self.bootstrap:
             raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
@@ -221,7 +249,7 @@ class JobConfig:
 
 # fields converted and checked by their own function
 _SECTIONS = ("decode_limits", "accept_bad_input_through", "accept_schema_changes_through", "assembly", "rows",
-             "tables")
+             "tables", "writes")
 
 
 def _section(name: str, kind: type, value: Any) -> Any:

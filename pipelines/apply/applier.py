@@ -62,6 +62,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
+from libs.apply.merge_scope import ReadRecorder, merge_scope
 from libs.apply_partition import executor_eligible
 from libs.apply_plan import (
     Lookups, change_sort_key, group_changes, progress_rows, quarantine_row, replay_touched, undeclared,
@@ -108,6 +109,7 @@ from pipelines.apply.schema_changes import evolve_target
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.touched_rows import load_mirror, read_touched
+from pipelines.apply.write_features import enable_deletion_vectors
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_tables import writer
 from pipelines.delta_txn import (
@@ -347,8 +349,7 @@ class DeltaApplier:
                     continue
                 exists = path in self._ready or D.is_delta_table(spark, path)
                 if exists and path not in self._schema_checked:
-                    D.check_target_schema(spark, path, target)  # once per table and process
-                    self._schema_checked.add(path)
+                    self._check_existing(spark, path, target)
                 part = replay_on_executors(spark, split.of_table(database, table), (database, table), target, path, exists,
                                            self.config.exec_mode, batch_id,
                                            self.source_schemas.tables.positions(database, table),
@@ -615,16 +616,16 @@ class DeltaApplier:
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
                       changes: Sequence[Mapping[str, Any]]):
         if path not in self._ready and path not in self._schema_checked and D.is_delta_table(spark, path):
-            D.check_target_schema(spark, path, target)  # once per table and process
-            self._schema_checked.add(path)
+            self._check_existing(spark, path, target)
         truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
         if truncated:
             read = None
             self._mirrors.pop(path, None)
         else:
             read = self._reader(spark, path, target)
+        recorder = ReadRecorder(read) if read is not None else None
         try:
-            result = replay_touched(target, changes, read, mode=self.config.exec_mode)
+            result = replay_touched(target, changes, recorder, mode=self.config.exec_mode)
         except ReplayStopped as stop:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
         upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
@@ -632,7 +633,16 @@ class DeltaApplier:
                    for d in result.deletes]
         only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
         replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
-        return TablePlan(target, path, upserts, deletes, replace=replace, append=only_new), result
+        scope = merge_scope(target, recorder.rows if recorder is not None else ())
+        return TablePlan(target, path, upserts, deletes, replace=replace, append=only_new, scope=scope), result
+
+    def _check_existing(self, spark: SparkSession, path: TableLocation, target: Target) -> None:
+        """Once per existing table and process: its schema fits the mapping, and it has the
+        write path's table features (pipelines/apply/write_features.py)."""
+        D.check_target_schema(spark, path, target)
+        if self.config.writes.deletion_vectors and enable_deletion_vectors(spark, path):
+            self._mirrors.pop(path, None)  # the upgrade is a commit: the mirror's version is behind
+        self._schema_checked.add(path)
 
     def _evolve(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
                 evolve: "_Evolve") -> None:
@@ -746,7 +756,7 @@ class DeltaApplier:
         """True when this call created the table (empty, at version 0)."""
         if plan.path in self._ready:
             return False
-        created = D.ensure_target(spark, plan.path, plan.target)
+        created = D.ensure_target(spark, plan.path, plan.target, self.config.writes.deletion_vectors)
         self._ready.add(plan.path)
         return created
 
@@ -765,8 +775,10 @@ class DeltaApplier:
         else:
             mirror, base = self._advance_mirror(plan, rows, created)
             write = self._overwrite(spark, plan, mirror, base)
+            if write is None and plan.inserts_only:  # no stored row can match: an append
+                write = new_rows_write(spark, plan)
         if write is None:
-            write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names)
+            write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names, scope=plan.scope)
         with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):
             forget_last_commit_version(spark)
             write(plan.path)

@@ -34,6 +34,7 @@ from libs.table_location import TableLocation, TableRoot
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
 from pipelines.delta_tables import append, located, read
 from pipelines.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
+from pipelines.apply.write_features import DELETION_VECTORS
 from pipelines.schemas import spark_record_schema, spark_schema
 
 BATCH_ID_COLUMN = "batch_id"
@@ -134,8 +135,9 @@ def value_sql(column: Column, value: Any) -> str:
     return _string_literal(str(value))
 
 
-def create_target_sql(path: TableLocation | str, target: Target) -> str:
-    """CREATE TABLE IF NOT EXISTS for a target (one atomic Delta commit, defaults included)."""
+def create_target_sql(path: TableLocation | str, target: Target, deletion_vectors: bool = True) -> str:
+    """CREATE TABLE IF NOT EXISTS for a target (one atomic Delta commit, defaults included;
+    deletion vectors: pipelines/apply/write_features.py)."""
     columns = []
     for column in target.columns:
         parts = [quote_identifier(column.name), spark_type(column.spark_type).simpleString().upper()]
@@ -147,7 +149,8 @@ def create_target_sql(path: TableLocation | str, target: Target) -> str:
         columns.append(" ".join(parts))
     columns.append(f"{quote_identifier(ROW_ID_COLUMN)} STRING NOT NULL")
     columns.append(f"{quote_identifier(LINEAGE_COLUMN)} {lineage_type().simpleString()}")
-    props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in TABLE_PROPERTIES.items())
+    properties = {**TABLE_PROPERTIES, **({DELETION_VECTORS: "true"} if deletion_vectors else {})}
+    props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in properties.items())
     return (f"CREATE TABLE IF NOT EXISTS {located(path).sql_ref()} (\n  " + ",\n  ".join(columns)
             + f"\n) USING delta TBLPROPERTIES ({props})")
 
@@ -187,7 +190,8 @@ def check_target_schema(spark: SparkSession, path: TableLocation | str, target: 
             f"mapped type, written back with mode('overwrite') and option('overwriteSchema', 'true').")
 
 
-def ensure_target(spark: SparkSession, path: TableLocation | str, target: Target) -> bool:
+def ensure_target(spark: SparkSession, path: TableLocation | str, target: Target,
+                  deletion_vectors: bool = True) -> bool:
     """Create the target if absent. True when this call's CREATE committed the table's first
     version (0): the table is then known to be empty at version 0. False when it existed, or
     another writer created it first (CREATE TABLE IF NOT EXISTS then commits nothing)."""
@@ -196,7 +200,7 @@ def ensure_target(spark: SparkSession, path: TableLocation | str, target: Target
     if not located(path).is_catalog:  # (a catalog's CREATE registers the table only once committed)
         _drop_commitless_log(spark, located(path).path)
     forget_last_commit_version(spark)
-    spark.sql(create_target_sql(path, target))
+    spark.sql(create_target_sql(path, target, deletion_vectors))
     return last_commit_version(spark) == 0
 
 

@@ -4,6 +4,7 @@ Idempotence (Delta's txnAppId/txnVersion around the write) is the caller's (Delt
 from __future__ import annotations
 
 import dataclasses
+from functools import reduce
 from typing import Any, Sequence
 
 import pyarrow as pa
@@ -13,6 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 import pipelines.apply.tables as D
+from libs.apply.merge_scope import MergeScope
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.table_location import TableLocation
@@ -35,6 +37,12 @@ class TablePlan:
     deletes: list[dict[str, Any]]
     replace: bool = False
     append: bool = False
+    scope: MergeScope | None = None  # the stored rows a MERGE can match (libs/apply/merge_scope.py)
+
+    @property
+    def inserts_only(self) -> bool:
+        """Every upsert is a new row: the replay read no stored row, so none can match."""
+        return not self.deletes and self.scope is not None and not self.scope.values
 
 
 def merge_source(plan: TablePlan) -> tuple[pa.Table, T.StructType, list[str]]:
@@ -64,13 +72,32 @@ def _col(alias: str, name: str):
     return F.col(f"{alias}.{quote_identifier(name)}")
 
 
-def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str) -> None:
+def in_scope(scope: MergeScope, alias: str = "t"):
+    """Column predicate: the stored row's key is one of the scope's values. Literals through
+    D.to_spark_value (a naive datetime is UTC here, not the driver's zone)."""
+    cols = [_col(alias, c) for c in scope.columns]
+    if not scope.values:
+        return F.lit(False)
+    if len(cols) == 1:
+        return cols[0].isin([D.to_spark_value(v[0]) for v in sorted(scope.values, key=repr)])
+    return reduce(lambda a, b: a | b, (
+        reduce(lambda a, b: a & b, (c == F.lit(D.to_spark_value(v)) for c, v in zip(cols, value)))
+        for value in sorted(scope.values, key=repr)))
+
+
+def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str,
+          scope: MergeScope | None = None) -> None:
     """MERGE by `_row_id`: delete where the source says delete, else update or insert. The
-    clauses run in this order (Delta: the first matching clause wins)."""
+    clauses run in this order (Delta: the first matching clause wins). With a `scope`, the
+    condition also bounds the stored row's key, which Delta uses to skip files by their key
+    statistics (libs/apply/merge_scope.py: it matches the same rows)."""
     assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
     is_delete = _col("s", OP_COLUMN) == F.lit("delete")
+    condition = _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN)
+    if scope is not None:
+        condition = in_scope(scope) & condition
     (delta_table(spark, path).alias("t")
-     .merge(source.alias("s"), _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN))
+     .merge(source.alias("s"), condition)
      .whenMatchedDelete(condition=is_delete)
      .whenMatchedUpdate(set={k: v for k, v in assignments.items()
                              if k != quote_identifier(ROW_ID_COLUMN)})
@@ -79,9 +106,9 @@ def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: Ta
 
 
 def new_rows_write(spark: SparkSession, plan: TablePlan):
-    """The write of a plan whose rows are new (plan.replace / plan.append): an overwrite or an
-    append of them, no MERGE (a MERGE joins the whole table: a snapshot of n chunks would scan
-    the table n times)."""
+    """The write of a plan whose rows are new (plan.replace / plan.append / plan.inserts_only):
+    an overwrite or an append of them, no MERGE (a MERGE joins the whole table: a snapshot of n
+    chunks would scan the table n times)."""
     schema = D.target_schema(plan.target)
     table = spark.createDataFrame(arrow_table(plan.upserts, schema), schema)
     return writer(table, "overwrite" if plan.replace else "append")

@@ -1,0 +1,67 @@
+"""Compaction and VACUUM of the job's Delta tables after a batch (libs/apply/maintenance.py
+decides which and when; this module runs them). README "Deletion vectors, compaction and
+vacuum" says what they mean for readers and how to run them by hand.
+
+Each runs in its own Spark session (same context, own SQL conf): the OPTIMIZE file sizes and
+VACUUM's retention check are session confs, and must not leak into the batch's writes."""
+from __future__ import annotations
+
+import time
+from typing import Iterable
+
+from pyspark.sql import SparkSession
+
+from libs.apply.maintenance import OPTIMIZE, MaintenancePlanner, MaintenancePolicy
+from libs.config import WritesSettings
+from libs.table_location import TableLocation
+from pipelines.delta_tables import exists, snapshot
+
+MB = 1024 * 1024
+DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its check is off
+
+
+def policy_of(settings: WritesSettings) -> MaintenancePolicy:
+    every = settings.vacuum_every_minutes
+    return MaintenancePolicy(settings.optimize_min_new_files, None if every is None else every * 60.0,
+                             settings.maintenance_per_batch)
+
+
+def file_count(spark: SparkSession, table: TableLocation) -> int:
+    """The table's file count at its latest version (Delta's checksum of that version when
+    it wrote one, else its state)."""
+    return int(snapshot(spark, table).numOfFiles())
+
+
+class TableMaintenance:
+    """After each committed batch: `after_batch(spark, tables the batch wrote)`."""
+
+    def __init__(self, settings: WritesSettings):
+        self.settings = settings
+        self.planner = MaintenancePlanner(policy_of(settings))
+        self.ran: list[tuple[str, str, float]] = []  # (table, operation, seconds), for tests and benches
+
+    def after_batch(self, spark: SparkSession, tables: Iterable[TableLocation]) -> None:
+        if self.settings.maintenance_per_batch == 0:
+            return
+        by_name = {str(t): t for t in tables if exists(spark, t)}
+        counts = {name: file_count(spark, t) for name, t in by_name.items()}
+        for name, operation in self.planner.due(counts, time.monotonic()):
+            started = time.monotonic()
+            session = spark.newSession()
+            if operation == OPTIMIZE:
+                self._optimize(session, by_name[name])
+            else:
+                self._vacuum(session, by_name[name])
+            self.planner.done(name, operation, file_count(spark, by_name[name]), time.monotonic())
+            self.ran.append((name, operation, time.monotonic() - started))
+
+    def _optimize(self, session: SparkSession, table: TableLocation) -> None:
+        session.conf.set("spark.databricks.delta.optimize.minFileSize", str(self.settings.optimize_small_file_mb * MB))
+        session.conf.set("spark.databricks.delta.optimize.maxFileSize", str(self.settings.optimize_target_file_mb * MB))
+        session.sql(f"OPTIMIZE {table.sql_ref()}").collect()
+
+    def _vacuum(self, session: SparkSession, table: TableLocation) -> None:
+        hours = self.settings.vacuum_retention_hours
+        if hours < DELTA_RETENTION_FLOOR_HOURS:  # set below the floor on purpose (WritesSettings doc)
+            session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        session.sql(f"VACUUM {table.sql_ref()} RETAIN {int(hours)} HOURS").collect()
