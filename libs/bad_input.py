@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from libs.binlog.file_names import binlog_sort_key
+from libs.config_errors import quoted
 
 FAIL, QUARANTINE = "fail", "quarantine"
 POLICIES = (FAIL, QUARANTINE)
@@ -48,7 +49,7 @@ class BinlogPosition:
         """'mdb-bin.000003:1234' -> the position; ValueError naming the expected form."""
         file, sep, pos = str(text).rpartition(":")
         if not sep or not file or not pos.isdigit():
-            raise ValueError(f"must be FILE:POS (e.g. mdb-bin.000003:1234), got {text!r}")
+            raise ValueError(f"must be FILE:POS (e.g. mdb-bin.000003:1234), got {quoted(text)}")
         return BinlogPosition.of(file, int(pos))
 
     def __str__(self) -> str:
@@ -101,7 +102,7 @@ def accepted_positions(value: Mapping[str, str] | None) -> tuple[tuple[str, Binl
     if value is None:
         return ()
     if not isinstance(value, Mapping):
-        raise ValueError(f"must be a mapping of source: FILE:POS, got {value!r}")
+        raise ValueError(f"must be a mapping of source: FILE:POS, got {quoted(value)}")
     pairs = []
     for source, text in value.items():
         try:

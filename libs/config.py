@@ -5,15 +5,15 @@ nothing here reads the environment.
 from __future__ import annotations
 
 import math
+import sys
 import typing
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from libs.assembler.model import AssemblerConfig, UnknownEventPolicy
-from libs.config_errors import ConfigError, one_line  # noqa: F401  (one_line: entry points)
+from libs.config_errors import ConfigError, one_line, quoted  # noqa: F401  (one_line: entry points)
+from libs.config_yaml import YamlFileError, read_yaml_file
 from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.snapshot.table_filter import TableFilter
@@ -132,7 +132,7 @@ class TablesSettings:
             if isinstance(value, str):
                 value = (value,)
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{name}: must be a list of regexes, got {value!r}")
+                raise ConfigError(f"{name}: must be a list of regexes, got {quoted(value)}")
             object.__setattr__(self, name, tuple(value))
         _check_fields(self, skip=("include", "exclude"))
         try:  # the shipper's --include / --exclude rule, compiled once
@@ -230,7 +230,7 @@ class JobConfig:
         object.__setattr__(self, "writes", _section("writes", WritesSettings, self.writes))
         _check_fields(self, skip=_SECTIONS)
         if ":" not in self.bootstrap:
-            raise ConfigError(f"bootstrap: must be host:port, got {self.bootstrap!r}")
+            raise ConfigError(f"bootstrap: must be host:port, got {quoted(self.bootstrap)}")
         if self.catalog_schema is not None:
             try:
                 parse_catalog_schema(self.catalog_schema)
@@ -261,10 +261,10 @@ def _section(name: str, kind: type, value: Any) -> Any:
         return kind()
     known = sorted(f.name for f in fields(kind))
     if not isinstance(value, dict):
-        raise ConfigError(f"{name} must be a mapping of {known}, got {value!r}")
+        raise ConfigError(f"{name} must be a mapping of {known}, got {quoted(value)}")
     unknown = sorted(map(str, set(value) - set(known)))
     if unknown:
-        raise ConfigError(f"{name}: unknown setting(s) {unknown}; known: {known}")
+        raise ConfigError(f"{name}: unknown setting(s) {quoted(unknown)}; known: {known}")
     try:
         return kind(**value)
     except ValueError as e:  # ConfigError is one; DecodeLimits raises plain ValueError
@@ -297,7 +297,9 @@ def _type_problem(kind: type, value: Any) -> str | None:
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return "must be a number"
-        return None if math.isfinite(value) else "must be a finite number"
+        # an int past float's range is no number either (math.isfinite(10**400) raises OverflowError)
+        finite = math.isfinite(value) if isinstance(value, float) else abs(value) <= sys.float_info.max
+        return None if finite else "must be a finite number"
     if kind is str:
         if not isinstance(value, str):
             return "must be a string"
@@ -320,7 +322,7 @@ def _check_field(f: Field, hint: Any, value: Any) -> None:
     if problem is None and minimum is not None and value < minimum:
         problem = f"must be >= {minimum}"
     if problem is not None:
-        raise ConfigError(f"{f.name}: {problem}, got {value!r}")
+        raise ConfigError(f"{f.name}: {problem}, got {quoted(value)}")
 
 
 def field_docs(kind: type = JobConfig) -> dict[str, str]:
@@ -329,11 +331,11 @@ def field_docs(kind: type = JobConfig) -> dict[str, str]:
 
 def _read_yaml(path: str | Path) -> dict[str, Any]:
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        raw = read_yaml_file(path)
     except OSError as e:
         raise ConfigError(f"{path}: cannot read configuration: {e.strerror}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not a YAML document: {e}") from None
+    except YamlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -346,7 +348,7 @@ def _apply(base: JobConfig, values: dict[str, Any], origin: str) -> JobConfig:
     known = {f.name for f in fields(JobConfig)}
     unknown = sorted(map(str, set(values) - known))
     if unknown:
-        raise ConfigError(f"{origin}: unknown setting(s) {unknown}; known: {sorted(known)}")
+        raise ConfigError(f"{origin}: unknown setting(s) {quoted(unknown)}; known: {sorted(known)}")
     try:
         return replace(base, **values)
     except ConfigError as e:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from libs.config_errors import quoted
 from libs.sql_names import quote_identifier
 
 # Spark's session catalog refuses other table and schema names (SessionCatalog.validateName: a
@@ -94,5 +95,5 @@ def parse_catalog_schema(text: str) -> tuple[str, str]:
     parts = text.split(".") if isinstance(text, str) else []
     if len(parts) != 2 or not all(_CATALOG_NAME.fullmatch(p) for p in parts):
         raise ValueError(f"must be 'catalog.schema' (two names of letters, digits and '_', e.g. main.cdc, or "
-                         f"spark_catalog.cdc for Spark's own catalog), got {text!r}")
+                         f"spark_catalog.cdc for Spark's own catalog), got {quoted(text)}")
     return parts[0], parts[1]

@@ -5,7 +5,12 @@ Chunk files live under <root>/<source>/<trx key>/<chunk no>.chunk. A write goes 
 file and is renamed into place, so a reader never sees half a chunk and a retried batch that
 rewrites the same chunk (same bytes, spill.py) is harmless: idempotent by construction. The
 root sits next to the Spark checkpoint, so the open transactions the checkpointed state refers
-to survive a restart together with it."""
+to survive a restart together with it.
+
+Chunks are raw row images of open transactions, as private as the binlog they came from: files
+are created 0600 and directories 0700 (the mode is passed to the call that creates them, so
+whatever the process umask, no group or other bit is ever set; a umask only takes bits away).
+The release log (release_log.py) is written the same way."""
 from __future__ import annotations
 
 import hashlib
@@ -17,6 +22,7 @@ from urllib.parse import quote
 
 
 MAX_SEGMENT = 200  # characters (ASCII after quoting); filesystems allow 255 bytes per name
+PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
 
 
 def path_segment(value: str) -> str:
@@ -34,11 +40,29 @@ def path_segment(value: str) -> str:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write `path` through a temporary file in its directory and a rename: a reader sees the
-    old content or the new, never half of it; concurrent writers of the same content are safe."""
+    """Write `path` (mode 0600) through a temporary file in its directory and a rename: a reader
+    sees the old content or the new, never half of it; concurrent writers of the same content
+    are safe."""
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
-    tmp.write_bytes(data)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
     os.replace(tmp, path)
+
+
+def make_private_dir(path: Path) -> None:
+    """Create `path` and its missing parents with mode 0700 (Path.mkdir(parents=True) gives the
+    parents the umask's default, 0755 under the usual 022). An existing directory is left as
+    it is; concurrent creators are safe. One mkdir when the parents exist, the usual case."""
+    try:
+        os.mkdir(path, PRIVATE_DIR)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        make_private_dir(path.parent)
+        make_private_dir(path)
 
 
 class FileSpillStore:
@@ -51,7 +75,7 @@ class FileSpillStore:
 
     def put(self, source: str, trx_key: str, chunk_no: int, data: bytes) -> None:
         directory = self._dir(source, trx_key)
-        directory.mkdir(parents=True, exist_ok=True)
+        make_private_dir(directory)
         write_atomically(directory / f"{chunk_no}.chunk", data)
 
     def get(self, source: str, trx_key: str, chunk_no: int) -> bytes:

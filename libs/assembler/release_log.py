@@ -10,7 +10,8 @@ here, and batch N+1 (which runs only once N is committed) deletes them:
     ... run batch N+1 ... log.record(N + 1, its releases)
 
 One small JSON file per batch that released something, written to a temporary name and renamed
-(a replayed batch rewrites the same content). This replaces a Delta table whose read, DELETE and
+(a replayed batch rewrites the same content), private like the chunks (0600 files, 0700
+directories: file_spill.py). This replaces a Delta table whose read, DELETE and
 append cost three Delta commits' worth of jobs per batch (bench/plain_batches.py).
 Deleting a chunk twice is harmless (FileSpillStore.delete), so a crash between the deletes and
 forget() only repeats them.
@@ -22,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
-from libs.assembler.file_spill import write_atomically
+from libs.assembler.file_spill import make_private_dir, write_atomically
 
 
 class Release(NamedTuple):
@@ -44,7 +45,7 @@ class ReleaseLog:
         releases = [list(r) for r in releases]
         if not releases:
             return
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.root)
         write_atomically(self._path(batch_id), json.dumps(releases).encode())
 
     def pending_before(self, batch_id: int) -> list[tuple[int, list[Release]]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from libs.config_errors import quoted
+
 # MAX_FIELDS (sql/unireg.h, MySQL and MariaDB): no table has more columns.
 SERVER_MAX_COLUMNS = 4096
 # JSON_DOCUMENT_MAX_DEPTH (sql-common/json_binary.h): the server refuses deeper documents.
@@ -49,7 +51,7 @@ class DecodeLimits:
         for f in fields(self):
             value = getattr(self, f.name)
             if type(value) is not int or value < 1:
-                raise ValueError(f"{f.name} must be a positive integer, got {value!r}")
+                raise ValueError(f"{f.name} must be a positive integer, got {quoted(value)}")
         # Above the server's own maxima nothing real is gained, and decoding recurses per level.
         for name, most in (("max_json_depth", SERVER_JSON_MAX_DEPTH),
                            ("max_payload_depth", MAX_PAYLOAD_DEPTH)):

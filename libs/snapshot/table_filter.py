@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from libs.config_errors import quoted
+
 
 @dataclass(frozen=True)
 class TableFilter:
@@ -24,7 +26,7 @@ class TableFilter:
             try:
                 return re.compile(text)
             except re.error as exc:
-                raise ValueError(f"{flag} {text!r} is not a regular expression: {exc}") from None
+                raise ValueError(f"{flag} {quoted(text)} is not a regular expression: {exc}") from None
         return cls(tuple(one(names[0], p) for p in include),
                    tuple(one(names[1], p) for p in exclude))
 

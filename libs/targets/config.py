@@ -37,11 +37,12 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from libs.binlog.charsets import charset_name
+from libs.config_errors import quoted
+from libs.config_yaml import YamlFileError, read_yaml_file
 import libs.targets.model as model
 import libs.targets.types as types
 import libs.targets.values as values
@@ -155,7 +156,7 @@ def _check_fields(path: str, where: str, data: Any, allowed: set[str]) -> Mappin
         raise _fail(path, where, f"must be a mapping, got {type(data).__name__}")
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:
-        raise _fail(path, where, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+        raise _fail(path, where, f"unknown field(s) {quoted(unknown)}; allowed: {sorted(allowed)}")
     return data
 
 
@@ -168,16 +169,16 @@ def _names(path: str, where: str, data: Any) -> tuple[str, ...]:
 def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     if "apply" in data:
-        if data["apply"] not in _APPLY:
-            raise _fail(path, f"{where}.apply", f"must be one of {sorted(_APPLY)}, got {data['apply']!r}")
+        if not isinstance(data["apply"], str) or data["apply"] not in _APPLY:
+            raise _fail(path, f"{where}.apply", f"must be one of {sorted(_APPLY)}, got {quoted(data['apply'])}")
         out["apply"] = _APPLY[data["apply"]]
     if "on_statement" in data:
-        if data["on_statement"] not in _ON_STATEMENT:
-            raise _fail(path, f"{where}.on_statement", f"must be one of {sorted(_ON_STATEMENT)}, got {data['on_statement']!r}")
+        if not isinstance(data["on_statement"], str) or data["on_statement"] not in _ON_STATEMENT:
+            raise _fail(path, f"{where}.on_statement", f"must be one of {sorted(_ON_STATEMENT)}, got {quoted(data['on_statement'])}")
         out["on_statement"] = data["on_statement"]
     if "zero_dates" in data:
         if data["zero_dates"] not in model.ZERO_DATES:
-            raise _fail(path, f"{where}.zero_dates", f"must be one of {list(model.ZERO_DATES)}, got {data['zero_dates']!r}")
+            raise _fail(path, f"{where}.zero_dates", f"must be one of {list(model.ZERO_DATES)}, got {quoted(data['zero_dates'])}")
         out["zero_dates"] = data["zero_dates"]
     return out
 
@@ -213,13 +214,13 @@ def _yaml_column(path: str, where: str, data: Any) -> model.Column:
         raise _fail(path, f"{where}.nullable", "must be true or false")
     charset = data.get("charset")
     if charset is not None and (not isinstance(charset, str) or charset_name(charset) is None):
-        raise _fail(path, f"{where}.charset", f"unknown charset {charset!r}")
+        raise _fail(path, f"{where}.charset", f"unknown charset {quoted(charset)}")
     try:
         dtype = exp.DataType.build(type_text, dialect=MariaDB)
         column = types.column_of(name, dtype, dtype.sql(dialect=MariaDB), nullable=nullable,
                                  charset=charset_name(charset) if charset else None)
     except (ParseError, ValueError, KeyError):
-        raise _fail(path, f"{where}.type", f"unsupported MySQL type {type_text!r}") from None
+        raise _fail(path, f"{where}.type", f"unsupported MySQL type {quoted(type_text)}") from None
     if "default" in data:
         column = _default_for(column, data["default"], path, f"{where}.default")
     return column
@@ -229,7 +230,7 @@ def _check_known(path: str, where: str, names: Iterable[str], columns: Sequence[
     known = {c.name.lower() for c in columns}
     for name in names:
         if name.lower() not in known:
-            raise _fail(path, where, f"{name!r} is not a column of the target (columns: {[c.name for c in columns]})")
+            raise _fail(path, where, f"{quoted(name)} is not a column of the target (columns: {[c.name for c in columns]})")
 
 
 def _check_delta_table(path: str, where: str, name: Any) -> None:
@@ -237,9 +238,9 @@ def _check_delta_table(path: str, where: str, name: Any) -> None:
     if not isinstance(name, str) or not name.strip():
         raise _fail(path, where, "must be a non-empty string")
     if name in (".", "..") or any(c in name for c in "/\\\0"):
-        raise _fail(path, where, f"{name!r} must be a single path segment (no '/', not '.' or '..')")
+        raise _fail(path, where, f"{quoted(name)} must be a single path segment (no '/', not '.' or '..')")
     if name.lower().startswith(SYSTEM_TABLE_PREFIX):
-        raise _fail(path, where, f"{name!r}: names starting with {SYSTEM_TABLE_PREFIX!r} are reserved "
+        raise _fail(path, where, f"{quoted(name)}: names starting with {SYSTEM_TABLE_PREFIX!r} are reserved "
                                  f"for the job's own tables ({', '.join(SYSTEM_TABLES)}); "
                                  f"set another delta_table")
 
@@ -388,7 +389,7 @@ def _check_delta_names(targets: Sequence[model.Target], path: str,
     for source, delta_table in named:
         other = delta_names.setdefault(delta_table, source)
         if other != source:
-            raise _fail(path, f"targets.{source}.delta_table", f"{delta_table!r} is also the Delta table of {other}")
+            raise _fail(path, f"targets.{source}.delta_table", f"{quoted(delta_table)} is also the Delta table of {other}")
 
 
 def load_targets(config_path: str | None = None, ddl_paths: Sequence[str] = ()) -> TargetCatalog:
@@ -398,12 +399,11 @@ def load_targets(config_path: str | None = None, ddl_paths: Sequence[str] = ()) 
     files = list(ddl_paths)
     if config_path is not None:
         try:
-            with open(config_path, encoding="utf-8") as handle:
-                data = yaml.safe_load(handle)
+            data = read_yaml_file(config_path)
         except OSError as exc:
             raise _fail(config_path, "", f"cannot read: {exc.strerror}") from None
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise _fail(config_path, "", f"invalid YAML: {exc}") from None
+        except YamlFileError as exc:
+            raise _fail(config_path, "", str(exc)) from None
         listed = (data or {}).get("ddl", []) if isinstance(data, Mapping) else []
         if isinstance(listed, str):
             listed = [listed]

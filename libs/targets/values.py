@@ -27,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from libs.binlog import charsets
+from libs.config_errors import quoted
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, ZERO_DATES_TO_NULL, Column
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -116,7 +117,7 @@ def from_text(column: Column, text: str) -> Any:
     try:
         return convert(column, text)
     except (ValueError, InvalidOperation, ArithmeticError) as exc:
-        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): cannot read {text!r}: {exc}") from None
+        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): cannot read {quoted(text)}: {exc}") from None
 
 
 def from_binary(column: Column, data: bytes) -> Any:

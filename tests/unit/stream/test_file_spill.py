@@ -1,7 +1,33 @@
+import os
+import stat
+
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.spill import InMemorySpillStore
 
 import pytest
+
+
+def private_modes(top):
+    """{path: mode} of `top` and everything under it: 0o700 for directories, 0o600 for files is
+    what the spill (raw row images of open transactions) and its release log must show."""
+    paths = [top, *top.rglob("*")]
+    return {p: (stat.S_IMODE(p.stat().st_mode), 0o700 if p.is_dir() else 0o600) for p in paths}
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000], ids=["umask-022", "umask-000"])
+def test_chunks_are_0600_in_0700_directories_whatever_the_umask(tmp_path, umask):
+    checkpoint = tmp_path / "ckpt"  # created by the store too, like a first run's checkpoint
+    old = os.umask(umask)
+    try:
+        store = FileSpillStore(checkpoint / "spill")
+        store.put("src/1", "f.000001:400", 0, b"row images")
+        store.put("src/1", "f.000001:400", 0, b"row images")  # a retried batch's rewrite
+        store.put("src/2", "f.000002:4", 1, b"more")
+    finally:
+        os.umask(old)
+    modes = private_modes(checkpoint)
+    assert sum(p.suffix == ".chunk" for p in modes) == 2 and len(modes) == 2 + 6
+    assert {p: (got, want) for p, (got, want) in modes.items() if got != want} == {}
 
 
 def test_put_get_delete_and_idempotent_rewrite(tmp_path):

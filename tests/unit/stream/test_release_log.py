@@ -1,10 +1,23 @@
 """libs/assembler/release_log.py: releases of batch N are handed out only to a later batch, once,
 survive a restart (files), and a rewritten batch (replay) keeps one copy."""
 
+import os
+
 import pytest
 
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
+from tests.unit.stream.test_file_spill import private_modes
+
+
+def test_the_log_is_0600_files_in_0700_directories_under_the_usual_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        ReleaseLog(tmp_path / "ckpt" / "spill_releases").record(3, [Release("s1", "0-1-7", 2)])
+    finally:
+        os.umask(old)
+    modes = private_modes(tmp_path / "ckpt")
+    assert len(modes) == 3 and {p: (got, want) for p, (got, want) in modes.items() if got != want} == {}
 
 
 def test_releases_wait_for_a_later_batch_and_go_once_forgotten(tmp_path):
