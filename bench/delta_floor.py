@@ -11,7 +11,9 @@ applier target (column mapping, column DEFAULTs, `_row_id`, `_lineage`):
   of a small mirrored target, pipelines/apply/target_writes.py);
 * merge+txn: 30 of those rows MERGEd by `_row_id` with txnAppId/txnVersion (a big target's write);
 * one-table batch: change-log append, target overwrite+txn, progress append, one after the
-  other as the applier orders them (the least a batch touching one table commits);
+  other as the applier orders them (the least a batch touching one table commits), on a table
+  and txnAppId of its own (sharing overwrite+txn's would make Delta skip the target write: the
+  round's txnVersion is committed there already). Each round's commit count is checked.
 * stream: a query with nothing in it (the `rate` source at 20 rows/s, a 1 s trigger, a
   foreachBatch that counts its rows), triggerExecution per micro-batch: the engine's own cost
   of a micro-batch with a Python sink.
@@ -64,19 +66,19 @@ def main(argv=None) -> int:
 
     spark = build_session(SessionOptions(app_name="delta-floor"))
     root = Path(tempfile.mkdtemp(prefix="delta-floor-"))
-    names = ("log", "target", "progress", "merged")
+    names = ("log", "target", "progress", "merged", "batch-target")
     paths = {name: str(root / name) for name in names}
     for name, path in paths.items():
         spark.sql(DDL.format(path=path))
-        if name in ("target", "merged"):
+        if name in ("target", "merged", "batch-target"):
             spark.createDataFrame(rows(0, 60), SCHEMA).write.format("delta").mode("append").save(path)
 
     def append(name: str, round_no: int) -> None:
         spark.createDataFrame(rows(round_no, 1), SCHEMA).write.format("delta").mode("append").save(paths[name])
 
-    def overwrite(round_no: int) -> None:
+    def overwrite(round_no: int, name: str = "target") -> None:
         (spark.createDataFrame(rows(round_no, 60), SCHEMA).coalesce(1).write.format("delta").mode("overwrite")
-         .option("txnAppId", "floor:overwrite").option("txnVersion", round_no).save(paths["target"]))
+         .option("txnAppId", f"floor:{name}").option("txnVersion", round_no).save(paths[name]))
 
     def merge(round_no: int) -> None:
         spark.conf.set(TXN[0], "floor:merge")
@@ -89,9 +91,14 @@ def main(argv=None) -> int:
             for key in TXN:
                 spark.conf.unset(key)
 
+    def version(name: str) -> int:
+        return DeltaTable.forPath(spark, paths[name]).history(1).collect()[0]["version"]
+
+    batch_tables = ("log", "batch-target", "progress")
+
     def one_table_batch(round_no: int) -> None:
         append("log", round_no)
-        overwrite(round_no)
+        overwrite(round_no, "batch-target")
         append("progress", round_no)
 
     load_before = load_average()
@@ -100,9 +107,14 @@ def main(argv=None) -> int:
     walls: dict[str, list[float]] = {name: [] for name in measures}
     for round_no in range(1, args.rounds + 1):
         for name, write in measures.items():
+            before = [version(n) for n in batch_tables] if name == "one-table batch" else None
             t0 = time.perf_counter()
             write(round_no)
             walls[name].append(time.perf_counter() - t0)
+            if before is not None:  # outside the timing: a history read is a Spark job
+                after = [version(n) for n in batch_tables]
+                if [a - b for a, b in zip(after, before)] != [1, 1, 1]:
+                    raise SystemExit(f"one-table batch {round_no}: versions {before} -> {after}, not a commit each")
     stream = stream_floor(spark, args.stream_seconds)
     print(f"load average before {load_before}, after {load_average()}")
     for name, times in walls.items():

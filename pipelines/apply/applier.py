@@ -93,7 +93,7 @@ from libs.snapshot.protocol import Position
 from libs.snapshot.tables import SnapshotTable, since_last_truncate
 from libs.stream_assembly import DdlEvent
 from libs.stops import JobStopped
-from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, table_app_id
+from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.table_location import TableLocation, TableNameError
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog, TargetConfigError
@@ -105,6 +105,7 @@ from pipelines.apply.target_writes import (
 )
 from pipelines.apply.batch_split import BatchSplit, BatchSummary, rows_at_most
 from pipelines.apply.executor_replay import ExecutorReplay, replay_on_executors
+from pipelines.apply.maintenance import TableMaintenance
 from pipelines.apply.schema_changes import evolve_target
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
@@ -236,6 +237,7 @@ class DeltaApplier:
         self._unmirrored: set[str] = set()
         self.appends = MarkedAppends()
         self.quarantine = QuarantineWriter(self.tables, app_id, APPLY_STAGE)
+        self.maintenance = TableMaintenance(config.writes)  # compaction and VACUUM after batches
 
     @property
     def quarantine_app_id(self) -> str:
@@ -313,6 +315,7 @@ class DeltaApplier:
         finally:
             for part in executor:
                 part.unpersist()
+        self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
         quarantined = Counter(e.lineage.source for e in replayed.errors) + split.quarantined(executor)
         self.last_batch = AppliedBatch(commit_lags([*changes, *split.oldest], time.time()), quarantined)
         return {**{name: dict(c) for name, c in replayed.counts.items()}, **split.counts(executor)}
@@ -368,6 +371,12 @@ class DeltaApplier:
         self.last_batch = AppliedBatch()  # nothing applied: no lag, nothing quarantined
         if caught_up:
             self._append_progress(spark, batch_id, [], caught_up)
+            self.maintenance.after_batch(spark, [self.tables.table(PROGRESS)])  # a file per heartbeat batch
+
+    def _written_in(self, batch_id: int) -> list[TableLocation]:
+        """The tables a batch may have added files to: its targets and the apply stage's appends."""
+        targets = [path for path, written in self._written.items() if written == batch_id]
+        return [*targets, *(self.tables.table(name) for name in (CHANGE_LOG, PROGRESS, QUARANTINE))]
 
     def _replay_all(self, spark: SparkSession, batch_id: int, changes: list[dict]) -> _Replayed:
         """Every table's changes replayed on its touched rows. Tables are read (a Spark job
