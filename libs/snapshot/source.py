@@ -72,6 +72,7 @@ from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.sql_names import quote_identifier
+from libs.table_names import TableName
 from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -97,7 +98,12 @@ class SourceTable:
 
     @property
     def qualified(self) -> str:
+        """'db.table', the text --include / --exclude match: not an identity (libs/table_names.py)."""
         return f"{self.database}.{self.name}"
+
+    @property
+    def pair(self) -> TableName:
+        return TableName(self.database, self.name)
 
 
 @dataclass(frozen=True)
@@ -141,12 +147,13 @@ def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: prin
 
 
 def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[SourceTable]:
-    """Included BASE TABLEs, system schemas never, each once, in (schema, name) order."""
-    found: dict[str, SourceTable] = {}
+    """Included BASE TABLEs, system schemas never, each once, in (schema, name) order: keyed on
+    the pair, `a`.`b.c` and `a.b`.`c` are two tables (libs/table_names.py)."""
+    found: dict[TableName, SourceTable] = {}
     for schema, name, rows in _query(conn, TABLES_QUERY):
         table = SourceTable(_text(schema), _text(name), None if rows is None else int(_text(rows)))
         if table.database.lower() not in SYSTEM_SCHEMAS and keep(table.qualified):
-            found.setdefault(table.qualified, table)
+            found.setdefault(table.pair, table)
     return list(found.values())
 
 
@@ -276,15 +283,16 @@ class Run:
 
 def run_records(conn, run: Run, tables: list[SourceTable]) -> Iterator[SnapshotRecord]:
     """begin, per table: table, rows..., table_end; then end. `tables` of every record = the
-    run's tables not finished yet (a table's own records include it until its table_end)."""
-    remaining = [t.qualified for t in tables]
+    run's tables not finished yet (a table's own records include it until its table_end), each
+    as libs/table_names.table_key's text."""
+    remaining = [t.pair.key() for t in tables]
     yield run.record(BEGIN, remaining)
     for table in tables:
         try:
             yield from _table_records(conn, run, table, remaining)
         except (MySQLError, row_stream.RowStreamError) as exc:
             reason = error_text(exc) if isinstance(exc, MySQLError) else str(exc)
-            raise SnapshotError(f"snapshot of table {table.qualified} failed: {reason}",
+            raise SnapshotError(f"snapshot of table {table.pair.key()} failed: {reason}",
                                 source=run.source, file=run.point.file,
                                 pos=run.point.pos) from None
     yield run.record(END, remaining)
@@ -295,7 +303,7 @@ def _table_records(conn, run: Run, table: SourceTable, remaining: list[str]):
     create, columns = describe(conn, table)
     yield run.record(TABLE, remaining, create_table=create, **where)
     statement = select_statement(table, columns)
-    progress = TableProgress(run.source, table.qualified, table.estimated_rows,
+    progress = TableProgress(run.source, table.pair.key(), table.estimated_rows,
                              interval_s=run.progress_s)
     count = 0
     batches = stream_batches(conn, statement, columns, run.chunk_bytes, run.chunk_rows)
@@ -303,6 +311,6 @@ def _table_records(conn, run: Run, table: SourceTable, remaining: list[str]):
         count += chunk.num_rows
         progress.add(chunk.num_rows)
         yield run.chunk(remaining, columns, chunk, statement=statement, chunk_no=no, **where)
-    remaining.remove(table.qualified)
+    remaining.remove(table.pair.key())
     yield run.record(TABLE_END, remaining, row_count=count, **where)
     progress.report()

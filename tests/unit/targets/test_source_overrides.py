@@ -23,7 +23,7 @@ def _derived(entry, *, settings=None, tables=(("c", SOURCE),)):
     if settings:
         data["defaults"] = settings
     catalog = build_catalog(data, "t.yaml")
-    assert catalog.targets == () and [o.name for o in catalog.overrides] == [f"shop.{tables[0][0]}"]
+    assert catalog.targets == () and [o.name for o in catalog.overrides] == [("shop", tables[0][0])]
     return with_source_targets(catalog, _source(*tables), lambda d, t: True).get("shop", tables[0][0])
 
 
