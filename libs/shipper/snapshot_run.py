@@ -120,6 +120,7 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
         raise source.SnapshotError(f"cannot open the consistent snapshot: {source.error_text(exc)}",
                                    source=name) from None
     tables = _run_tables(conn, plan, snap, name)
+    source.refuse_versioned(tables, name)
     at = plan.binlog_from or Position(point.file, point.pos)
     run = source.Run(name, uuid.uuid4().hex, point, chunk_rows=snap.chunk_rows,
                      progress_s=progress_s)
