@@ -1,5 +1,5 @@
 """A YAML entry without columns overrides, field by field, the target the job derives from the
-source's SHOW CREATE TABLE (libs/targets/config.py TargetOverride; README "Onboarding")."""
+source's SHOW CREATE TABLE (libs/targets/target_entry.py TargetOverride; README "Onboarding")."""
 
 import pytest
 
