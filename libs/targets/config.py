@@ -35,15 +35,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import yaml
 
 import libs.targets.model as model
 from libs.table_names import TableName, parse_table_key
 from libs.targets.ddl import TableDDL, load_ddl_file
-from libs.targets.target_entry import TargetOverride, build_target as _build_target, check_fields as _check_fields
-from libs.targets.target_entry import fail as _fail, override_entry as _override, yaml_create_table
+from libs.targets.target_entry import TargetOverride, yaml_create_table
+from libs.targets.target_entry import build_target as _build_target, check_fields as _check_fields
+from libs.targets.target_entry import fail as _fail, override_entry as _override
 
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
 _SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
