@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterable, Mapping
 
+from libs.table_names import table_key
+
 INPUT_METRICS = "cdc_input"  # the observed metrics' name in the query progress
 OLDEST_KAFKA_MS, NEWEST_KAFKA_MS, RECORDS = "oldest_kafka_ms", "newest_kafka_ms", "records"
 
@@ -43,11 +45,11 @@ def source_lags(progress: Mapping[str, Any], oldest_ms: Mapping[str, int | None]
 
 
 def commit_lags(changes: Iterable[Mapping[str, Any]], visible_at_s: float) -> dict[tuple[str, str], float]:
-    """(source, "db.table") -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
+    """(source, table_key) -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
     oldest: dict[tuple[str, str], int] = {}
     for c in changes:
         if c.get("commit_ts") is None or not c.get("table"):
             continue
-        key = (c["source"], f"{c['database']}.{c['table']}")
+        key = (c["source"], table_key(c["database"], c["table"]))  # two tables never one (libs/table_names.py)
         oldest[key] = min(oldest.get(key, c["commit_ts"]), c["commit_ts"])
     return {key: max(0.0, visible_at_s - micros / 1e6) for key, micros in oldest.items()}

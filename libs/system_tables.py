@@ -3,7 +3,7 @@
 The tables live next to the targets, under JobConfig.delta_root or in JobConfig.catalog_schema
 (libs/table_location.py) (DESIGN.md "Lineage": change log
 and progress; "Bad input": quarantine). A target named like one would be mixed into it, so the
-whole prefix is reserved for them (libs/targets/config.py refuses it in declarations).
+whole prefix is reserved for them (libs/targets/target_entry.py refuses it in declarations).
 
 An app id names one writer of one table: Delta's txnAppId of a target write, or the commit mark
 of an append (libs/commit_marks.py). A write is idempotent per (app id, batch id) (DESIGN.md

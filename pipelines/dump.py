@@ -20,6 +20,7 @@ from libs.dump.json_format import dump_json
 from libs.dump.text_format import dump_text
 from libs.dump.walk import walk
 from libs.binlog.errors import BinlogError
+from libs.table_names import parse_table_key
 
 EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -28,7 +29,7 @@ def _fsp_option(text: str) -> tuple[tuple[str, str], dict[int, int]]:
     """DB.TABLE:ORDINAL=FSP[,ORDINAL=FSP...] (0-based ordinals) -> ((db, table), {ord: fsp})."""
     try:
         name, _, spec = text.partition(":")
-        db, table = name.split(".", 1)
+        db, table = parse_table_key(name)  # `db`.`table` quoted when a name has a '.'
         pairs = dict(tuple(int(x) for x in item.split("=", 1)) for item in spec.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected DB.TABLE:ORDINAL=FSP[,...], got {text!r}")

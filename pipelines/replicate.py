@@ -125,7 +125,7 @@ def load_catalog(cfg: JobConfig) -> TargetCatalog | None:
     catalog = load_targets(cfg.targets, [cfg.target_ddl] if cfg.target_ddl else [])
     if catalog.overrides and not cfg.tables.from_source:
         first = catalog.overrides[0]
-        raise TargetConfigError(first.path, f"targets.{first.name}",
+        raise TargetConfigError(first.path, f"targets.{first.name.key()}",
                                 "no columns: add `columns:`, declare the table in a DDL file, or let the "
                                 "job derive it from the source (tables.from_source: true)")
     return catalog

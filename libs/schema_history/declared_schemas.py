@@ -28,6 +28,7 @@ from libs.schema_history import statements as S
 from libs.schema_history.column_identity import REPLACE, column_steps
 from libs.schema_history.history import SchemaHistory, Version
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
+from libs.table_names import TableName
 from libs.targets.config import Declaration, TargetCatalog
 from libs.targets.ddl import TableDDL
 
@@ -78,10 +79,9 @@ def followed_declarations(declared: TargetCatalog, history: SchemaHistory) -> Ta
     first: dict[tuple[str, str], tuple[Version, ...]] = {}
     for source, database, table in history.tables():
         first.setdefault((database, table), history.versions(source, database, table))
-    schemas: dict[str, TableDDL | None] = {}
+    schemas: dict[TableName, TableDDL | None] = {}
     for declaration in declared.declarations:
-        database, table = declaration.name.split(".", 1)
-        versions = first.get((database, table), ())
+        versions = first.get(declaration.name, ())  # a TableName is its (database, table) tuple
         if not any(v.statement is not None for v in versions[1:]):
             continue  # no DDL of it: the declaration as written
         start = _declared_start(declaration)
@@ -92,8 +92,7 @@ def followed_declarations(declared: TargetCatalog, history: SchemaHistory) -> Ta
 
 def _declared_start(declaration: Declaration) -> TableSchema:
     """The declared table without its `leave_out` columns (the replica does not have them)."""
-    database, _table = declaration.name.split(".", 1)
-    schema = TableSchema.parse(declaration.create_table, database)
+    schema = TableSchema.parse(declaration.create_table, declaration.name.database)
     for column in declaration.entry.get("leave_out") or ():
         schema = schema.drop_column(column)
     return schema

@@ -25,6 +25,7 @@ from libs.snapshot import DEFAULT_CHUNK_ROWS
 from libs.snapshot.chunks import last_state
 from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
 from libs.snapshot.record import ROWS, TABLE_END
+from libs.table_names import parse_table_key
 
 from .kafka_sink import KafkaSink, last_record
 from .purge import is_purged
@@ -119,6 +120,7 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
         raise source.SnapshotError(f"cannot open the consistent snapshot: {source.error_text(exc)}",
                                    source=name) from None
     tables = _run_tables(conn, plan, snap, name)
+    source.refuse_versioned(tables, name)
     at = plan.binlog_from or Position(point.file, point.pos)
     run = source.Run(name, uuid.uuid4().hex, point, chunk_rows=snap.chunk_rows,
                      progress_s=progress_s)
@@ -143,11 +145,26 @@ def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str) -> list
     try:
         if plan.tables is None:
             return source.list_tables(conn, snap.table_filter)
-        existing = {t.qualified: t for t in source.list_tables(conn)}
+        existing = source.list_tables(conn)
     except source.MySQLError as exc:
         raise source.SnapshotError(f"cannot list the tables: {source.error_text(exc)}", source=name) from None
-    gone = [t for t in plan.tables if t not in existing]
+    found, gone = {}, []
+    for text in plan.tables:
+        tables = _named(text, existing)
+        found.update((t.pair, t) for t in tables)
+        gone += [] if tables else [text]
     if gone:
         _log(f"cdc-ship {name}: snapshot: {', '.join(gone)} no longer exist(s); not read "
              f"(the binlog from the run's position holds the DROP)")
-    return [existing[t] for t in dict.fromkeys(plan.tables) if t in existing]
+    return list(found.values())
+
+
+def _named(text: str, existing: list) -> list:
+    """The existing table(s) a record's `tables` entry names: its pair (libs/table_names.py);
+    a 'db.table' that a run before that rule joined from a database with a '.' in its name
+    names every table whose joined name it is (reading one table too many is harmless)."""
+    pair = parse_table_key(text)
+    exact = [t for t in existing if t.pair == pair]
+    if exact or text.startswith("`"):
+        return exact
+    return [t for t in existing if t.qualified == text]

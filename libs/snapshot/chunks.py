@@ -92,10 +92,11 @@ class TableProgress:
     can be off by a large factor, so the ETA is a hint, never a limit)."""
 
     def __init__(self, source: str, table: str, estimated_rows: int | None, *,
-                 interval_s: float = 5.0, out: TextIO = sys.stderr,
+                 interval_s: float = 5.0, out: TextIO | None = None,
                  clock: Callable[[], float] = time.monotonic):
         self.source, self.table, self.estimated = source, table, estimated_rows
-        self.interval_s, self.out, self.clock = interval_s, out, clock
+        # sys.stderr as it is now, not as it was at import (a test's capture may have replaced it)
+        self.interval_s, self.out, self.clock = interval_s, out or sys.stderr, clock
         self.rows = 0
         self.started = self._last = clock()
 

@@ -51,14 +51,14 @@ class LastRecord:
 
     position: Position                          # binlog event: its end; snapshot record: header position C
     snapshot_kind: str | None = None            # None for a binlog event
-    remaining: tuple[str, ...] | None = None    # a snapshot record's `tables`
+    remaining: tuple[str, ...] | None = None    # a snapshot record's `tables` (libs/table_names.table_key)
 
 
 @dataclass(frozen=True)
 class StartPlan:
     action: str                                 # FOLLOW | RUN
     binlog_from: Position | None                # None: at the new run's consistent position
-    tables: tuple[str, ...] | None = None       # RUN: the run's tables; None = every included table
+    tables: tuple[str, ...] | None = None       # RUN: the run's tables (table_key); None = all included
 
 
 def plan_start(last: LastRecord | None, mode: str) -> StartPlan:

@@ -72,11 +72,15 @@ from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.sql_names import quote_identifier
+from libs.table_names import TableName
 from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
-TABLES_QUERY = ("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES "
-                "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ("
+# MariaDB's system-versioned tables are TABLE_TYPE 'SYSTEM VERSIONED': listed, so that a run
+# that would read one refuses it by name (refuse_versioned) instead of leaving it out unsaid.
+BASE_TABLE, SYSTEM_VERSIONED = "BASE TABLE", "SYSTEM VERSIONED"
+TABLES_QUERY = ("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS, TABLE_TYPE FROM information_schema.TABLES "
+                f"WHERE TABLE_TYPE IN ('{BASE_TABLE}', '{SYSTEM_VERSIONED}') AND TABLE_SCHEMA NOT IN ("
                 + ", ".join(f"'{s}'" for s in SYSTEM_SCHEMAS) + ") "
                 "ORDER BY TABLE_SCHEMA, TABLE_NAME")
 SESSION_STATEMENTS = ("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
@@ -94,10 +98,16 @@ class SourceTable:
     database: str
     name: str
     estimated_rows: int | None = None  # information_schema.TABLES.TABLE_ROWS (an estimate)
+    versioned: bool = False  # MariaDB WITH SYSTEM VERSIONING (refuse_versioned)
 
     @property
     def qualified(self) -> str:
+        """'db.table', the text --include / --exclude match: not an identity (libs/table_names.py)."""
         return f"{self.database}.{self.name}"
+
+    @property
+    def pair(self) -> TableName:
+        return TableName(self.database, self.name)
 
 
 @dataclass(frozen=True)
@@ -141,13 +151,33 @@ def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: prin
 
 
 def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[SourceTable]:
-    """Included BASE TABLEs, system schemas never, each once, in (schema, name) order."""
-    found: dict[str, SourceTable] = {}
-    for schema, name, rows in _query(conn, TABLES_QUERY):
-        table = SourceTable(_text(schema), _text(name), None if rows is None else int(_text(rows)))
+    """Included tables (BASE TABLE or SYSTEM VERSIONED), system schemas never, each once, in
+    (schema, name) order: keyed on the pair, `a`.`b.c` and `a.b`.`c` are two tables
+    (libs/table_names.py)."""
+    found: dict[TableName, SourceTable] = {}
+    for schema, name, rows, kind in _query(conn, TABLES_QUERY):
+        table = SourceTable(_text(schema), _text(name), None if rows is None else int(_text(rows)),
+                            _text(kind) == SYSTEM_VERSIONED)
         if table.database.lower() not in SYSTEM_SCHEMAS and keep(table.qualified):
-            found.setdefault(table.qualified, table)
+            found.setdefault(table.pair, table)
     return list(found.values())
+
+
+def refuse_versioned(tables: list[SourceTable], source: str) -> None:
+    """A system-versioned table is not snapshotted: one line naming it, before the run starts.
+
+    Measured on MariaDB 10.11 (issue #38 item 4): its row images carry two columns that neither
+    SHOW CREATE TABLE nor information_schema.COLUMNS nor SELECT * show (the hidden row_start and
+    row_end, TIMESTAMP(6)), an UPDATE logs the current row's update plus an INSERT of the old
+    version, and a DELETE is logged as an UPDATE of row_end. Its binlog therefore mirrors the
+    table's whole history, not the current rows a snapshot reads, and the target derived from
+    SHOW CREATE TABLE lacks the two columns: snapshot rows and binlog changes cannot agree."""
+    for table in tables:
+        if table.versioned:
+            raise SnapshotError(
+                f"snapshot: table {table.pair.quoted()} is system-versioned (WITH SYSTEM VERSIONING), which "
+                f"is not replicated: its binlog rows carry the hidden row_start/row_end columns and every "
+                f"old version, the snapshot only the current rows; leave it out with --exclude", source=source)
 
 
 def _session(conn) -> None:
@@ -276,15 +306,16 @@ class Run:
 
 def run_records(conn, run: Run, tables: list[SourceTable]) -> Iterator[SnapshotRecord]:
     """begin, per table: table, rows..., table_end; then end. `tables` of every record = the
-    run's tables not finished yet (a table's own records include it until its table_end)."""
-    remaining = [t.qualified for t in tables]
+    run's tables not finished yet (a table's own records include it until its table_end), each
+    as libs/table_names.table_key's text."""
+    remaining = [t.pair.key() for t in tables]
     yield run.record(BEGIN, remaining)
     for table in tables:
         try:
             yield from _table_records(conn, run, table, remaining)
         except (MySQLError, row_stream.RowStreamError) as exc:
             reason = error_text(exc) if isinstance(exc, MySQLError) else str(exc)
-            raise SnapshotError(f"snapshot of table {table.qualified} failed: {reason}",
+            raise SnapshotError(f"snapshot of table {table.pair.key()} failed: {reason}",
                                 source=run.source, file=run.point.file,
                                 pos=run.point.pos) from None
     yield run.record(END, remaining)
@@ -295,7 +326,7 @@ def _table_records(conn, run: Run, table: SourceTable, remaining: list[str]):
     create, columns = describe(conn, table)
     yield run.record(TABLE, remaining, create_table=create, **where)
     statement = select_statement(table, columns)
-    progress = TableProgress(run.source, table.qualified, table.estimated_rows,
+    progress = TableProgress(run.source, table.pair.key(), table.estimated_rows,
                              interval_s=run.progress_s)
     count = 0
     batches = stream_batches(conn, statement, columns, run.chunk_bytes, run.chunk_rows)
@@ -303,6 +334,6 @@ def _table_records(conn, run: Run, table: SourceTable, remaining: list[str]):
         count += chunk.num_rows
         progress.add(chunk.num_rows)
         yield run.chunk(remaining, columns, chunk, statement=statement, chunk_no=no, **where)
-    remaining.remove(table.qualified)
+    remaining.remove(table.pair.key())
     yield run.record(TABLE_END, remaining, row_count=count, **where)
     progress.report()

@@ -95,6 +95,7 @@ from libs.stream_assembly import DdlEvent
 from libs.stops import JobStopped
 from libs.system_tables import APP_ID, APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.table_location import TableLocation, TableNameError
+from libs.table_names import table_key
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
@@ -392,7 +393,7 @@ class DeltaApplier:
             for database, table in sorted({*groups, *renames}):
                 rename = renames.get((database, table))
                 group = [*(rename.inherited if rename else ()), *groups.get((database, table), ())]
-                tally = out.counts.setdefault(f"{database}.{table}", Counter(c["op"] for c in group))
+                tally = out.counts.setdefault(table_key(database, table), Counter(c["op"] for c in group))
                 if not selects(database, table):  # JobConfig.tables: not replicated
                     tally["not_selected"] = len(group)
                     continue

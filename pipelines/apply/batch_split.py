@@ -16,6 +16,7 @@ from libs.apply_plan import ROW_OPS
 from libs.lineage_sql import quote_identifier
 from libs.replay import commit_order
 from libs.table_location import TableLocation
+from libs.table_names import table_key
 from libs.targets.model import Target
 from pipelines.apply.executor_replay import ExecutorReplay
 
@@ -125,10 +126,10 @@ class BatchSplit:
     def counts(self, executor: list[ExecutorReplay]) -> dict[str, dict]:
         """The applier's return value for the executors' tables: ops, rows upserted/deleted, ..."""
         ops = self.summary.ops
-        out = {f"{d}.{t}": dict(ops[(d, t)], already_applied=1) for d, t in self.already_applied}
+        out = {table_key(d, t): dict(ops[(d, t)], already_applied=1) for d, t in self.already_applied}
         for part in executor:
             database, table = part.source_table
-            out[f"{database}.{table}"] = {**ops[part.source_table], **part.tally}
+            out[table_key(database, table)] = {**ops[part.source_table], **part.tally}
         return out
 
     @staticmethod

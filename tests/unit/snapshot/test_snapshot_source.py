@@ -171,9 +171,10 @@ def test_no_binlog_is_a_snapshot_error():
         source.open_snapshot(conn)
 
 
-TABLE_ROWS = [(b"mysql", b"user", b"5"), (b"sys", b"x", b"1"), (b"information_schema", b"T", None),
-              (b"performance_schema", b"p", b"0"), (b"d", b"a", b"10"), (b"d", b"ab", b"3"),
-              (b"d", b"a", b"10"), (b"e", b"log", None), (b"e", b"z", b"2")]
+TABLE_ROWS = [(*row, b"BASE TABLE") for row in [
+    (b"mysql", b"user", b"5"), (b"sys", b"x", b"1"), (b"information_schema", b"T", None),
+    (b"performance_schema", b"p", b"0"), (b"d", b"a", b"10"), (b"d", b"ab", b"3"),
+    (b"d", b"a", b"10"), (b"e", b"log", None), (b"e", b"z", b"2")]]
 
 
 @pytest.mark.parametrize("include, exclude, expected", [
@@ -190,7 +191,7 @@ def test_list_tables_include_exclude(include, exclude, expected):
     assert [t.qualified for t in tables] == expected
     assert conn.statements == [source.TABLES_QUERY]
     assert "'mysql', 'information_schema', 'performance_schema', 'sys'" in source.TABLES_QUERY
-    assert "TABLE_TYPE = 'BASE TABLE'" in source.TABLES_QUERY
+    assert "TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')" in source.TABLES_QUERY
     if expected[:1] == ["d.a"]:
         assert tables[0].estimated_rows == 10
 

@@ -1,5 +1,5 @@
 """A YAML entry without columns overrides, field by field, the target the job derives from the
-source's SHOW CREATE TABLE (libs/targets/config.py TargetOverride; README "Onboarding")."""
+source's SHOW CREATE TABLE (libs/targets/target_entry.py TargetOverride; README "Onboarding")."""
 
 import pytest
 
@@ -23,7 +23,7 @@ def _derived(entry, *, settings=None, tables=(("c", SOURCE),)):
     if settings:
         data["defaults"] = settings
     catalog = build_catalog(data, "t.yaml")
-    assert catalog.targets == () and [o.name for o in catalog.overrides] == [f"shop.{tables[0][0]}"]
+    assert catalog.targets == () and [o.name for o in catalog.overrides] == [("shop", tables[0][0])]
     return with_source_targets(catalog, _source(*tables), lambda d, t: True).get("shop", tables[0][0])
 
 

@@ -24,7 +24,7 @@ def test_example_configuration_loads():
     assert audit.column("at").default_kind == "current_timestamp" and audit.column("who").default == "system"
     assert catalog.get("shop", "nope") is None
     (customers,) = catalog.overrides  # no columns: waits for the source's schema
-    assert customers.name == "shop.customers" and customers.entry["leave_out"] == ["legacy_flags"]
+    assert customers.name == ("shop", "customers") and customers.entry["leave_out"] == ["legacy_flags"]
 
 
 def test_ddl_tables_without_yaml_entry_get_default_name_and_settings():
