@@ -74,14 +74,15 @@ class EndNames:
 
 @lru_cache(maxsize=1024)
 def column_steps(statement: str, default_db: str, database: str, table: str,
-                 before: TableSchema | None = None) -> tuple[Step, ...]:
+                 before: TableSchema | None = None, server_version: str | None = None) -> tuple[Step, ...]:
     """What one DDL statement does to the columns of `database`.`table`, in order. `before`:
     the table's schema before the statement (the history's), which says whether an IF [NOT]
-    EXISTS clause acted (the server logs such a statement either way). A statement that cannot
-    be read does nothing here: the schema history refuses it and the table's rows are
+    EXISTS clause acted (the server logs such a statement either way); `server_version`: the
+    source's, as the history read the statement with (Version.server_version). A statement that
+    cannot be read does nothing here: the schema history refuses it and the table's rows are
     quarantined from there (libs/schema_history/row_layout.py)."""
     try:
-        changes = S.parse(statement, default_db)
+        changes = S.parse(statement, default_db, server_version)
     except S.DdlParseError:
         return ()
     name = S.TableName(database, table)
@@ -110,11 +111,11 @@ def column_steps(statement: str, default_db: str, database: str, table: str,
 
 
 @lru_cache(maxsize=1024)
-def creates(statement: str, default_db: str, database: str, table: str) -> bool:
+def creates(statement: str, default_db: str, database: str, table: str, server_version: str | None = None) -> bool:
     """Does the statement CREATE `database`.`table` (a new, empty table)? Whether it did (not
     IF NOT EXISTS of a table that existed) is the schema history's to say."""
     try:
-        changes = S.parse(statement, default_db)
+        changes = S.parse(statement, default_db, server_version)
     except S.DdlParseError:
         return False
     return any(isinstance(c, (S.CreateTable, S.CreateLike)) and c.name == S.TableName(database, table)
