@@ -158,13 +158,16 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
               at_end: EndNames = EndNames(),
               before: Callable[[Mapping[str, Any]], TableSchema | None] = lambda change: None,
               refused: Callable[[Mapping[str, Any]], bool] = lambda change: False,
+              server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None,
               ) -> tuple[list[EndNames], EndNames]:
     """For each change of one table's batch (commit order), what its names are at the batch's
     end; and the same for the batch's start (before its first change). `at_end`: what the names
     after the last change become later (a table renamed: its new name's changes follow).
     `before(ddl change)`: the table's schema before it (column_steps). `refused(ddl change)`:
     the schema history refused it for this table (its rows are quarantined from there): it
-    changes no name. A snapshot's truncate (a new snapshot of the table) replaces it."""
+    changes no name. `server_version(ddl change)`: the source server's version its statement was
+    read with (SchemaHistory.server_version). A snapshot's truncate (a new snapshot of the
+    table) replaces it."""
     names = at_end
     out: list[EndNames] = []
     for change in reversed(changes):
@@ -172,7 +175,8 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
         if change["op"] == SNAPSHOT_TRUNCATE:  # a new snapshot: the table starts anew in its schema
             names = names.before(Step(REPLACE))
         elif change["op"] == "ddl" and not refused(change):
-            steps = column_steps(change["statement"] or "", change["database"], database, table, before(change))
+            steps = column_steps(change["statement"] or "", change["database"], database, table, before(change),
+                                 server_version(change))
             for step in reversed(steps):
                 names = names.before(step)
     out.reverse()
