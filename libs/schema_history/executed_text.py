@@ -20,7 +20,7 @@ Strings ('..', "..") and quoted identifiers (`..`) are copied as they are: a `/*
 text; line comments (`# ..`, `-- ..`) likewise.
 
     >>> executed_text("ALTER TABLE d ADD a INT /*!40000 , ADD b INT */", "10.11.6-MariaDB-log")
-    'ALTER TABLE d ADD a INT  , ADD b INT '
+    'ALTER TABLE d ADD a INT   , ADD b INT  '
     >>> executed_text("ALTER TABLE d /*!99999 DROP v */ ENGINE=InnoDB", "10.11.6-MariaDB-log")
     'ALTER TABLE d   ENGINE=InnoDB'
 """
