@@ -228,19 +228,22 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
 
 
 def with_ddl_truncates(changes: Sequence[Mapping[str, Any]],
-                       starts_anew: Callable[[Mapping[str, Any]], bool] = lambda change: False) -> list[Mapping[str, Any]]:
+                       starts_anew: Callable[[Mapping[str, Any]], bool] = lambda change: False,
+                       server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None,
+                       ) -> list[Mapping[str, Any]]:
     """A table's changes (commit order) with each TRUNCATE TABLE of the stream (a `ddl` change
     record) as the table's `truncate` change: every row of the table goes at that place, the
     changes before it apply first, those after it on the empty table (issue #17 item 3:
     TRUNCATE then re-insert of the same keys). So is a DDL that `starts_anew` says made the
-    table anew (a CREATE TABLE after its DROP)."""
-    return [{**c, "op": TRUNCATE} if c["op"] == "ddl" and (_truncates(c) or starts_anew(c)) else c
+    table anew (a CREATE TABLE after its DROP). `server_version(ddl change)`: the source
+    server's version its statement was read with (SchemaHistory.server_version)."""
+    return [{**c, "op": TRUNCATE} if c["op"] == "ddl" and (_truncates(c, server_version(c)) or starts_anew(c)) else c
             for c in changes]
 
 
-def _truncates(change: Mapping[str, Any]) -> bool:
+def _truncates(change: Mapping[str, Any], server_version: str | None) -> bool:
     try:
-        parsed = statements.parse(change["statement"] or "", change["database"])
+        parsed = statements.parse(change["statement"] or "", change["database"], server_version)
     except statements.DdlParseError:
         return False
     return [type(p) for p in parsed] == [statements.Truncate] and parsed[0].name == statements.TableName(

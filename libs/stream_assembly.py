@@ -209,6 +209,7 @@ class DdlEvent:
     default_db: str
     statement: str
     commit_ts: int | None  # epoch micros
+    server_version: str | None = None  # the Format_description's: what executable comments execute
 
 
 def segment_ddl(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[DdlEvent]:
@@ -224,7 +225,7 @@ def segment_ddl(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[Dd
         sql = query_text(event)
         if sql is not None and is_ddl(sql):
             out.append(DdlEvent(segment["source"], f["file"], f["pos"], event.body.db or "", sql,
-                                segment["commit_ts"]))
+                                segment["commit_ts"], ctx.fde.server_version if ctx.fde is not None else None))
     return out
 
 

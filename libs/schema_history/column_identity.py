@@ -74,14 +74,15 @@ class EndNames:
 
 @lru_cache(maxsize=1024)
 def column_steps(statement: str, default_db: str, database: str, table: str,
-                 before: TableSchema | None = None) -> tuple[Step, ...]:
+                 before: TableSchema | None = None, server_version: str | None = None) -> tuple[Step, ...]:
     """What one DDL statement does to the columns of `database`.`table`, in order. `before`:
     the table's schema before the statement (the history's), which says whether an IF [NOT]
-    EXISTS clause acted (the server logs such a statement either way). A statement that cannot
-    be read does nothing here: the schema history refuses it and the table's rows are
+    EXISTS clause acted (the server logs such a statement either way); `server_version`: the
+    source's, as the history read the statement with (Version.server_version). A statement that
+    cannot be read does nothing here: the schema history refuses it and the table's rows are
     quarantined from there (libs/schema_history/row_layout.py)."""
     try:
-        changes = S.parse(statement, default_db)
+        changes = S.parse(statement, default_db, server_version)
     except S.DdlParseError:
         return ()
     name = S.TableName(database, table)
@@ -110,11 +111,11 @@ def column_steps(statement: str, default_db: str, database: str, table: str,
 
 
 @lru_cache(maxsize=1024)
-def creates(statement: str, default_db: str, database: str, table: str) -> bool:
+def creates(statement: str, default_db: str, database: str, table: str, server_version: str | None = None) -> bool:
     """Does the statement CREATE `database`.`table` (a new, empty table)? Whether it did (not
     IF NOT EXISTS of a table that existed) is the schema history's to say."""
     try:
-        changes = S.parse(statement, default_db)
+        changes = S.parse(statement, default_db, server_version)
     except S.DdlParseError:
         return False
     return any(isinstance(c, (S.CreateTable, S.CreateLike)) and c.name == S.TableName(database, table)
@@ -157,13 +158,16 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
               at_end: EndNames = EndNames(),
               before: Callable[[Mapping[str, Any]], TableSchema | None] = lambda change: None,
               refused: Callable[[Mapping[str, Any]], bool] = lambda change: False,
+              server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None,
               ) -> tuple[list[EndNames], EndNames]:
     """For each change of one table's batch (commit order), what its names are at the batch's
     end; and the same for the batch's start (before its first change). `at_end`: what the names
     after the last change become later (a table renamed: its new name's changes follow).
     `before(ddl change)`: the table's schema before it (column_steps). `refused(ddl change)`:
     the schema history refused it for this table (its rows are quarantined from there): it
-    changes no name. A snapshot's truncate (a new snapshot of the table) replaces it."""
+    changes no name. `server_version(ddl change)`: the source server's version its statement was
+    read with (SchemaHistory.server_version). A snapshot's truncate (a new snapshot of the
+    table) replaces it."""
     names = at_end
     out: list[EndNames] = []
     for change in reversed(changes):
@@ -171,7 +175,8 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
         if change["op"] == SNAPSHOT_TRUNCATE:  # a new snapshot: the table starts anew in its schema
             names = names.before(Step(REPLACE))
         elif change["op"] == "ddl" and not refused(change):
-            steps = column_steps(change["statement"] or "", change["database"], database, table, before(change))
+            steps = column_steps(change["statement"] or "", change["database"], database, table, before(change),
+                                 server_version(change))
             for step in reversed(steps):
                 names = names.before(step)
     out.reverse()

@@ -42,10 +42,12 @@ def declared_schema(declared: TableSchema, versions: Sequence[Version]) -> Table
         if version.statement is None or version.error is not None or version.schema is None:
             continue  # a later snapshot; a refused DDL; the table dropped or renamed away
         # a statement that makes the name anew (column_identity's REPLACE) alters nothing of it
-        if any(step.kind == REPLACE for step in column_steps(version.statement, name.database, name.database, name.table)):
+        steps = column_steps(version.statement, name.database, name.database, name.table,
+                             server_version=version.server_version)
+        if any(step.kind == REPLACE for step in steps):
             schema = declared
             continue
-        for change in S.parse(version.statement, name.database):
+        for change in S.parse(version.statement, name.database, version.server_version):
             if isinstance(change, S.AlterTable) and change.name == name:
                 for action in change.actions:
                     schema = _replica_applies(action, schema, declared)

@@ -46,6 +46,7 @@ class Version:
     schema: TableSchema | None  # None: the table does not exist from `position` on
     statement: str | None = None  # the DDL that made it; None for a snapshot's starting schema
     error: str | None = None  # the DDL could not be applied: the schema is unknown from here (`refuse`)
+    server_version: str | None = None  # the source server's, which says what the DDL's executable comments run
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class SchemaHistory:
     """Versions per (source, database, table), in position order."""
 
     _tables: dict[tuple[str, str, str], list[Version]] = field(default_factory=dict)
+    # (source, position) -> the server version each DDL was read with, whatever it changed
+    _read_with: dict[tuple[str, Position], str] = field(default_factory=dict)
 
     # -- reading --------------------------------------------------------------------------------
     def at(self, source: str, database: str, table: str, position: Position) -> TableSchema | None:
@@ -81,6 +84,12 @@ class SchemaHistory:
 
     def versions(self, source: str, database: str, table: str) -> tuple[Version, ...]:
         return tuple(self._tables.get((source, database, table), ()))
+
+    def server_version(self, source: str, position: Position) -> str | None:
+        """The source server's version the DDL at `position` was read with (applied, restored or
+        refused); None: no such DDL, or its version was not known. A change record of the DDL
+        re-reads the statement with it (libs/schema_history/executed_text.py)."""
+        return self._read_with.get((source, position))
 
     def tables(self) -> list[tuple[str, str, str]]:
         return sorted(self._tables)
@@ -101,24 +110,34 @@ class SchemaHistory:
         if not self._superseded(source, name, position):
             self._add(source, name, Version(position, schema, statement))
 
-    def refuse(self, source: str, position: Position, names, statement: str, reason: str) -> None:
+    def refuse(self, source: str, position: Position, names, statement: str, reason: str,
+               server_version: str | None = None) -> None:
         """A DDL of these tables that could not be applied (HistoryError): from `position` on
         their schema is unknown, until a snapshot or a CREATE TABLE gives them one again."""
+        if server_version:
+            self._read_with[(source, position)] = server_version
         for name in names:
             known = (source, name.database, name.table) in self._tables  # one without history stays so
             if known and not self._superseded(source, name, position):
-                self._add(source, name, Version(position, None, statement, reason))
+                self._add(source, name, Version(position, None, statement, reason, server_version))
 
     def restore(self, source: str, database: str, table: str, version: Version) -> None:
         """A version kept by an earlier run (loaded in position order)."""
         name = S.TableName(database, table)
+        if version.server_version:
+            self._read_with[(source, version.position)] = version.server_version
         if not self._superseded(source, name, version.position):
             self._add(source, name, version)
 
-    def apply(self, source: str, position: Position, statement: str, default_db: str) -> list[TableChange]:
-        """One DDL of the stream at `position`; the tables it changed, in the statement's order."""
+    def apply(self, source: str, position: Position, statement: str, default_db: str,
+              server_version: str | None = None) -> list[TableChange]:
+        """One DDL of the stream at `position`; the tables it changed, in the statement's order.
+        `server_version`: the source server's (its Format_description's), which says what the
+        statement's executable comments execute (statements.parse)."""
+        if server_version:
+            self._read_with[(source, position)] = server_version
         try:
-            changes = S.parse(statement, default_db)
+            changes = S.parse(statement, default_db, server_version)
         except S.DdlParseError as exc:
             raise HistoryError(source, position, statement, f"cannot read the DDL: {exc}") from None
         out: list[TableChange] = []
@@ -142,7 +161,7 @@ class SchemaHistory:
                  if name is not None and self._superseded(source, name, position)}
         for name, schema in current.items():
             if name not in stale:
-                self._add(source, name, Version(position, schema, statement))
+                self._add(source, name, Version(position, schema, statement, server_version=server_version))
         return [c for c in out if c.name not in stale and c.renamed_from not in stale]
 
     def added_at(self, source: str, position: Position) -> list[tuple[S.TableName, Version]]:

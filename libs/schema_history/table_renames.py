@@ -14,7 +14,7 @@ is not followed: RenameChainError names both DDL.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from libs.apply_plan import change_sort_key
 from libs.schema_history import statements as S
@@ -39,13 +39,16 @@ class TableRename:
         return tuple(c for c in self.earlier if c["op"] != "ddl")
 
 
-def table_renames(groups: Changes) -> dict[tuple[str, str], TableRename]:
-    """By new (database, table): each table renamed in the batch (groups: group_changes')."""
+def table_renames(groups: Changes, server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None
+                  ) -> dict[tuple[str, str], TableRename]:
+    """By new (database, table): each table renamed in the batch (groups: group_changes').
+    `server_version(ddl change)`: the source server's version its statement was read with
+    (SchemaHistory.server_version), for its executable comments."""
     out: dict[tuple[str, str], TableRename] = {}
     arrived: dict[S.TableName, Mapping[str, Any]] = {}  # renamed to in the batch, by the DDL
     ddl = sorted((c for group in groups.values() for c in group if c["op"] == "ddl"), key=change_sort_key)
     for change in ddl:
-        for old, new in _pairs(change["statement"] or "", change["database"]):
+        for old, new in _pairs(change["statement"] or "", change["database"], server_version(change)):
             if old in arrived or new in arrived:
                 first = arrived.get(old) or arrived[new]
                 raise RenameChainError(
@@ -59,9 +62,9 @@ def table_renames(groups: Changes) -> dict[tuple[str, str], TableRename]:
     return out
 
 
-def _pairs(statement: str, default_db: str) -> list[tuple[S.TableName, S.TableName]]:
+def _pairs(statement: str, default_db: str, server_version: str | None) -> list[tuple[S.TableName, S.TableName]]:
     try:
-        changes = S.parse(statement, default_db)
+        changes = S.parse(statement, default_db, server_version)
     except S.DdlParseError:
         return []
     pairs = []

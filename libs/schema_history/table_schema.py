@@ -289,6 +289,11 @@ def _column_spec(col_def: exp.ColumnDef) -> tuple[ColumnSpec, bool, bool]:
     """(the column without key constraints, declared PRIMARY KEY inline, declared UNIQUE inline)."""
     node = col_def.copy()
     constraints = node.args.get("constraints") or []
+    if node.args["kind"].this == _T.SERIAL:  # the type alias of BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+        node.set("kind", exp.DataType.build("BIGINT UNSIGNED", dialect=MariaDB))
+        constraints = [exp.ColumnConstraint(kind=kind) for kind in (
+            exp.NotNullColumnConstraint(), exp.AutoIncrementColumnConstraint(), exp.UniqueColumnConstraint())
+        ] + list(constraints)
     primary = any(isinstance(c.args.get("kind"), exp.PrimaryKeyColumnConstraint) for c in constraints)
     unique = any(isinstance(c.args.get("kind"), exp.UniqueColumnConstraint) for c in constraints)
     node.set("constraints", [c for c in constraints if not isinstance(

@@ -418,7 +418,7 @@ class DeltaApplier:
                 # under the table that logged them (the rest as logged: `own`).
                 inherited = {id(c) for c in rename.inherited} & {id(c) for c in group} if rename else set()
                 own = [c for c in group if id(c) not in inherited]
-                replayed, evolve = with_ddl_truncates(group), None
+                replayed, evolve = with_ddl_truncates(group, server_version=self._server_version), None
                 if self._follows(target) and (rename is not None or any(c["op"] in ("ddl", TRUNCATE) for c in group)):
                     replayed, evolve = self._across_ddl(database, table, own, rename, inherited)
                 work.append(_TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve))
@@ -461,7 +461,7 @@ class DeltaApplier:
         if self.config.schema_changes == SCHEMA_CHANGES_IGNORE:  # no table follows its source
             return {}
         try:
-            renames = table_renames(groups)
+            renames = table_renames(groups, self._server_version)
         except RenameChainError as exc:
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}. Go past it with schema_changes: ignore, then "
                                       f"snapshot the renamed tables again (cdc-ship --resnapshot)") from None
@@ -479,24 +479,26 @@ class DeltaApplier:
         arrival = rename.change if rename is not None and all(c is not rename.change for c in own) else None
         walked = own if arrival is None else sorted([*own, arrival], key=change_sort_key)
         per_change, start = end_names(walked, database, table, before=partial(self._schema_before, database, table),
-                                      refused=partial(self._refused, database, table))
+                                      refused=partial(self._refused, database, table),
+                                      server_version=self._server_version)
         added = self._added_columns(database, table, walked, per_change)
         fills = _fills_at_add(self.catalog.get(database, table), added)
         named = [_filled(with_names_at_end(c, names), k, fills)
                  for k, (c, names) in enumerate(zip(walked, per_change)) if c is not arrival]
-        replayed = with_ddl_truncates(named, self._starts_anew)  # a CREATE starts the table anew
+        replayed = with_ddl_truncates(named, self._starts_anew, self._server_version)  # a CREATE starts it anew
         copy_from = None
         if rename is not None:
             old = rename.old
             after_rename = per_change[next(k for k, c in enumerate(walked) if c is rename.change)]
             per_earlier, start = end_names(rename.earlier, old.database, old.table, at_end=after_rename,
-                                           before=partial(self._schema_before, old.database, old.table))
+                                           before=partial(self._schema_before, old.database, old.table),
+                                           server_version=self._server_version)
             # The name's changes before the rename were another table's: recorded, none applied.
             at = change_sort_key(rename.change)
             replayed = [converted if change_sort_key(n) >= at else n if n["op"] == "ddl" else {**n, "op": SUPERSEDED}
                         for n, converted in zip(named, replayed)]
             # A TRUNCATE or CREATE names the old table: it is told a truncate under that name.
-            earlier = with_ddl_truncates(rename.earlier, self._starts_anew)
+            earlier = with_ddl_truncates(rename.earlier, self._starts_anew, self._server_version)
             replayed = [{**with_names_at_end(e, names), "database": database, "table": table}
                         for c, e, names in zip(rename.earlier, earlier, per_earlier)
                         if id(c) in inherited or e["op"] == TRUNCATE] + replayed
@@ -543,7 +545,7 @@ class DeltaApplier:
             if version is None or version.schema is None or version.error is not None:
                 continue
             steps = column_steps(change["statement"] or "", change["database"], database, table,
-                                 self._schema_before(database, table, change))
+                                 self._schema_before(database, table, change), self._server_version(change))
             columns = None
             for name in (s.new for s in steps if s.kind == ADD):
                 end = names.end(name)
@@ -566,6 +568,10 @@ class DeltaApplier:
         return next((v for v in self.schema_history.history.versions(change["source"], database, table)
                      if v.position == at), None)
 
+    def _server_version(self, change) -> str | None:
+        """The source server's version the history read a DDL change record's statement with."""
+        return self.schema_history.history.server_version(change["source"], _position(change))
+
     def _refused(self, database: str, table: str, change) -> bool:
         """Did the schema history refuse this DDL for the table (HistoryError, or a rename from a
         table the job does not replicate)?"""
@@ -575,7 +581,8 @@ class DeltaApplier:
     def _starts_anew(self, change) -> bool:
         """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
         EXISTS of a table that was there)."""
-        return (creates(change["statement"] or "", change["database"], change["database"], change["table"])
+        return (creates(change["statement"] or "", change["database"], change["database"], change["table"],
+                        self._server_version(change))
                 and self._version_at(change["database"], change["table"], change) is not None)
 
     def _location(self, target: Target, batch_id: int) -> TableLocation:

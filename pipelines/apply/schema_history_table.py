@@ -67,8 +67,9 @@ class SchemaHistoryTable:
         for event in ddl:
             rows += self._apply(event, batch_id, changes)
         if rows:
+            # add_columns: a table kept by a job before `server_version` was recorded takes it
             self.appends.append(arrow_frame(spark, rows, spark_schema(SCHEMA_VERSION_RECORD)), self.path,
-                                self.app_id, batch_id)
+                                self.app_id, batch_id, add_columns=True)
         return Update(first or bool(new) or bool(ddl), changes)
 
     def layouts(self) -> dict:
@@ -78,10 +79,11 @@ class SchemaHistoryTable:
     def _apply(self, event: DdlEvent, batch_id: int, changes: list) -> list[dict]:
         position = Position(event.file, event.pos)
         try:
-            applied = self.history.apply(event.source, position, event.statement, event.default_db)
+            applied = self.history.apply(event.source, position, event.statement, event.default_db,
+                                         event.server_version)
         except HistoryError as exc:
             names = exc.names or _named(event)
-            self.history.refuse(event.source, position, names, event.statement, exc.reason)
+            self.history.refuse(event.source, position, names, event.statement, exc.reason, event.server_version)
         else:
             changes += [(event, change) for change in applied]
             for change in applied:
@@ -89,7 +91,8 @@ class SchemaHistoryTable:
         return [{"source": event.source, "database": name.database, "table": name.table,
                  "binlog_file": event.file, "binlog_pos": event.pos,
                  "create_table": version.schema.create_table() if version.schema is not None else None,
-                 "statement": event.statement, "error": version.error, "commit_ts": event.commit_ts,
+                 "statement": event.statement, "server_version": event.server_version, "error": version.error,
+                 "commit_ts": event.commit_ts,
                  "batch_id": batch_id}
                 for name, version in self.history.added_at(event.source, position)]
 
@@ -115,7 +118,7 @@ class SchemaHistoryTable:
             for r in read(spark, self.path).collect():
                 position = Position(r["binlog_file"], r["binlog_pos"])
                 schema = TableSchema.parse(r["create_table"], r["database"]) if r["create_table"] else None
-                version = Version(position, schema, r["statement"], r["error"])
+                version = Version(position, schema, r["statement"], r["error"], r.asDict().get("server_version"))
                 steps.append((r["source"], position.key(), 1,
                               partial(self.history.restore, r["source"], r["database"], r["table"], version)))
         for *_order, step in sorted(steps, key=lambda s: s[:3]):
