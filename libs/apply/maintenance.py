@@ -57,7 +57,7 @@ class MaintenancePlanner:
                 wanted.append((new_files / self.policy.optimize_min_new_files, table, OPTIMIZE))
             every = self.policy.vacuum_every_s
             if every is not None and now - state.vacuumed_at >= every:
-                wanted.append(((now - state.vacuumed_at) / every, table, VACUUM))
+                wanted.append(((now - state.vacuumed_at) / every if every else float("inf"), table, VACUUM))
         wanted.sort(key=lambda w: (-w[0], w[1], w[2]))
         return [(table, operation) for _, table, operation in wanted[:self.policy.per_batch]]
 

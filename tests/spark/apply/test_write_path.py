@@ -1,0 +1,129 @@
+"""The targets' write path (issue #37, DESIGN.md "Cost follows the changes", "Tables stay
+healthy unattended"): deletion vectors, the MERGE bounded by the keys the replay read, inserts
+appended, and the job's compaction and VACUUM; always the same tables as before."""
+from pathlib import Path
+
+import pytest
+from delta.tables import DeltaTable
+
+from libs.apply.maintenance import OPTIMIZE, VACUUM
+from pipelines.apply import DeltaApplier
+from pipelines.apply import tables as D
+
+from .builders import Source, catalog_from_ddl, changes_df, config, delta
+
+pytestmark = pytest.mark.spark
+
+DDL = "CREATE TABLE shop.a (id int NOT NULL, v varchar(10) DEFAULT 'dflt', PRIMARY KEY (id))"
+MERGE_ONLY = dict(target_mirror_max_rows=0, target_overwrite_max_rows=0)  # every write a MERGE
+
+
+def _history(spark, cfg, name="shop__a"):
+    table = DeltaTable.forPath(spark, D.table_path(cfg.delta_root, name))
+    return [r.asDict() for r in table.history().orderBy("version").collect()]
+
+
+def _whole(spark, cfg, name="shop__a"):
+    return sorted(delta(spark, cfg, name).toJSON().collect())
+
+
+def _inserts(src, ids):
+    return [src.insert({"id": i, "v": f"v{i}"}) for i in ids]
+
+
+def test_a_merge_marks_changed_rows_and_copies_none_giving_the_same_table(spark, tmp_path):
+    marked = config(tmp_path / "dv", **MERGE_ONLY)
+    rewritten = config(tmp_path / "plain", writes={"deletion_vectors": False}, **MERGE_ONLY)
+    for cfg in (marked, rewritten):
+        src = Source("shop", "a", ["id", "v"])
+        applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+        applier(changes_df(spark, _inserts(src, range(1, 201))), 0)
+        applier(changes_df(spark, [src.update({"id": 5}, {"v": "five"}), src.delete({"id": 6}),
+                                   src.update({"id": 7}, {"id": 700})]), 1)
+    assert _whole(spark, marked) == _whole(spark, rewritten)
+    dv, plain = _history(spark, marked)[-1], _history(spark, rewritten)[-1]
+    assert (dv["operation"], plain["operation"]) == ("MERGE", "MERGE")
+    assert int(dv["operationMetrics"]["numTargetRowsCopied"]) == 0
+    assert int(dv["operationMetrics"]["numTargetDeletionVectorsAdded"]) >= 1
+    assert int(plain["operationMetrics"]["numTargetRowsCopied"]) > 0  # the files' other rows rewritten
+    props = spark.sql(f"DESCRIBE DETAIL delta.`{D.table_path(marked.delta_root, 'shop__a')}`").first()["properties"]
+    assert props["delta.enableDeletionVectors"] == "true"
+
+
+def test_the_first_batch_of_only_inserts_is_an_append(spark, tmp_path):
+    cfg = config(tmp_path, **MERGE_ONLY)
+    src = Source("shop", "a", ["id", "v"])
+    applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+    applier(changes_df(spark, _inserts(src, range(1, 4))), 0)
+    applier(changes_df(spark, _inserts(src, range(4, 6)) + [src.update({"id": 1}, {"v": "one"})]), 1)
+    assert [h["operation"] for h in _history(spark, cfg)] == ["CREATE TABLE", "WRITE", "MERGE"]
+    assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == [
+        (1, "one"), (2, "v2"), (3, "v3"), (4, "v4"), (5, "v5")]
+
+
+def test_an_existing_target_without_deletion_vectors_is_upgraded_once(spark, tmp_path):
+    old = config(tmp_path, writes={"deletion_vectors": False}, **MERGE_ONLY)
+    src = Source("shop", "a", ["id", "v"])
+    DeltaApplier(catalog_from_ddl(DDL), old)(changes_df(spark, _inserts(src, range(1, 21))), 0)
+    new = config(tmp_path, **MERGE_ONLY)  # the same delta root, the default settings
+    applier = DeltaApplier(catalog_from_ddl(DDL), new)
+    applier(changes_df(spark, [src.update({"id": 2}, {"v": "two"})]), 1)
+    applier(changes_df(spark, [src.delete({"id": 3})]), 2)
+    operations = [h["operation"] for h in _history(spark, new)]
+    assert operations == ["CREATE TABLE", "WRITE", "SET TBLPROPERTIES", "MERGE", "MERGE"]
+    for merge in _history(spark, new)[-2:]:  # rows marked in a deletion vector, none copied
+        metrics = {k: int(v) for k, v in merge["operationMetrics"].items() if k.startswith("numTarget")}
+        assert metrics["numTargetRowsCopied"] == 0, metrics
+        assert metrics["numTargetDeletionVectorsAdded"] + metrics["numTargetDeletionVectorsUpdated"] >= 1, metrics
+        assert metrics["numTargetFilesRemoved"] == 0, metrics
+    assert sorted((r["id"], r["v"]) for r in delta(spark, new, "shop__a").collect()) == [
+        (1, "v1"), (2, "two"), *((i, f"v{i}") for i in range(4, 21))]
+
+
+def test_the_merge_reads_only_the_files_whose_keys_it_touches(spark, tmp_path):
+    """Four appends of 50 ids each: files with disjoint key ranges. The files of ids 1-50
+    are then removed from the disk behind Delta's back: a read or MERGE that opened it would
+    fail, so a batch touching only ids of other files shows that both skip it."""
+    cfg = config(tmp_path, **MERGE_ONLY)
+    src = Source("shop", "a", ["id", "v"])
+    applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+    for batch_id in range(4):
+        applier(changes_df(spark, _inserts(src, range(1 + 50 * batch_id, 51 + 50 * batch_id))), batch_id)
+    path = D.table_path(cfg.delta_root, "shop__a")
+    files = spark.read.format("delta").load(path).selectExpr("input_file_name() AS f", "id")
+    holders = {r["f"] for r in files.where("id <= 50").collect()}
+    assert holders and not {r["f"] for r in files.where("id > 50").collect()} & holders
+    for holder in holders:
+        Path(holder.removeprefix("file:")).unlink()
+    applier(changes_df(spark, [src.update({"id": 75}, {"v": "x"}), src.delete({"id": 180}),
+                               src.update({"id": 120}, {"id": 121000})]), 4)
+    after = spark.read.format("delta").load(path).where("id > 50")
+    assert sorted((r["id"], r["v"]) for r in after.where("id IN (75, 180, 120, 121000)").collect()) == [
+        (75, "x"), (121000, "v120")]
+    assert after.count() == 149
+
+
+def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_path):
+    cfg = config(tmp_path, writes={"optimize_min_new_files": 3, "vacuum_retention_hours": 0,
+                                   "maintenance_per_batch": 2}, **MERGE_ONLY)
+    src = Source("shop", "a", ["id", "v"])
+    applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+    applier.maintenance.planner.policy = applier.maintenance.planner.policy.__class__(3, 0.0, 2)  # vacuum every batch
+    batches = [_inserts(src, range(1, 6))] + [[src.update({"id": 1 + k % 5}, {"v": f"b{k}"})] for k in range(1, 9)]
+    for batch_id, batch in enumerate(batches):
+        applier(changes_df(spark, batch), batch_id)
+    ran = {(Path(table).name, op) for table, op, _ in applier.maintenance.ran}
+    assert {("shop__a", OPTIMIZE), ("_cdc_progress", OPTIMIZE), ("_cdc_change_log", OPTIMIZE)} <= ran
+    assert ("_cdc_progress", VACUUM) in ran or ("shop__a", VACUUM) in ran
+    for name in ("_cdc_progress", "_cdc_change_log"):
+        parquet = list(Path(D.table_path(cfg.delta_root, name)).glob("*.parquet"))
+        assert len(parquet) <= 6, (name, len(parquet))  # not one per batch forever
+    expected = sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect())
+    assert expected == [(1, "b5"), (2, "b6"), (3, "b7"), (4, "b8"), (5, "v5")]
+    assert delta(spark, cfg, "_cdc_progress").count() == len(batches)
+    assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 8
+    again = DeltaApplier(catalog_from_ddl(DDL), cfg)  # a restarted job retries the last batches
+    for batch_id in (7, 8):
+        again(changes_df(spark, batches[batch_id]), batch_id)
+    assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == expected
+    assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 8
