@@ -84,7 +84,8 @@ class BatchDdl:
     (the catalog in force, with the targets derived from the source, is the caller's: it changes
     with the history)."""
 
-    def __init__(self, config: JobConfig, declared: TargetCatalog, history: SchemaHistory, known: KnownTargets):
+    def __init__(self, config: JobConfig, declared: TargetCatalog, history: SchemaHistory,
+                 known: KnownTargets):
         self.config, self.declared, self.history, self.known = config, declared, history, known
         self.tables = config.table_root
 
@@ -116,7 +117,8 @@ class BatchDdl:
         return (target is not None and target.follows_source
                 and self.config.schema_changes != SCHEMA_CHANGES_IGNORE)
 
-    def renames(self, catalog: TargetCatalog, groups, batch_id: int) -> dict[tuple[str, str], TableRename]:
+    def renames(self, catalog: TargetCatalog, groups,
+                batch_id: int) -> dict[tuple[str, str], TableRename]:
         """The batch's renames of a followed table to a followed name (libs/schema_history/table_renames.py)."""
         if self.config.schema_changes == SCHEMA_CHANGES_IGNORE:  # no table follows its source
             return {}
