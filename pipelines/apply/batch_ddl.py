@@ -1,5 +1,5 @@
 """A batch's DDL as the targets that follow their source see it (config.schema_changes, README
-"Schema changes"; DESIGN.md "Schema changes"), for the applier (pipelines/apply/applier.py):
+"Schema changes"), for the applier (pipelines/apply/applier.py):
 
 * schema_changes 'fail': the first DDL that changes a followed table's columns or keys, and that
   accept_schema_changes_through does not cover, stops the job before anything is written;
@@ -45,6 +45,7 @@ from libs.targets.values import fill_value
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.schema_changes import evolve_target
 from pipelines.apply.stops import SchemaChangeStopped
+
 
 class Evolve(NamedTuple):
     """What carries a followed target's Delta table to the batch's end schema."""
