@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import job_seconds, load_average, spark_ui, ui_time  # noqa: E402
 
-PHASES = ("_collect", "_read_touched", "_write", "_write_targets", "_append_progress")
+PHASES = ("_collect", "_read_touched")  # of the applier
+WRITE_PHASES = ("write", "_write_targets", "append_progress")  # of its writes (pipelines/apply/batch_writes.py)
 
 
 def decoded_batches(transactions: int, batches: int) -> list[list[dict]]:
@@ -53,12 +54,14 @@ def decoded_batches(transactions: int, batches: int) -> list[list[dict]]:
 
 
 class PhaseTimer:
-    """Wraps methods of one object; sums their wall time (threads overlap: sums, not walls)."""
+    """Wraps methods of objects, given as (object, method names) pairs; sums their wall time
+    (threads overlap: sums, not walls)."""
 
-    def __init__(self, obj, names):
+    def __init__(self, *methods):
         self.totals: dict[str, float] = collections.defaultdict(float)
-        for name in names:
-            setattr(obj, name, self._timed(name, getattr(obj, name)))
+        for obj, names in methods:
+            for name in names:
+                setattr(obj, name, self._timed(name, getattr(obj, name)))
 
     def _timed(self, name, method):
         @functools.wraps(method)
@@ -115,7 +118,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--merge-threads", type=int, default=None,
-                    help="pipelines.apply.applier.TABLE_THREADS for this run (1: tables one after the other)")
+                    help="pipelines.apply.batch_writes.TABLE_THREADS for this run (1: tables one after the other)")
     ap.add_argument("--timeline", action="store_true", help="also list the last batch's jobs in order")
     ap.add_argument("--mirror-max-rows", type=int, default=JobConfig.target_mirror_max_rows,
                     help="JobConfig.target_mirror_max_rows (0: read touched rows from Delta every batch)")
@@ -133,8 +136,8 @@ def main(argv=None) -> int:
     from pipelines.spark_session import SessionOptions, build_session
 
     if args.merge_threads is not None:
-        from pipelines.apply import applier as applier_module
-        applier_module.TABLE_THREADS = args.merge_threads
+        from pipelines.apply import batch_writes
+        batch_writes.TABLE_THREADS = args.merge_threads
     batches = decoded_batches(args.transactions, args.batches)
     spark = build_session(SessionOptions(app_name="apply-steady", ui=True,
                                          extra_conf=tuple(tuple(c.split("=", 1)) for c in args.conf)))
@@ -151,7 +154,7 @@ def main(argv=None) -> int:
         applier = DeltaApplier(load_targets(None, [str(ddl)]), JobConfig(
             delta_root=str(work / "delta"), target_ddl=str(ddl), target_mirror_max_rows=args.mirror_max_rows,
             target_overwrite_max_rows=args.overwrite_max_rows))
-        timer = PhaseTimer(applier, PHASES)
+        timer = PhaseTimer((applier, PHASES), (applier.writes, WRITE_PHASES))
         tracker = spark.sparkContext.statusTracker()
         first_job = 0
         for batch_id, (df, n) in enumerate(frames):

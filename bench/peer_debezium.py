@@ -28,6 +28,8 @@ Each phase starts once both pipelines made the previous one visible. Figures per
       peer: the Connect JVM + the peer job's tree): the two share 2 cores
   check: each pipeline's four Delta tables equal the server's SELECT * (exact rows)
 
+The figures and the report: bench/peer_figures.py.
+
     .venv/bin/python bench/peer_debezium.py [--rate 50 --latency-seconds 60 --transactions 20000]
         [--seed 21] [--trigger-seconds 1] [--jobs ours,peer] [--json OUT] [--keep]
 
@@ -37,11 +39,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_support import CLK_TCK, descendants, load_average, private_broker  # noqa: E402
 from delta_visibility import PipelineVisibility  # noqa: E402
 from peer_connect import ConnectWorker, resolve  # noqa: E402
+from peer_figures import measure, print_report  # noqa: E402
 from peer_workload import (CLOCK_COLUMN, CLOCK_TABLE, DB, TABLES, Committed, Workload,  # noqa: E402
                            run, schema_script)
 
@@ -213,37 +214,6 @@ def wait_visible(pipelines: list[Pipeline], seq: int, timeout: float) -> dict[st
     return done
 
 
-# -- figures ----------------------------------------------------------------------------------
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]  # nearest rank
-
-
-def phase_figures(committed: list[Committed], visible: dict[int, float]) -> dict:
-    lat = [visible[c.seq] - c.committed_at for c in committed if c.seq in visible]
-    if len(lat) != len(committed):
-        raise SystemExit(f"{len(committed) - len(lat)} transactions never became visible")
-    changes = sum(c.changes for c in committed)
-    span = visible[committed[-1].seq] - committed[0].committed_at
-    return {"transactions": len(committed), "changes": changes,
-            "p50_s": percentile(lat, 50), "p99_s": percentile(lat, 99), "max_s": max(lat),
-            "mean_s": statistics.fmean(lat),
-            "first_commit_to_last_visible_s": span, "changes_per_s": changes / span,
-            "source_write_s": committed[-1].committed_at - committed[0].committed_at}
-
-
-def batch_counts(batches: list[tuple[int, float, int]],
-                 committed: dict[str, list[Committed]]) -> dict[str, int]:
-    """How many micro-batches made a phase's transactions visible."""
-    out = {}
-    for phase, cs in committed.items():
-        first, last = cs[0].seq, cs[-1].seq
-        previous = [0] + [upto for _, _, upto in batches]
-        out[phase] = sum(1 for (_, _, upto), before in zip(batches, previous)
-                         if upto >= first and before < last)
-    return out
-
-
 def compare_tables(server: MariaDBServer, roots: dict[str, dict[str, Path]]) -> dict[str, dict[str, str]]:
     """Each pipeline's Delta tables against the server's SELECT * (data columns, exact rows)."""
     from pipelines.spark_session import SessionOptions, build_session
@@ -328,18 +298,6 @@ def run_phases(server: MariaDBServer, pipelines: list[Pipeline], args) -> tuple[
     return committed, cpu
 
 
-def measure(pipelines: list[Pipeline], committed: dict, cpu: dict) -> dict:
-    seqs = [c.seq for cs in committed.values() for c in cs]
-    figures: dict = {}
-    for p in pipelines:
-        visible = p.visibility.visible_at(seqs)
-        figures[p.name] = {phase: phase_figures(committed[phase], visible)
-                           for phase in ("latency", "throughput")}
-        figures[p.name]["cpu_s"] = {phase: cpu[phase][p.name] for phase in cpu}
-        figures[p.name]["batches"] = batch_counts(p.visibility.batches(), committed)
-    return figures
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
@@ -381,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                 _stop(p.job)
             _stop(shipper)
             connect.stop()
-        report["figures"] = measure(pipelines, committed, cpu)
+        report["figures"] = measure({p.name: p.visibility for p in pipelines}, committed, cpu)
         report["equal"] = compare_tables(server, {p.name: p.visibility.tables for p in pipelines})
     finally:
         for p in pipelines:
@@ -400,31 +358,6 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     ok = all(v.startswith("equal") for tables in report["equal"].values() for v in tables.values())
     return 0 if ok else 1
-
-
-def print_report(report: dict) -> None:
-    print(f"\nHEAD {report['commit']}; load average at start {report['load_start']}, "
-          f"at end {report['load_end']}")
-    figures = report["figures"]
-    for phase in ("latency", "throughput"):
-        print(f"\n{phase} phase:")
-        print(f"  {'':6} {'trx':>7} {'changes':>8} {'p50 s':>7} {'p99 s':>7} {'max s':>7} "
-              f"{'changes/s':>10} {'span s':>7} {'source s':>8} {'batches':>7} {'CPU s capture + job':>20}")
-        for name, f in figures.items():
-            x, c = f[phase], f["cpu_s"][phase]
-            print(f"  {name:6} {x['transactions']:>7,} {x['changes']:>8,} {x['p50_s']:>7.2f} "
-                  f"{x['p99_s']:>7.2f} {x['max_s']:>7.2f} {x['changes_per_s']:>10,.0f} "
-                  f"{x['first_commit_to_last_visible_s']:>7.1f} {x['source_write_s']:>8.1f} "
-                  f"{f['batches'][phase]:>7} {c['capture']:>8.1f} + {c['job']:>5.1f} = "
-                  f"{c['capture'] + c['job']:>5.1f}")
-    if {"ours", "peer"} <= figures.keys():
-        o, p = figures["ours"], figures["peer"]
-        ratio = o["throughput"]["changes_per_s"] / p["throughput"]["changes_per_s"]
-        print(f"\nours / peer throughput: x{ratio:.2f} (goal >= 2); p99 latency ours "
-              f"{o['latency']['p99_s']:.2f} s vs peer {p['latency']['p99_s']:.2f} s (goal: lower)")
-    print("\ntables (Delta vs the server's SELECT *):")
-    for name, tables in report["equal"].items():
-        print(f"  {name}: " + "; ".join(f"{t} {v}" for t, v in tables.items()))
 
 
 if __name__ == "__main__":

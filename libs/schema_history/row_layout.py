@@ -21,7 +21,7 @@ from typing import Sequence
 from sqlglot import exp
 
 from libs.binlog.constants import ColumnType as C
-from libs.targets.decoding import ColumnHint, hint_of
+from libs.targets.column_hint import ColumnHint, hint_of
 from libs.targets.errors import TargetConfigError
 
 from .history import SchemaHistory

@@ -11,4 +11,5 @@
     kafka_sink.py      idempotent producer, partition per source, last record for resume
     rebuild.py         read a topic back for a source and write the binlog files
     shipper.py         the loops (files / server) with resume and progress
+    server_dump.py     one dump connection of the server loop: where it starts, its frames to Kafka
 """

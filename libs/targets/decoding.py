@@ -19,31 +19,17 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from libs.binlog.file_names import binlog_sort_key
+from libs.targets.column_hint import ColumnHint, hint_of
 from libs.targets.model import Column, Target
 
-if TYPE_CHECKING:  # the layouts come from libs/schema_history, which builds on this module
+if TYPE_CHECKING:  # annotations only: the layouts are the schema history's (libs/schema_history)
     from libs.schema_history.row_layout import RowLayout
 
 # Old (MariaDB 5.3 / MySQL 5.5) temporal types log no fsp in the Table_map (rows.py).
 _FSP_FAMILIES = frozenset({"time", "datetime", "timestamp"})
-
-
-class ColumnHint(NamedTuple):
-    """How to read one source column's value when the Table_map does not say."""
-
-    family: str
-    """The declared column's value family (libs/targets/types.py)."""
-    charset: str | None
-    """Declared charset of a character column; None for bytes and non-character types."""
-    labels: tuple[str, ...]
-    """ENUM / SET member labels in declaration order."""
-
-
-def hint_of(column: Column) -> ColumnHint:
-    return ColumnHint(column.family, column.charset, column.enum_values)
 
 
 class DecodeHints:

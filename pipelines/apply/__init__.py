@@ -3,13 +3,17 @@
     from pipelines.apply import DeltaApplier
     changes_df.writeStream.foreachBatch(DeltaApplier(catalog, config)).start()
 
-applier.py: DeltaApplier (the batch: replay per table, then the writes in their order,
-idempotent per (app_id, batch_id)). touched_rows.py: the reads (rows a batch can touch, the
-whole-table mirror). target_writes.py: one MERGE or overwrite per target. tables.py: target
-schemas and creation with Delta column DEFAULTs. System table names: libs/system_tables.py.
+applier.py: DeltaApplier (the batch: replay per table, then the writes in their order).
+batch_ddl.py: what the targets that follow their source make of the batch's DDL.
+batch_writes.py: the batch's writes, each idempotent per (app_id, batch_id). known_targets.py:
+what the applier keeps of its targets from batch to batch. stops.py: why the stage stops.
+touched_rows.py: the reads (rows a batch can touch, the whole-table mirror). target_writes.py:
+one MERGE or overwrite per target. tables.py: target schemas and creation with Delta column
+DEFAULTs. System table names: libs/system_tables.py.
 Lineage SQL: libs/lineage_sql.py. The modules of this package never import the package itself
 (its re-exports below would make that an import cycle).
 """
-from pipelines.apply.applier import ApplyStopped, DeltaApplier
+from pipelines.apply.applier import DeltaApplier
+from pipelines.apply.stops import ApplyStopped
 
 __all__ = ["ApplyStopped", "DeltaApplier"]

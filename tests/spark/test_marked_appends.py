@@ -42,9 +42,9 @@ def test_both_quarantine_writers_of_one_batch_land(spark, tmp_path):
     assert stream.quarantine.app_id != applier.quarantine_app_id
     path = str(tmp_path / "_cdc_quarantine")
     # one writer class, one table
-    assert stream.quarantine.path == applier.quarantine.path == TableLocation(path=path)
+    assert stream.quarantine.path == applier.writes.quarantine.path == TableLocation(path=path)
     assert stream.quarantine.appends.append(_df(spark, "frame"), path, stream.quarantine.app_id, 5)
-    assert applier.quarantine.appends.append(_df(spark, "change"), path, applier.quarantine.app_id, 5)
+    assert applier.writes.quarantine.appends.append(_df(spark, "change"), path, applier.writes.quarantine.app_id, 5)
     assert _rows(spark, path) == [("change",), ("frame",)]
 
 

@@ -29,7 +29,7 @@ STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
 # change log: told from the target's row writes by its txn app id (libs/system_tables.schema_app_id).
 SCHEMA = "schema"
 # A target table's batch write: a MERGE, or a whole-table overwrite of a small mirrored target
-# (pipelines/apply/applier.py _write_target), a WRITE commit like an append's.
+# (pipelines/apply/batch_writes.py _write_target), a WRITE commit like an append's.
 TARGET_WRITES = ("MERGE", "WRITE")
 
 
@@ -197,7 +197,7 @@ class Replicator:
 
     def wait_stage(self, after: int, stage: str, timeout: float = 600.0, also: str | None = None) -> int:
         """The first batch id > after that, in flight in this run, has made its `stage` write
-        (replicator.STAGES, in the order a batch writes them, pipelines/apply/applier.py:
+        (replicator.STAGES, in the order a batch writes them, pipelines/apply/batch_writes.py:
         IN_FLIGHT needs nothing written, then CHANGE_LOG, TARGET (any target table's MERGE or
         overwrite), PROGRESS), and, when `also` is an operation (SCHEMA), a commit of it.
         A replayed batch whose `stage` write was made before the kill writes nothing new

@@ -53,7 +53,7 @@ def test_later_batches_replay_on_the_mirror_and_another_writer_makes_it_reread(s
     a, n, first = _first_batch()
     applier(changes_df(spark, first), 0)
     paths = {t: D.table_path(cfg.delta_root, t) for t in ("shop__a", "shop__n")}
-    mirrors = {t: applier._mirrors[TableLocation(path=p)] for t, p in paths.items()}  # keyed by location
+    mirrors = {t: applier.known.mirrors[TableLocation(path=p)] for t, p in paths.items()}  # keyed by location
     assert {t: m.version for t, m in mirrors.items()} == {t: version(spark, cfg, t) for t in paths}
 
     # Full before images of the keyless table: found by comparing every column to the mirror's.
@@ -67,7 +67,7 @@ def test_later_batches_replay_on_the_mirror_and_another_writer_makes_it_reread(s
     spark.sql(f"UPDATE delta.`{paths['shop__n']}` SET y = 7 WHERE y = 1")
     applier(changes_df(spark, [n.update(_image(7), _image(8))]), 2)
     assert rows_of(spark, cfg, "shop__n", "f", "y") == [(F01, 2), (F01, 8)]
-    assert applier._mirrors[TableLocation(path=paths["shop__n"])].version == version(spark, cfg, "shop__n")
+    assert applier.known.mirrors[TableLocation(path=paths["shop__n"])].version == version(spark, cfg, "shop__n")
     assert delta_reads == []  # the re-read is the whole table (the mirror's reload), not a lookup
 
 
@@ -76,7 +76,7 @@ def test_a_table_over_the_cap_is_read_per_batch(spark, tmp_path, delta_reads):
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     a, n, first = _first_batch()
     applier(changes_df(spark, first), 0)
-    assert applier._mirrors == {}  # both tables grew past 1 row in their first write
+    assert applier.known.mirrors == {}  # both tables grew past 1 row in their first write
     applier(changes_df(spark, [a.update({"id": 1}, {"v": "z"}), n.update(_image(1), _image(2))]), 1)
     assert sorted(delta_reads) == ["shop__a", "shop__n"]
     assert rows_of(spark, cfg, "shop__a") == [(1, "z"), (2, "y")]

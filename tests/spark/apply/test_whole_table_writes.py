@@ -1,4 +1,4 @@
-"""Small mirrored targets are written by replacing the whole table (DeltaApplier._write_target):
+"""Small mirrored targets are written by replacing the whole table (BatchWrites._write_target):
 the same table, lineage and schema (column DEFAULTs, column mapping) as the MERGE path; as
 idempotent per batch; and never over another writer's commit or a Change Data Feed table."""
 
@@ -9,7 +9,8 @@ import pytest
 from libs.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
-from pipelines.apply.applier import DeltaApplier as _Applier
+from pipelines.apply.batch_writes import BatchWrites
+from pipelines.apply.known_targets import KnownTargets
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta, version
 
@@ -85,7 +86,7 @@ def test_a_replaced_batch_applied_again_is_skipped_by_delta(spark, tmp_path, mon
     assert [_operations(spark, cfg, t)[-1] for t in ("shop__a", "shop__k")] == ["WRITE", "WRITE"]
     before = {t: (version(spark, cfg, t), _table(spark, cfg, t)) for t in ("shop__a", "shop__k")}
     # Not even the applier's own "already committed" check: Delta's txnAppId/txnVersion must skip it.
-    monkeypatch.setattr(_Applier, "_already_committed", lambda *args: False)
+    monkeypatch.setattr(KnownTargets, "already_committed", lambda *args: False)
     DeltaApplier(catalog_from_ddl(DDL), cfg)(again, 1)
     assert {t: (version(spark, cfg, t), _table(spark, cfg, t)) for t in before} == before
     assert len(before["shop__k"][1]) == 2
@@ -97,7 +98,7 @@ def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_pat
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, first), 0)
     path = D.table_path(cfg.delta_root, "shop__a")
-    real_write = _Applier._write_target
+    real_write = BatchWrites._write_target
 
     def other_writer_first(self, spark_, batch_id, plan):  # commits after the replay read the mirror
         if plan.target.table == "a":
@@ -105,12 +106,12 @@ def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_pat
                        "VALUES (99, 'other', 1, 'other-writer')")
         real_write(self, spark_, batch_id, plan)
 
-    monkeypatch.setattr(_Applier, "_write_target", other_writer_first)
+    monkeypatch.setattr(BatchWrites, "_write_target", other_writer_first)
     applier(changes_df(spark, second), 1)
-    monkeypatch.setattr(_Applier, "_write_target", real_write)
+    monkeypatch.setattr(BatchWrites, "_write_target", real_write)
     assert _operations(spark, cfg, "shop__a")[-2:] == ["WRITE", "MERGE"]  # the INSERT, then ours
     # it does not equal the MERGE's version: reloaded next batch
-    assert TableLocation(path=path) not in applier._mirrors
+    assert TableLocation(path=path) not in applier.known.mirrors
     applier(changes_df(spark, third), 2)
     rows = sorted((r["id"], r["v"], r["n"]) for r in delta(spark, cfg, "shop__a").collect())
     assert rows == [(1, "y", 900), (3, "again", 900), (20, "dflt", 7), (99, "other", 1)]

@@ -108,11 +108,11 @@ def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_
                                    "maintenance_per_batch": 2}, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
-    applier.maintenance.planner.policy = applier.maintenance.planner.policy.__class__(3, 0.0, 2)  # vacuum every batch
+    applier.writes.maintenance.planner.policy = applier.writes.maintenance.planner.policy.__class__(3, 0.0, 2)  # vacuum every batch
     batches = [_inserts(src, range(1, 6))] + [[src.update({"id": 1 + k % 5}, {"v": f"b{k}"})] for k in range(1, 9)]
     for batch_id, batch in enumerate(batches):
         applier(changes_df(spark, batch), batch_id)
-    ran = {(Path(table).name, op) for table, op, _ in applier.maintenance.ran}
+    ran = {(Path(table).name, op) for table, op, _ in applier.writes.maintenance.ran}
     assert {("shop__a", OPTIMIZE), ("_cdc_progress", OPTIMIZE), ("_cdc_change_log", OPTIMIZE)} <= ran
     assert ("_cdc_progress", VACUUM) in ran or ("shop__a", VACUUM) in ran
     for name in ("_cdc_progress", "_cdc_change_log"):

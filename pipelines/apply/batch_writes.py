@@ -1,0 +1,189 @@
+"""The applier's writes of one batch (pipelines/apply/applier.py), each idempotent per
+(app_id, batch_id) (appends: commit marks, pipelines/marked_appends.py; target writes: Delta's
+txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any target, so a target
+already written implies its change log is committed), `_cdc_quarantine` (append,
+pipelines/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
+insert; or, for a small mirrored table, the whole table replaced by its new content:
+target_writes.py), then `_cdc_progress` (append, one row per source). Writing a batch again
+with the same batch_id changes nothing.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial, reduce
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+import pipelines.apply.tables as D
+from libs.apply_plan import progress_rows, quarantine_row
+from libs.config import JobConfig
+from libs.replay import ROW_ID_COLUMN
+from libs.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
+from libs.table_location import TableLocation
+from libs.target_mirror import MirrorOverflow, TargetMirror
+from pipelines.apply.executor_replay import ExecutorReplay
+from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.maintenance import TableMaintenance
+from pipelines.apply.target_writes import (
+    TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
+)
+from pipelines.arrow_frames import arrow_frame
+from pipelines.delta_tables import writer
+from pipelines.delta_txn import delta_txn, forget_last_commit_version, last_commit_version, replaceable
+from pipelines.marked_appends import MarkedAppends
+from pipelines.quarantine import QuarantineWriter, now_utc, quarantine_schema
+
+TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _write_targets)
+
+
+class BatchWrites:
+    def __init__(self, config: JobConfig, app_id: str, known: KnownTargets):
+        self.config, self.app_id, self.known = config, app_id, known
+        self.tables = config.table_root  # where every table lives
+        self.appends = MarkedAppends()
+        self.quarantine = QuarantineWriter(self.tables, app_id, APPLY_STAGE)
+        self.maintenance = TableMaintenance(config.writes)  # compaction and VACUUM after batches
+        # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
+        self._progress: dict[str, dict] = {}
+
+    def write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
+              plans, caught_up: Mapping[str, int], executor: Sequence[ExecutorReplay] = (),
+              lasts: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
+        """The batch's writes in their order (module docstring): the change log (`log_table`,
+        then each executor table's), the quarantined changes (`errors`, then the executors'), one
+        write per target (`plans` replayed here, `executor` tables MERGEd from the executors),
+        the sources' progress (`lasts`: per source, the executors' part's last change and count);
+        then the tables' maintenance (pipelines/apply/maintenance.py)."""
+        logs = [part.change_log() for part in executor]
+        if log_table is not None:
+            logs.insert(0, spark.createDataFrame(log_table, D.change_log_schema()))
+        if logs:
+            self.appends.append(reduce(DataFrame.unionByName, logs), self.tables.table(CHANGE_LOG),
+                                table_app_id(self.app_id, CHANGE_LOG), batch_id)
+        now = now_utc()
+        rows = [quarantine_row(e, now) for e in errors]
+        if executor:
+            parts = [part.quarantine() for part in executor if part.tally["quarantined"]]
+            if rows:
+                parts.insert(0, arrow_frame(spark, rows, quarantine_schema()))
+            if parts:
+                self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
+        else:
+            self.quarantine.append_rows(spark, rows, batch_id)
+        writes = [partial(self._write_target, plan=p) for p in plans if p.upserts or p.deletes or p.replace]
+        writes += [partial(self._merge_from_executors, part=part) for part in executor]
+        self._write_targets(spark, batch_id, writes)
+        self.append_progress(spark, batch_id, changes, caught_up, lasts)
+        self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
+
+    def _written_in(self, batch_id: int) -> list[TableLocation]:
+        """The tables a batch may have added files to: its targets and the apply stage's appends."""
+        targets = [path for path, written in self.known.written.items() if written == batch_id]
+        return [*targets, *(self.tables.table(name) for name in (CHANGE_LOG, PROGRESS, QUARANTINE))]
+
+    def _write_targets(self, spark: SparkSession, batch_id: int, writes: list) -> None:
+        """One write per target table (_write_target, _merge_from_executors), the tables side
+        by side: a MERGE of a few rows is seconds of driver-side planning and small jobs
+        (measured: ~80% of a batch over five tables, bench/README.md), and the tables are
+        independent (each has its own txnAppId). Each thread has its own session
+        (spark.newSession(): same SparkContext, own SQL conf) because the txnAppId/txnVersion
+        of a write are session confs (pipelines/delta_txn.py). Keeping those sessions across
+        batches instead was measured: no gain."""
+        if len(writes) <= 1:
+            for write in writes:
+                write(spark, batch_id)
+            return
+        with ThreadPoolExecutor(max_workers=min(len(writes), TABLE_THREADS), thread_name_prefix="write") as pool:
+            futures = [pool.submit(write, spark.newSession(), batch_id) for write in writes]
+            for future in futures:
+                future.result()  # the first failure propagates; the batch is retried whole
+
+    def _merge_from_executors(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
+        """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors:
+        ONE Delta write idempotent per (txn app id, batch_id), as _write_target's."""
+        plan = TablePlan(part.target, part.path, [], [])
+        self.known.ensure(spark, plan.path, plan.target)
+        self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
+        with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
+            merge(spark, part.merge_rows(), part.merge_names, part.path)
+        self.known.written[part.path] = batch_id
+
+    def _write_target(self, spark: SparkSession, batch_id: int, plan: TablePlan) -> None:
+        """The batch's rows of one target, committed as ONE Delta write idempotent per
+        (txn app id, batch_id): a whole-table overwrite when the target is mirrored, small
+        (config.target_overwrite_max_rows) and still at the mirror's version, else a MERGE by
+        `_row_id`, bounded by the keys the replay read (plan.scope), or an append when the batch
+        only inserted. All give the same table; the overwrite skips the MERGE's planning and its
+        scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
+        created = self.known.ensure(spark, plan.path, plan.target)
+        rows, source_schema, names = merge_source(plan)
+        if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
+            mirror, base = None, None
+            self.known.mirrors.pop(plan.path, None)
+            write = new_rows_write(spark, plan)
+        else:
+            mirror, base = self._advance_mirror(plan, rows, created)
+            write = self._overwrite(spark, plan, mirror, base)
+            if write is None and plan.inserts_only:  # no stored row can match: an append
+                write = new_rows_write(spark, plan)
+        if write is None:
+            write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names, scope=plan.scope)
+        with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):
+            forget_last_commit_version(spark)
+            write(plan.path)
+            version = last_commit_version(spark)
+        self.known.written[plan.path] = batch_id
+        # The mirror equals the commit only if nothing else committed since its version.
+        if mirror is not None and base is not None and version == base + 1:
+            mirror.version = version
+            self.known.mirrors[plan.path] = mirror
+
+    def _advance_mirror(self, plan: TablePlan, rows: pa.Table,
+                        created: bool) -> tuple[TargetMirror | None, int | None]:
+        """The target's mirror with the batch's rows applied (taken out of _mirrors: back in
+        only once it equals the commit), and the Delta version it was at before them."""
+        mirror = self.known.mirrors.pop(plan.path, None)
+        if mirror is None:
+            return None, None
+        # A table absent at the batch's start and created just now by us is empty at version
+        # 0, as the (empty) mirror is.
+        base = 0 if mirror.version is None and created else mirror.version
+        try:
+            mirror.apply(mirrored_upserts(plan, rows), [d[ROW_ID_COLUMN] for d in plan.deletes], None)
+        except MirrorOverflow:
+            self.known.unmirrored.add(plan.path)
+            return None, None
+        return mirror, base
+
+    def _overwrite(self, spark: SparkSession, plan: TablePlan, mirror: TargetMirror | None, base: int | None):
+        """The whole-table overwrite of the target from its mirror, or None (a MERGE then)."""
+        cap = self.config.target_overwrite_max_rows  # 0: always MERGE, even a table left empty
+        if mirror is None or base is None or cap == 0 or len(mirror) > cap:
+            return None
+        table = whole_table(spark, mirror.whole_rows(), plan.target)
+        # Asked last, right before the write: a foreign commit after this check and before the
+        # overwrite's own snapshot (its planning, milliseconds) would still be replaced; one
+        # after that snapshot fails the overwrite in Delta's conflict check (it read every file).
+        if not replaceable(spark, plan.path, base):
+            return None
+        return writer(table, "overwrite")
+
+    def append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int],
+                         more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
+        """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
+        the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
+        where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
+        from the table once per process and then kept."""
+        path = self.tables.table(PROGRESS)
+        idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes} - set(more or ())
+        if idle:
+            self._progress.update(D.last_progress(spark, path, self.app_id, idle))
+        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more)
+        if not rows:
+            return
+        # add_columns: caught_up_as_of is newer than progress tables of earlier releases
+        self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
+                            table_app_id(self.app_id, PROGRESS), batch_id, add_columns=True)
+        self._progress.update((r["source"], r) for r in rows)
