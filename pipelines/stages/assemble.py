@@ -94,7 +94,7 @@ class AssembleFn:
                 pdf = pd.concat(list(pdfs), ignore_index=True)
                 rejected, good = _rejected(source, pdf)
                 if good.empty and row is None:  # only rejected records (kafka:TOPIC:PARTITION): no state
-                    yield from chunked(_with_topic(rejected, pdf), self.schema)
+                    yield from chunked(rejected, self.schema)
                     return
                 records, row = assemble_group(source, row, _input_frames(good), store, self.config, now=now)
                 records = _with_topic(records, pdf) + rejected
