@@ -11,8 +11,8 @@ quarantine table first: nothing is lost. Then each kind of rejection follows its
     malformed, limit, boundary, ...)                          the transactions after it)
 
 "fail" stops the job before anything of the micro-batch is applied, with one line naming the
-first incident: its source, kind, reason, the last binlog position it covers and the Kafka
-record (topic, partition, offset) when it is one record. The operator looks at it in the
+first incident: its source, kind, reason, the last binlog position it covers and, for a record
+the job could not read as one of the pipeline's, its Kafka topic, partition and offset. The operator looks at it in the
 quarantine and lets the job go past it by naming that position (or a later one) in
 `accept_bad_input_through`; a restart then applies the batch as in quarantine mode. Until then
 every restart stops at the same place, without looping. Two kinds of position can be named:
@@ -192,9 +192,8 @@ def stop_message(incident: Incident, more: int, quarantine_table: str) -> str:
     others = f" ({more} more in this batch)" if more else ""
     span = [] if incident.last is None else [
         str(incident.last) if incident.first == incident.last else f"{incident.first} to {incident.last}"]
-    if incident.kafka is not None:
+    if incident.named_by_offset:  # a frame's binlog position names it; such a record, its offset
         span.append(str(incident.kafka))
-    if incident.named_by_offset:
         way = f"{{'{incident.kafka.setting_key}': {incident.kafka.offset}}}"
     else:
         way = f"{{{incident.source}: '{incident.last}'}}"

@@ -172,3 +172,8 @@ def test_only_the_bad_input_setting_names_kafka_offsets():
         JobConfig(accept_schema_changes_through={"kafka:binlog:0": 17})
     with pytest.raises(ConfigError, match="accept_bad_input_through: kafka:binlog: must be kafka:TOPIC:PARTITION"):
         JobConfig(accept_bad_input_through={"kafka:binlog": 17})
+
+
+def test_a_frames_stop_line_is_unchanged_by_its_kafka_position():
+    frame = Incident("m1", "checksum", "r", P("mdb-bin.000002", 9), P("mdb-bin.000002", 9), K("binlog", 0, 5))
+    assert stop_message(frame, 0, "q") == stop_message(dataclasses.replace(frame, kafka=None), 0, "q")
