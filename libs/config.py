@@ -14,7 +14,7 @@ from typing import Any
 from libs.assembler.model import AssemblerConfig, UnknownEventPolicy
 from libs.config_errors import ConfigError, one_line, quoted  # noqa: F401  (one_line: entry points)
 from libs.config_yaml import YamlFileError, read_yaml_file
-from libs.bad_input import BadInputPolicy, BinlogPosition, accepted_positions
+from libs.bad_input import BadInputPolicy, BinlogPosition, KafkaPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
@@ -172,9 +172,12 @@ class JobConfig:
                                  "transaction): quarantine (go on with the transactions after it) | fail "
                                  "(stop before applying the batch; libs/bad_input.py)", "quarantine",
                                  choices=POLICIES)
-    accept_bad_input_through: tuple[tuple[str, BinlogPosition], ...] = _doc(
+    accept_bad_input_through: tuple[tuple[str, BinlogPosition | KafkaPosition], ...] = _doc(
         "Per source, the binlog position (FILE:POS) through which bad input already looked at is "
-        "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}", ())
+        "quarantined without stopping, whatever the policies say: {source: 'mdb-bin.000003:1234'}; per "
+        "topic partition, the Kafka offset through which records that are not the pipeline's (kind "
+        "kafka_record, bad_snapshot_record, bad_heartbeat_record; libs/kafka_input.py) are: "
+        "{'kafka:TOPIC:PARTITION': OFFSET}", ())
     accept_schema_changes_through: tuple[tuple[str, BinlogPosition], ...] = _doc(
         "Per source, the binlog position (FILE:POS) through which DDL the job stopped at is accepted and "
         "followed, each DDL looked at once: one that schema_changes: fail stopped at, or an added GENERATED / "
@@ -223,7 +226,8 @@ class JobConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", _section("decode_limits", DecodeLimits, self.decode_limits))
         for name in ("accept_bad_input_through", "accept_schema_changes_through"):
-            object.__setattr__(self, name, _accepted(name, getattr(self, name)))
+            object.__setattr__(self, name, _accepted(name, getattr(self, name),
+                                                     kafka=name == "accept_bad_input_through"))
         object.__setattr__(self, "assembly", _section("assembly", AssemblySettings, self.assembly))
         object.__setattr__(self, "rows", _section("rows", RowsSettings, self.rows))
         object.__setattr__(self, "tables", _section("tables", TablesSettings, self.tables))
@@ -271,11 +275,13 @@ def _section(name: str, kind: type, value: Any) -> Any:
         raise ConfigError(f"{name}.{e}") from None
 
 
-def _accepted(name: str, value: Any) -> tuple[tuple[str, BinlogPosition], ...]:
-    if isinstance(value, tuple) and all(isinstance(p, BinlogPosition) for _, p in value):
+def _accepted(name: str, value: Any, kafka: bool = False) -> tuple[tuple[str, BinlogPosition | KafkaPosition], ...]:
+    """An accept setting; `kafka`: it may also name Kafka offsets (libs/bad_input.py)."""
+    kinds = (BinlogPosition, KafkaPosition) if kafka else (BinlogPosition,)
+    if isinstance(value, tuple) and all(isinstance(p, kinds) for _, p in value):
         return value
     try:
-        return accepted_positions(value)
+        return accepted_positions(value, kafka=kafka)
     except ValueError as e:
         raise ConfigError(f"{name}: {e}") from None
 

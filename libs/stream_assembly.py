@@ -139,8 +139,8 @@ def heartbeat_record(source: str, frame: InputFrame) -> dict:
     try:
         beat = HeartbeatRecord.decode(frame.raw)
     except ValueError as exc:
-        return {"kind": "quarantine", **where, "type_code": None, "q_kind": "malformed",
-                "reason": f"heartbeat record: {exc}", "raw": frame.raw}
+        return {"kind": "quarantine", **where, "type_code": None, "q_kind": "bad_heartbeat_record",
+                "reason": f"heartbeat record: {exc} (source {source}, offset {frame.kafka_offset})", "raw": frame.raw}
     return {"kind": "heartbeat", **where, "commit_ts": beat.caught_up_as_of_micros}
 
 

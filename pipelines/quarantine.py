@@ -35,7 +35,8 @@ class QuarantineWriter:
 
     `create`: the first append of this process writes even when empty, so the table exists for
     readers (an empty quarantine is a query result); after that an empty append is skipped (it
-    would still cost a Delta commit per batch, and a replayed batch recomputes the same empty set)."""
+    would still cost a Delta commit per batch, and a replayed batch recomputes the same empty set).
+    Columns the schema gained since a table was created (kafka_topic) are added by the append."""
 
     def __init__(self, root: TableRoot | str, app_id: str, stage: str, *, create: bool = False):
         self.path = as_root(root).table(QUARANTINE)
@@ -48,11 +49,11 @@ class QuarantineWriter:
         if self._create:
             self._create = False
             if not is_delta_table(df.sparkSession, self.path):
-                self.appends.append(df, self.path, self.app_id, batch_id)
+                self.appends.append(df, self.path, self.app_id, batch_id, add_columns=True)
                 return True  # written without asking whether it was empty
         if df.isEmpty():
             return False
-        self.appends.append(df, self.path, self.app_id, batch_id)
+        self.appends.append(df, self.path, self.app_id, batch_id, add_columns=True)
         return True
 
     def append_rows(self, spark: SparkSession, rows: Sequence[Mapping[str, Any]], batch_id: int) -> None:
@@ -66,7 +67,7 @@ def assembler_rejects(batch: DataFrame) -> DataFrame:
     """The assemble stage's quarantine records of the batch (kind == 'quarantine')."""
     q = batch.filter(F.col("kind") == "quarantine")
     return q.select("source", "binlog_file", "binlog_pos", "type_code", F.col("q_kind").alias("kind"),
-                    "reason", "raw", "kafka_partition", "kafka_offset",
+                    "reason", "raw", "kafka_topic", "kafka_partition", "kafka_offset",
                     F.current_timestamp().alias("quarantined_at")).select(*quarantine_schema().fieldNames())
 
 
@@ -80,7 +81,8 @@ def failed_transaction_frames(segments: DataFrame, failed: DataFrame) -> DataFra
         "source", F.col("f.file").alias("binlog_file"), F.col("f.pos").alias("binlog_pos"),
         # common header (rows_event.h / log_event.h): timestamp u32, then the type code u8
         F.conv(F.hex(F.substring(F.col("f.raw"), 5, 1)), 16, 10).cast("int").alias("type_code"),
-        "kind", "reason", F.col("f.raw").alias("raw"), F.lit(None).cast("int").alias("kafka_partition"),
+        "kind", "reason", F.col("f.raw").alias("raw"), F.lit(None).cast("string").alias("kafka_topic"),
+        F.lit(None).cast("int").alias("kafka_partition"),
         F.lit(None).cast("long").alias("kafka_offset"), F.current_timestamp().alias("quarantined_at"),
     ).select(*quarantine_schema().fieldNames())
 

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from libs.assembler.file_spill import FileSpillStore
 from libs.assembler.release_log import Release, ReleaseLog
-from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, stop_message
+from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, KafkaPosition, stop_message
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
 from libs.snapshot.record import TABLE, SnapshotRecord
@@ -196,9 +196,10 @@ class ReplicateBatch:
         rows = (batch.filter((F.col("kind") == "quarantine") & (F.col("q_kind") != CONSEQUENCE))
                 .groupBy("source", "q_kind", "reason")
                 .agg(F.min(F.struct("binlog_file", "binlog_pos")).alias("first"),
-                     F.max(F.struct("binlog_file", "binlog_pos")).alias("last")).collect())
-        incidents = [Incident(r["source"], r["q_kind"], r["reason"], BinlogPosition.of(*r["first"]),
-                              BinlogPosition.of(*r["last"])) for r in rows]
+                     F.max(F.struct("binlog_file", "binlog_pos")).alias("last"),
+                     F.max(F.struct("kafka_topic", "kafka_partition", "kafka_offset")).alias("kafka")).collect())
+        incidents = [Incident(r["source"], r["q_kind"], r["reason"], _binlog_position(r["first"]),
+                              _binlog_position(r["last"]), _kafka_position(r["kafka"])) for r in rows]
         for r in failed_rows:  # a rows-stage rejection covers its whole transaction
             end = BinlogPosition.of(r["trx_file"], r["trx_end_pos"])
             incidents.append(Incident(r["source"], r["kind"], r["reason"], end, end))
@@ -254,6 +255,16 @@ def _kinds(batch: DataFrame) -> BatchKinds:
     return BatchKinds({r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
                       Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}),
                       [SourceCounters.from_record(r) for r in rows if r["kind"] == COUNTERS])
+
+
+def _binlog_position(row) -> BinlogPosition | None:
+    """(binlog_file, binlog_pos) -> the position; None when a record named none (libs/kafka_input.py)."""
+    return None if row is None or None in tuple(row) else BinlogPosition.of(*row)
+
+
+def _kafka_position(row) -> KafkaPosition | None:
+    """(kafka_topic, kafka_partition, kafka_offset) -> the position; None when not all are known."""
+    return None if row is None or None in tuple(row) else KafkaPosition(*row)
 
 
 def _failed(decoded: DataFrame) -> tuple[list, DataFrame | None]:

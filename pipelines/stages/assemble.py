@@ -16,6 +16,7 @@ from libs.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, 
 from libs.assembler.file_spill import FileSpillStore
 from libs.binlog.fastrec import fast_constructor
 from libs.gc_pause import gc_paused
+from libs.kafka_input import rejected_record
 from libs.source_counters import SourceCounters
 from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
 from pipelines.schemas import ASSEMBLED_RECORD, ASSEMBLER_STATE, spark_schema
@@ -42,6 +43,33 @@ def _input_frames(pdf: pd.DataFrame) -> list[InputFrame]:
             for raw, file, pos, part, off, kind in zip(*columns)]
 
 
+def _rejected(source: str, pdf: pd.DataFrame) -> tuple[list[dict], pd.DataFrame]:
+    """The records that are not the pipeline's (decode stage's record_problem) as quarantine
+    records, and the others: the source's assembler never sees the rejected ones, so the frames
+    around them are applied as if they were not there (libs/kafka_input.py)."""
+    bad = pdf["record_problem"].notna()
+    if not bad.any():
+        return [], pdf
+    rows = pdf[bad]
+    columns = (rows[name].tolist() for name in ("record_problem", "raw", "binlog_file", "binlog_pos", "kafka_topic",
+                                                "kafka_partition", "kafka_offset"))
+    rejected = [rejected_record(source, problem, raw, file, None if pd.isna(pos) else int(pos), topic, int(part),
+                                int(off)) for problem, raw, file, pos, topic, part, off in zip(*columns)]
+    return rejected, pdf[~bad]
+
+
+def _with_topic(records: list[dict], pdf: pd.DataFrame) -> list[dict]:
+    """Quarantine records of this batch's frames name their topic when the batch has one (the
+    job subscribes to one topic; libs/stream_assembly.py's frames carry only partition and offset)."""
+    untold = [r for r in records if r["kind"] == "quarantine" and r.get("kafka_topic") is None
+              and r.get("kafka_offset") is not None]
+    topics = pdf["kafka_topic"].unique() if untold else ()
+    if len(topics) == 1:
+        for r in untold:
+            r["kafka_topic"] = topics[0]
+    return records
+
+
 def _oldest_kafka_ms(pdf: pd.DataFrame) -> int | None:
     oldest = pdf["kafka_ms"].min()
     return None if pd.isna(oldest) else int(oldest)
@@ -64,7 +92,12 @@ class AssembleFn:
                 oldest = None
             else:
                 pdf = pd.concat(list(pdfs), ignore_index=True)
-                records, row = assemble_group(source, row, _input_frames(pdf), store, self.config, now=now)
+                rejected, good = _rejected(source, pdf)
+                if good.empty and row is None:  # only rejected records (kafka:TOPIC:PARTITION): no state
+                    yield from chunked(rejected, self.schema)
+                    return
+                records, row = assemble_group(source, row, _input_frames(good), store, self.config, now=now)
+                records = _with_topic(records, pdf) + rejected
                 oldest = _oldest_kafka_ms(pdf)
             # the driver's metrics of this source (libs/source_counters.py): one small record
             records.append(SourceCounters.of(AssemblerState.from_row(row), store, oldest).record())

@@ -67,3 +67,22 @@ def test_a_mark_older_than_the_first_history_page_is_found(spark, tmp_path, monk
         other.append(_df(spark, f"other{batch}"), path, "other", batch)
     assert committed_batch(spark, path, "app") == 9
     assert not MarkedAppends().append(_df(spark, "mine"), path, "app", 9)
+
+
+def test_a_quarantine_table_of_an_earlier_release_gains_kafka_topic(spark, tmp_path):
+    """_cdc_quarantine created before kafka_topic was declared (schemas/quarantine_record.avsc):
+    the next append adds the nullable column instead of failing on the schema mismatch."""
+    import datetime as dt
+
+    from libs.system_tables import QUARANTINE
+    from pipelines.arrow_frames import arrow_frame
+    from pipelines.quarantine import QuarantineWriter, quarantine_schema
+
+    row = {"source": "m1", "kind": "kafka_record", "reason": "no key", "raw": b"x", "kafka_topic": "binlog",
+           "kafka_partition": 0, "kafka_offset": 7, "quarantined_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)}
+    old = arrow_frame(spark, [row], quarantine_schema()).drop("kafka_topic")
+    path = str(tmp_path / QUARANTINE)
+    old.write.format("delta").save(path)
+    QuarantineWriter(str(tmp_path), "app", "stream").append(arrow_frame(spark, [row], quarantine_schema()), 0)
+    got = [(r["kafka_topic"], r["kafka_offset"]) for r in spark.read.format("delta").load(path).collect()]
+    assert sorted(got, key=str) == [("binlog", 7), (None, 7)]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from delta.tables import DeltaTable
 
-from libs.apply.maintenance import OPTIMIZE, VACUUM
+from libs.apply.maintenance import OPTIMIZE, VACUUM, MaintenancePolicy
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 
@@ -103,27 +103,37 @@ def test_the_merge_reads_only_the_files_whose_keys_it_touches(spark, tmp_path):
     assert after.count() == 149
 
 
+def _live_files(spark, cfg, name):
+    return int(DeltaTable.forPath(spark, D.table_path(cfg.delta_root, name)).detail().first()["numFiles"])
+
+
 def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_path):
     cfg = config(tmp_path, writes={"optimize_min_new_files": 3, "vacuum_retention_hours": 0,
-                                   "maintenance_per_batch": 2}, **MERGE_ONLY)
+                                   "maintenance_per_batch": 3}, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
-    applier.writes.maintenance.planner.policy = applier.writes.maintenance.planner.policy.__class__(3, 0.0, 2)  # vacuum every batch
-    batches = [_inserts(src, range(1, 6))] + [[src.update({"id": 1 + k % 5}, {"v": f"b{k}"})] for k in range(1, 9)]
-    for batch_id, batch in enumerate(batches):
+    planner = applier.writes.maintenance.planner
+    planner.policy = MaintenancePolicy(3, None, 3)  # compaction only, at first
+    batches = [_inserts(src, range(1, 6))] + [[src.update({"id": 1 + k % 5}, {"v": f"b{k}"})] for k in range(1, 10)]
+    for batch_id, batch in enumerate(batches[:-1]):
         applier(changes_df(spark, batch), batch_id)
     ran = {(Path(table).name, op) for table, op, _ in applier.writes.maintenance.ran}
-    assert {("shop__a", OPTIMIZE), ("_cdc_progress", OPTIMIZE), ("_cdc_change_log", OPTIMIZE)} <= ran
-    assert ("_cdc_progress", VACUUM) in ran or ("shop__a", VACUUM) in ran
-    for name in ("_cdc_progress", "_cdc_change_log"):
-        parquet = list(Path(D.table_path(cfg.delta_root, name)).glob("*.parquet"))
-        assert len(parquet) <= 6, (name, len(parquet))  # not one per batch forever
+    assert ran == {("shop__a", OPTIMIZE), ("_cdc_progress", OPTIMIZE), ("_cdc_change_log", OPTIMIZE)}
+    for name in ("_cdc_progress", "_cdc_change_log", "shop__a"):
+        assert _live_files(spark, cfg, name) < 3 + 2, name  # not a file per batch forever
+    planner.policy = MaintenancePolicy(0, 0.0, 3)  # now VACUUM every table, retention 0 h
+    applier(changes_df(spark, batches[-1]), len(batches) - 1)
+    assert {(Path(t).name, op) for t, op, _ in applier.writes.maintenance.ran[-3:]} == {
+        ("shop__a", VACUUM), ("_cdc_progress", VACUUM), ("_cdc_change_log", VACUUM)}
+    for name in ("_cdc_progress", "_cdc_change_log"):  # only the live files are left on disk
+        on_disk = list(Path(D.table_path(cfg.delta_root, name)).glob("*.parquet"))
+        assert len(on_disk) == _live_files(spark, cfg, name), name
     expected = sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect())
-    assert expected == [(1, "b5"), (2, "b6"), (3, "b7"), (4, "b8"), (5, "v5")]
+    assert expected == [(1, "b5"), (2, "b6"), (3, "b7"), (4, "b8"), (5, "b9")]
     assert delta(spark, cfg, "_cdc_progress").count() == len(batches)
-    assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 8
+    assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 9
     again = DeltaApplier(catalog_from_ddl(DDL), cfg)  # a restarted job retries the last batches
-    for batch_id in (7, 8):
+    for batch_id in (8, 9):
         again(changes_df(spark, batches[batch_id]), batch_id)
     assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == expected
-    assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 8
+    assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 9

@@ -1,8 +1,10 @@
 """libs/bad_input.py: which quarantined input stops the job, cell by cell (DESIGN.md "Bad input",
 "Ignorable events (WL#4033)")."""
+import dataclasses
+
 import pytest
 
-from libs.bad_input import BadInputPolicy, BinlogPosition, Incident, accepted_positions, stop_message
+from libs.bad_input import BadInputPolicy, BinlogPosition, Incident, KafkaPosition, accepted_positions, stop_message
 from libs.config import ConfigError, JobConfig
 
 P = BinlogPosition.of
@@ -91,3 +93,87 @@ def test_job_config_checks_the_settings():
         JobConfig(accept_bad_input_through={"m1": 7})
     with pytest.raises(ConfigError, match="accept_bad_input_through: must be a mapping"):
         JobConfig(accept_bad_input_through=["m1"])
+
+
+# -- Kafka positions: records that are not the pipeline's (libs/kafka_input.py, issue #38) ----------
+K = KafkaPosition
+
+
+def record_incident(kind="kafka_record", offset=17, last=None, source="kafka:binlog:0") -> Incident:
+    return Incident(source, kind, f"topic binlog partition 0 offset {offset}: no key", last, last,
+                    K("binlog", 0, offset))
+
+
+@pytest.mark.parametrize("accepted, stops", [
+    ({}, True),
+    ({"kafka:binlog:0": 16}, True),    # before the record
+    ({"kafka:binlog:0": 17}, False),   # the record itself
+    ({"kafka:binlog:0": "900"}, False),  # YAML may give the offset as text
+    ({"kafka:binlog:1": 900}, True),   # another partition
+    ({"kafka:other:0": 900}, True),    # another topic
+])
+def test_an_accepted_kafka_offset_lets_the_job_go_past_records_up_to_it(accepted, stops):
+    policy = BadInputPolicy("fail", "fail", accepted_positions(accepted, kafka=True))
+    assert policy.stops_on(record_incident()) is stops
+
+
+def test_a_binlog_incident_is_accepted_by_its_position_or_by_its_records_offset():
+    frame = Incident("m1", "checksum", "r", P("mdb-bin.000002", 100), P("mdb-bin.000002", 100), K("binlog", 0, 5))
+    assert not BadInputPolicy("fail", "fail", accepted_positions({"kafka:binlog:0": 5}, kafka=True)).stops_on(frame)
+    assert not BadInputPolicy("fail", "fail", accepted_positions({"m1": "mdb-bin.000002:100"})).stops_on(frame)
+    # a source named like a Kafka key never compares a binlog position with an offset
+    pseudo = record_incident(source="kafka:binlog:0")
+    assert BadInputPolicy("fail", "fail", accepted_positions({"kafka:binlog:0": 3}, kafka=True)).stops_on(pseudo)
+
+
+@pytest.mark.parametrize("key, offset, message", [
+    ("kafka:binlog", 4, "must be kafka:TOPIC:PARTITION"),
+    ("kafka::0", 4, "must be kafka:TOPIC:PARTITION"),
+    ("kafka:binlog:x", 4, "must be kafka:TOPIC:PARTITION"),
+    ("kafka:binlog:0", -1, "must be a Kafka offset"),
+    ("kafka:binlog:0", "mdb-bin.000001:4", "must be a Kafka offset"),
+    ("kafka:binlog:0", True, "must be a Kafka offset"),
+    ("kafka:binlog:0", None, "must be a Kafka offset"),
+])
+def test_a_malformed_kafka_position_is_refused_naming_its_key(key, offset, message):
+    with pytest.raises(ValueError, match=f"^{key}: {message}"):
+        accepted_positions({key: offset}, kafka=True)
+
+
+def test_the_setting_key_is_normalised_and_sorted_with_the_sources():
+    pairs = accepted_positions({"m1": "mdb-bin.000001:4", "kafka:binlog:007": 12}, kafka=True)
+    assert pairs == (("kafka:binlog:7", K("binlog", 7, 12)), ("m1", P("mdb-bin.000001", 4)))
+
+
+def test_a_record_incident_is_named_by_its_offset_and_sorted_after_positioned_ones():
+    stop = stop_message(record_incident(), 0, "_cdc_quarantine")
+    assert "\n" not in stop
+    assert stop.startswith("stopped on bad input (bad_input_policy: fail): source kafka:binlog:0, topic binlog "
+                           "partition 0 offset 17, kafka_record: topic binlog partition 0 offset 17: no key. ")
+    assert "accept_bad_input_through: {'kafka:binlog:0': 17} (or bad_input_policy: quarantine)" in stop
+    # a forged snapshot's claimed position is shown, but the way past it is its offset
+    forged = record_incident("bad_snapshot_record", source="m1", last=P("mdb-bin.999999", 4))
+    text = stop_message(forged, 0, "_cdc_quarantine")
+    assert "source m1, mdb-bin.999999:4, topic binlog partition 0 offset 17, bad_snapshot_record:" in text
+    assert "{'kafka:binlog:0': 17}" in text and "mdb-bin.999999:4'" not in text
+    # a frame's incident keeps its binlog position as the way past it
+    frame = Incident("m1", "checksum", "r", P("mdb-bin.000002", 9), P("mdb-bin.000002", 9), K("binlog", 0, 5))
+    assert "{m1: 'mdb-bin.000002:9'}" in stop_message(frame, 0, "_cdc_quarantine")
+    positioned = incident("checksum", source="m1")
+    unpositioned = record_incident(source="m1", offset=3)
+    assert BadInputPolicy("fail", "fail").first_stop([unpositioned, positioned]) == (positioned, 1)
+
+
+def test_only_the_bad_input_setting_names_kafka_offsets():
+    cfg = JobConfig(accept_bad_input_through={"kafka:binlog:0": 17, "m1": "mdb-bin.000002:7"})
+    assert cfg.bad_input.accepted_through == (("kafka:binlog:0", K("binlog", 0, 17)), ("m1", P("mdb-bin.000002", 7)))
+    assert dataclasses.replace(cfg).accept_bad_input_through == cfg.accept_bad_input_through  # already parsed
+    with pytest.raises(ConfigError, match="accept_schema_changes_through: kafka:binlog:0: must be FILE:POS"):
+        JobConfig(accept_schema_changes_through={"kafka:binlog:0": 17})
+    with pytest.raises(ConfigError, match="accept_bad_input_through: kafka:binlog: must be kafka:TOPIC:PARTITION"):
+        JobConfig(accept_bad_input_through={"kafka:binlog": 17})
+
+
+def test_a_frames_stop_line_is_unchanged_by_its_kafka_position():
+    frame = Incident("m1", "checksum", "r", P("mdb-bin.000002", 9), P("mdb-bin.000002", 9), K("binlog", 0, 5))
+    assert stop_message(frame, 0, "q") == stop_message(dataclasses.replace(frame, kafka=None), 0, "q")
