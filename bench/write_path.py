@@ -73,12 +73,15 @@ def prepare(spark, path, target, rows: int, files: int, deletion_vectors: bool) 
      .write.format("delta").mode("append").save(path.path))
 
 
-def last_metrics(spark, path) -> dict:
+def last_metrics(spark, path) -> list[dict]:
+    """The table's last two commits' metrics, newest first (a compaction may follow the write)."""
     from delta.tables import DeltaTable
 
-    row = DeltaTable.forPath(spark, path.path).history(1).collect()[0]
-    metrics = row["operationMetrics"] or {}
-    return {"operation": row["operation"], **{m: int(metrics.get(m, 0)) for m in METRICS}}
+    out = []
+    for row in DeltaTable.forPath(spark, path.path).history(2).collect():
+        metrics = row["operationMetrics"] or {}
+        out.append({"operation": row["operation"], **{m: int(metrics.get(m, 0)) for m in METRICS}})
+    return out
 
 
 def on_disk(path: str) -> tuple[int, int]:
@@ -123,17 +126,21 @@ def main(argv=None) -> int:
     real_scope = applier_module.merge_scope
     walls: dict[str, list[float]] = {name: [] for name in variants}
     written: dict[str, list[dict]] = {name: [] for name in variants}
+    upkeep = {name: 0.0 for name in variants}  # maintenance seconds after batches, apart from their walls
     load_before = load_average()
     for batch_id, batch in enumerate(sysbench_batches(args.rows, args.batches, args.trx)):
         for name in (("before", "after") if batch_id % 2 == 0 else ("after", "before")):
             applier_module.merge_scope = real_scope if name == "after" else (lambda target, rows: None)
             df = spark.createDataFrame(batch, spark_schema("change_record"))
+            ran = len(appliers[name].writes.maintenance.ran)
             started = time.perf_counter()
             appliers[name](df, batch_id)
-            walls[name].append(time.perf_counter() - started)
-            written[name].append(last_metrics(spark, paths[name]))
+            kept = sum(s for _, _, s in appliers[name].writes.maintenance.ran[ran:])
+            walls[name].append(time.perf_counter() - started - kept)
+            upkeep[name] += kept
+            written[name].append(next(m for m in last_metrics(spark, paths[name]) if m["operation"] != "OPTIMIZE"))
             m = written[name][-1]
-            print(f"batch {batch_id} {name:6s} {walls[name][-1]:6.2f} s  {m['operation']:8s} "
+            print(f"batch {batch_id} {name:6s} {walls[name][-1]:6.2f} s (+{kept:5.2f} s upkeep)  {m['operation']:8s} "
                   f"bytes {m['numTargetBytesAdded']:>11,}  rows out {m['numOutputRows']:>9,}  "
                   f"copied {m['numTargetRowsCopied']:>9,}  files +{m['numTargetFilesAdded']} "
                   f"-{m['numTargetFilesRemoved']}  DVs +{m['numTargetDeletionVectorsAdded']}")
@@ -147,7 +154,8 @@ def main(argv=None) -> int:
         files, size = on_disk(paths[name].path)
         print(f"{name:6s} batch median {statistics.median(steady):.2f} s (min {min(steady):.2f}); MERGE bytes "
               f"written median {added:,.0f} = {added / changed_bytes:.1f}x the ~{changed_bytes:,} bytes changed; "
-              f"on disk {files} files, {size / 1e6:.1f} MB; maintenance {appliers[name].maintenance.ran}")
+              f"target on disk {files} files, {size / 1e6:.1f} MB; maintenance {upkeep[name]:.1f} s: "
+              f"{[(Path(t).name, op, round(s, 1)) for t, op, s in appliers[name].writes.maintenance.ran]}")
     cols = [*target.column_names, "_row_id"]
     before = D.read(spark, paths["before"]).select(*cols).exceptAll(D.read(spark, paths["after"]).select(*cols))
     after = D.read(spark, paths["after"]).select(*cols).exceptAll(D.read(spark, paths["before"]).select(*cols))
