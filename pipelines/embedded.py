@@ -134,8 +134,10 @@ def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.update(flag=True))
     ensure_topic(cfg.bootstrap, topic)  # before the query subscribes: one partition, the shipper's way
-    sim = _start_simulator(cfg.bootstrap, topic, opts, expected)
+    # the session first: a checkout without the Spark jars stops here with one line (main),
+    # before a simulator is left running
     spark = build_session(SessionOptions(app_name="cdc-replicate-embedded"))
+    sim = _start_simulator(cfg.bootstrap, topic, opts, expected)
     try:
         tally = _Tally(make_applier(cfg))
         query = build_query(spark, cfg, tally)

@@ -1,7 +1,9 @@
 """cdc-replicate: Kafka topic of raw binlog frames -> Delta tables (DESIGN.md "Dataflow").
 
-  cdc-replicate --bootstrap HOST:PORT --topic T --target-ddl FILE.sql --delta-root DIR
-                [--catalog-schema CATALOG.SCHEMA] --checkpoint DIR [--conf FILE] [--available-now]
+  Usage: USAGE below (--help prints it; README "Commands" has the same line). Every flag
+  overrides conf/job.yaml, and every setting has a default (libs/config.py). No declaration is
+  needed: a table's target comes from the source's schema; --target-ddl / --targets declare or
+  override targets (README "Commands").
 
 The embedded default (local broker -> simulator -> this job) is its own entry point:
 cdc-embedded (pipelines/embedded.py). Every configuration and declaration error is reported as
@@ -26,18 +28,21 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from libs.config import ConfigError, JobConfig, load_config, one_line
 from libs.config_errors import cause_line
 from libs.metrics import serve
-from libs.paths import REPO_ROOT
+from libs.paths import REPO_ROOT, SPARK_JARS_DIR
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
 from pipelines.apply import DeltaApplier
 from pipelines.delta_tables import CatalogSchemaStopped, ensure_schema
 from pipelines.job_metrics import JobMetrics, ProgressListener, observe_input
 from pipelines.lineage_views import lineage_views
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
-from pipelines.spark_session import SessionOptions, build_session, logger_off
+from pipelines.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
 from pipelines.stages.assemble import assemble
 from pipelines.stages.decode import frames
 
 QUERY_NAME = "cdc-replicate"
+USAGE = ("cdc-replicate [--bootstrap H:P] [--topic T] [--delta-root DIR] [--catalog-schema C.S] "
+         "[--checkpoint DIR] [--target-ddl F.sql] [--targets F.yaml] [--conf F] [--available-now] "
+         "[--on-cluster] [--verbose]")
 STREAM_LOGGER = "org.apache.spark.sql.execution.streaming.MicroBatchExecution"  # logs a query's end
 
 
@@ -152,21 +157,24 @@ def prepare_tables(spark: SparkSession, cfg: JobConfig) -> None:
 
 # -- the entry point -------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="cdc-replicate", description=__doc__,
+    ap = argparse.ArgumentParser(prog="cdc-replicate", usage=USAGE, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--conf", help="YAML job configuration (default conf/job.yaml)")
-    ap.add_argument("--bootstrap")
-    ap.add_argument("--topic")
-    ap.add_argument("--target-ddl", dest="target_ddl")
-    ap.add_argument("--targets", help="YAML target declarations")
-    ap.add_argument("--delta-root", dest="delta_root")
-    ap.add_argument("--catalog-schema", dest="catalog_schema",
+    ap.add_argument("--conf", metavar="F", help="YAML job configuration (default conf/job.yaml)")
+    ap.add_argument("--bootstrap", metavar="H:P", help="Kafka bootstrap servers")
+    ap.add_argument("--topic", metavar="T", help="Kafka topic of the shipper's records")
+    ap.add_argument("--target-ddl", dest="target_ddl", metavar="F.sql",
+                    help="CREATE TABLE statements declaring targets (optional: targets come from the source)")
+    ap.add_argument("--targets", metavar="F.yaml", help="YAML target declarations (optional)")
+    ap.add_argument("--delta-root", dest="delta_root", metavar="DIR", help="directory of the Delta tables")
+    ap.add_argument("--catalog-schema", dest="catalog_schema", metavar="C.S",
                     help="CATALOG.SCHEMA: catalog tables by name instead of paths under --delta-root")
-    ap.add_argument("--checkpoint")
-    ap.add_argument("--available-now", dest="available_now", action="store_true", default=None)
+    ap.add_argument("--checkpoint", metavar="DIR", help="Spark checkpoint directory")
+    ap.add_argument("--available-now", dest="available_now", action="store_true", default=None,
+                    help="replicate what the topic holds, then end")
     ap.add_argument("--on-cluster", action="store_true", help="use the cluster's Spark session (Databricks)")
     ap.add_argument("--verbose", action="store_true",
-                    help="when the job stops, print the Java and Python traces before its one line")
+                    help="Spark's own warnings, and when the job stops, the Java and Python traces "
+                         "before its one line")
     return ap.parse_args(argv)
 
 
@@ -200,14 +208,16 @@ def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
 
 
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None,
-        verbose: bool = False) -> int:
+        verbose: bool = False, jars_dir: Path = SPARK_JARS_DIR) -> int:
     """The job until it ends: 0 at its end (available_now), 1 when stopped. A stop prints one
     line naming its cause (the stop's own message, or the innermost error of a failure);
-    `verbose` also lets Spark log the query's end and prints the traces."""
+    `verbose` also brings back Spark's own warnings, lets it log the query's end and prints the
+    traces. `jars_dir`: where the local session finds the Delta and Kafka-source jars."""
     # Catalog tables on this machine: a metastore under delta_root, so they outlive the job (on a
     # cluster, the cluster's catalog: Unity Catalog).
     metastore = cfg.delta_root if cfg.catalog_schema is not None and not on_cluster else None
-    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster, metastore_dir=metastore))
+    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster, metastore_dir=metastore,
+                                         jars_dir=jars_dir, verbose=verbose))
     try:
         prepare_tables(spark, cfg)
     except CatalogSchemaStopped as stop:
@@ -231,7 +241,7 @@ def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None 
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:
     args = parse_args(argv)
     if not args.on_cluster:  # a cluster's driver process is the platform's (it has its own thread dumps)
         # `kill -USR1 <pid>` prints every Python thread's stack to stderr: where a stuck
@@ -240,10 +250,13 @@ def main(argv: list[str] | None = None) -> int:
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
         catalog = load_catalog(cfg)
-        return run(cfg, on_cluster=args.on_cluster, catalog=catalog, verbose=args.verbose)
+        return run(cfg, on_cluster=args.on_cluster, catalog=catalog, verbose=args.verbose, jars_dir=jars_dir)
     except ConfigError as e:
         print(f"cdc-replicate: {e}", file=sys.stderr)
         return 2
+    except SparkJarsMissing as e:  # this checkout is not set up: the command that does it
+        print(f"cdc-replicate: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
+from libs.log4j_conf import logger_settings
 from libs.paths import REPO_ROOT, SPARK_JARS_DIR
 
 LOG4J_CONF = REPO_ROOT / "conf" / "log4j2.properties"  # the local driver's logging: WARN, no noise
@@ -34,12 +36,18 @@ class SessionOptions:
     # default catalog is in memory: a restarted job would find its schema and tables gone.
     metastore_dir: str | None = None
     extra_conf: tuple[tuple[str, str], ...] = ()  # applied last, e.g. a benchmark's trial setting
+    jars_dir: Path = SPARK_JARS_DIR  # the Delta and Kafka-source jars of a local session
+    verbose: bool = False  # Spark's own warnings too (spark_warnings_on)
 
 
-def local_jars() -> list[str]:
-    jars = sorted(str(p) for p in SPARK_JARS_DIR.glob("*.jar"))
+class SparkJarsMissing(RuntimeError):
+    """The local session's jars are not there: the entry points print it as their one line."""
+
+
+def local_jars(jars_dir: Path = SPARK_JARS_DIR) -> list[str]:
+    jars = sorted(str(p) for p in jars_dir.glob("*.jar"))
     if not any("delta-spark" in j for j in jars) or not any("spark-sql-kafka" in j for j in jars):
-        raise RuntimeError(f"Delta/Kafka jars missing in {SPARK_JARS_DIR}: run `scripts/dev setup`")
+        raise SparkJarsMissing(f"Delta/Kafka jars missing in {jars_dir}: run `scripts/dev setup`")
     return jars
 
 
@@ -67,7 +75,7 @@ def build_session(opts: SessionOptions = SessionOptions()):
     builder = (
         SparkSession.builder.appName(opts.app_name)
         .master(opts.master)
-        .config("spark.jars", ",".join(local_jars()))
+        .config("spark.jars", ",".join(local_jars(opts.jars_dir)))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.ui.enabled", str(opts.ui).lower())
@@ -115,4 +123,22 @@ def build_session(opts: SessionOptions = SessionOptions()):
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    if opts.verbose:
+        spark_warnings_on(spark)
     return spark
+
+
+def spark_warnings_on(spark) -> None:
+    """Every logger conf/log4j2.properties quiets back at WARN, its filters removed: Spark's own
+    warnings, for `--verbose`."""
+    if not LOG4J_CONF.exists():
+        return
+    jvm = spark.sparkContext._jvm
+    context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    for name in logger_settings(LOG4J_CONF.read_text()):
+        logger = config.getLoggerConfig(name)
+        if logger.getFilter() is not None:
+            logger.removeFilter(logger.getFilter())
+        logger.setLevel(jvm.org.apache.logging.log4j.Level.WARN)
+    context.updateLoggers()

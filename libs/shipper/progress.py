@@ -1,4 +1,6 @@
-"""Progress on stderr every few seconds: events/s, lag in bytes and in seconds."""
+"""Progress on stderr every few seconds: events/s, where the shipper is, lag in bytes and in
+seconds, or "caught up" when a heartbeat after the last event said the server had logged nothing
+more (libs/shipper/heartbeat.py): an idle source's age of its last event grows, its lag does not."""
 from __future__ import annotations
 
 import sys
@@ -27,10 +29,12 @@ class Progress:
         self.commit_to_kafka_s: float | None = None  # publish time - the last event's timestamp
         self.last_lag_bytes: int | None = None       # as of the last line printed
         self.caught_up_as_of: float | None = None    # Unix time of the last heartbeat published
+        self.caught_up = False  # a heartbeat came after the last event shipped
 
     def event(self, file: str, pos: int, frame: bytes) -> None:
         self.total += 1
         self._window += 1
+        self.caught_up = False
         self.last_file, self.last_pos = file, pos + len(frame)
         ts = int.from_bytes(frame[0:4], "little")
         # The lag is read from the clock only when the binlog's timestamp second changes: the
@@ -42,9 +46,12 @@ class Progress:
             self.last_event_ts = ts
             self.commit_to_kafka_s = max(0.0, time.time() - ts)
 
-    def heartbeat(self, at: float) -> None:
-        """A heartbeat record was published: the shipper held everything the server had at `at`."""
-        self.caught_up_as_of = at
+    def heartbeat(self, at: float, file: str | None = None, pos: int | None = None) -> None:
+        """A heartbeat record was published: the shipper held everything the server had at `at`,
+        up to `file`:`pos` (known from the resume point even before this run shipped an event)."""
+        self.caught_up_as_of, self.caught_up = at, True
+        if file is not None and pos is not None:
+            self.last_file, self.last_pos = file, pos
 
     def report(self, *, force: bool = False) -> None:
         now = self.clock()
@@ -54,9 +61,23 @@ class Progress:
         lag_b = self.last_lag_bytes = self.lag_bytes()
         lag_s = max(0, int(time.time()) - self.last_event_ts) if self.last_event_ts else None
         note = self.note()
-        print(f"cdc-ship {self.source}: {rate:,.0f} events/s, {self.total:,} shipped, at "
-              f"{self.last_file}:{self.last_pos}, lag "
-              f"{'?' if lag_b is None else f'{lag_b:,}'} bytes, "
-              f"{'?' if lag_s is None else lag_s} s" + (f", {note}" if note else ""),
+        at = (self.last_file, self.last_pos) if self.last_file is not None else None
+        print(progress_line(self.source, rate, self.total, at, lag_b, lag_s, self.caught_up, note),
               file=self.out, flush=True)
         self._window, self._last = 0, now
+
+
+def progress_line(source: str, rate: float, total: int, at: tuple[str, int] | None,
+                  lag_bytes: int | None, lag_s: int | None, caught_up: bool,
+                  note: str | None = None) -> str:
+    """The progress line. `at`: the position after the last event (None before any); `lag_s`:
+    the age of the last event's commit; `caught_up` (a heartbeat after it) replaces that age,
+    which only says how long the source has been idle."""
+    head = f"cdc-ship {source}: {rate:,.0f} events/s, {total:,} shipped, "
+    if at is None and not caught_up:
+        where = "waiting for the first event"
+    else:
+        where = (f"at {at[0]}:{at[1]}, " if at is not None else "") + (
+            f"lag {'?' if lag_bytes is None else f'{lag_bytes:,}'} bytes, "
+            + ("caught up" if caught_up else f"{'?' if lag_s is None else lag_s} s"))
+    return head + where + (f", {note}" if note else "")

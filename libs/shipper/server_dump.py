@@ -186,7 +186,7 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
                 # carries the origin too: a resume may start from it as the last record.
                 now = time.time_ns()
                 beat = HeartbeatRecord(cfg.source, now // 1000, frame)
-                progress.heartbeat(now / 1e9)
+                progress.heartbeat(now / 1e9, tracker.file, tracker.pos)
                 sink.send(KafkaRecord(cfg.source, tracker.file, tracker.pos, beat.encode(), HEARTBEAT,
                                       origin=origin(None)))
                 stats.heartbeats += 1

@@ -93,7 +93,7 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
         if beats.due(at_ns, stats.events):  # everything the file held at at_ns is sent
             record = HeartbeatRecord(cfg.source, at_ns // 1000)
             sink.send(KafkaRecord(cfg.source, name, pos, record.encode(), HEARTBEAT))
-            progress.heartbeat(at_ns / 1e9)
+            progress.heartbeat(at_ns / 1e9, name, pos)
             stats.heartbeats += 1
         else:
             sink.poll()  # delivery reports of what was sent before the silence

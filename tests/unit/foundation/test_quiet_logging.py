@@ -1,0 +1,39 @@
+"""conf/log4j2.properties (issue #39 item 7): the Spark lines that say nothing the user can act
+on are configured away, read from the file the jobs pass to their driver (libs/log4j_conf.py)."""
+import re
+
+from libs.log4j_conf import logger_settings
+from pipelines.spark_session import LOG4J_CONF
+
+# Spark 4.0's own text of each line (ProcessingTimeExecutor.notifyBatchFallingBehind,
+# DAGScheduler.handleJobGroupCancelled), as printed by a local job before this change.
+FALLING_BEHIND = ("Current batch is falling behind. The trigger interval is 1000} milliseconds, "
+                  "but spent 2678 milliseconds")
+CANCEL_GROUP = "Failed to cancel job group 0f8ff9c0-2068-4a32-b092-183cbc0a18a2. Cannot find active jobs for it."
+
+
+def settings():
+    return logger_settings(LOG4J_CONF.read_text())
+
+
+def test_the_falling_behind_warning_of_every_long_batch_is_off():
+    assert settings()["org.apache.spark.sql.execution.streaming.ProcessingTimeExecutor"]["level"] == "error"
+
+
+def test_only_the_cancel_job_group_line_of_the_dag_scheduler_is_dropped():
+    dag = settings()["org.apache.spark.scheduler.DAGScheduler"]
+    assert dag["level"] == "warn"  # its other warnings stay
+    [fid] = {key.split(".")[1] for key in dag if key.startswith("filter.")}
+    assert dag[f"filter.{fid}.type"] == "RegexFilter"
+    assert (dag[f"filter.{fid}.onMatch"], dag[f"filter.{fid}.onMismatch"]) == ("DENY", "NEUTRAL")
+    regex = re.compile(dag[f"filter.{fid}.regex"])  # log4j2's RegexFilter: the whole message matches
+    assert regex.fullmatch(CANCEL_GROUP)
+    assert not regex.fullmatch("Broadcasting large task binary with size 1.2 MiB")
+    assert not regex.fullmatch(FALLING_BEHIND)
+
+
+def test_the_parser_reads_every_logger_of_the_file_with_its_level():
+    quiet = settings()
+    assert len(quiet) == len(re.findall(r"^logger\.\w+\.name = ", LOG4J_CONF.read_text(), re.M))
+    assert quiet["org.apache.hadoop.util.NativeCodeLoader"] == {"level": "error"}
+    assert all("level" in s for s in quiet.values())
