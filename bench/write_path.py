@@ -11,7 +11,7 @@ id, DELETE by id, INSERT of that id again: minimal row images), applied by Delta
 * before: no deletion vectors, the MERGE unbounded (merge_scope switched off here, as the code
   before this issue had no scope);
 * after: the job's defaults (deletion vectors, the MERGE bounded by the keys read, compaction
-  after `--optimize-files` new files).
+  after `--optimize-commits` commits).
 
 The two alternate batch by batch so machine load hits both. Per batch and variant: wall time
 of the applier call, and from the target's Delta history the MERGE's bytes and rows written,
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     ap.add_argument("--files", type=int, default=16)
     ap.add_argument("--batches", type=int, default=8)
     ap.add_argument("--trx", type=int, default=50)
-    ap.add_argument("--optimize-files", type=int, default=32)
+    ap.add_argument("--optimize-commits", type=int, default=32)
     args = ap.parse_args(argv)
 
     import pipelines.apply.applier as applier_module
@@ -113,8 +113,8 @@ def main(argv=None) -> int:
     root = Path(tempfile.mkdtemp(prefix="write-path-"))
     variants = {
         "before": JobConfig(delta_root=str(root / "before"), writes={"deletion_vectors": False,
-                                                                     "optimize_min_new_files": 0}),
-        "after": JobConfig(delta_root=str(root / "after"), writes={"optimize_min_new_files": args.optimize_files}),
+                                                                     "optimize_after_commits": 0}),
+        "after": JobConfig(delta_root=str(root / "after"), writes={"optimize_after_commits": args.optimize_commits}),
     }
     appliers, paths = {}, {}
     t0 = time.perf_counter()

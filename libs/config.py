@@ -98,8 +98,9 @@ class WritesSettings:
         "Targets use Delta deletion vectors: a MERGE marks the rows it changes instead of rewriting their "
         "files. New targets are created with them, existing ones upgraded when the job first writes them "
         "(their readers then need Delta's deletionVectors reader feature); false: neither", True)
-    optimize_min_new_files: int = _doc("Compact a table (OPTIMIZE) once this many files were added since its "
-                                       "last compaction (0: never)", 32, minimum=0)
+    optimize_after_commits: int = _doc("Compact a table (OPTIMIZE) once it has this many commits since its "
+                                       "last compaction; each write of the job adds a file or a few "
+                                       "(0: never)", 32, minimum=0)
     optimize_small_file_mb: int = _doc("Files under this size are compacted", 32, minimum=1)
     optimize_target_file_mb: int = _doc("Size of the files a compaction writes", 128, minimum=1)
     vacuum_every_minutes: int | None = _doc("VACUUM each table this often (null: never)", 60, minimum=1)

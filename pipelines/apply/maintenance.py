@@ -14,7 +14,8 @@ from pyspark.sql import SparkSession
 from libs.apply.maintenance import OPTIMIZE, MaintenancePlanner, MaintenancePolicy
 from libs.config import WritesSettings
 from libs.table_location import TableLocation
-from pipelines.delta_tables import exists, snapshot
+from pipelines.delta_tables import exists
+from pipelines.delta_txn import table_version
 
 MB = 1024 * 1024
 DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its check is off
@@ -22,14 +23,8 @@ DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its c
 
 def policy_of(settings: WritesSettings) -> MaintenancePolicy:
     every = settings.vacuum_every_minutes
-    return MaintenancePolicy(settings.optimize_min_new_files, None if every is None else every * 60.0,
+    return MaintenancePolicy(settings.optimize_after_commits, None if every is None else every * 60.0,
                              settings.maintenance_per_batch)
-
-
-def file_count(spark: SparkSession, table: TableLocation) -> int:
-    """The table's file count at its latest version (Delta's checksum of that version when
-    it wrote one, else its state)."""
-    return int(snapshot(spark, table).numOfFiles())
 
 
 class TableMaintenance:
@@ -39,20 +34,22 @@ class TableMaintenance:
         self.settings = settings
         self.planner = MaintenancePlanner(policy_of(settings))
         self.ran: list[tuple[str, str, float]] = []  # (table, operation, seconds), for tests and benches
+        self._exist: set[TableLocation] = set()  # tables seen to exist (no log listing per batch)
 
     def after_batch(self, spark: SparkSession, tables: Iterable[TableLocation]) -> None:
         if self.settings.maintenance_per_batch == 0:
             return
-        by_name = {str(t): t for t in tables if exists(spark, t)}
-        counts = {name: file_count(spark, t) for name, t in by_name.items()}
-        for name, operation in self.planner.due(counts, time.monotonic()):
+        self._exist.update(t for t in tables if t not in self._exist and exists(spark, t))
+        by_name = {str(t): t for t in tables if t in self._exist}
+        versions = {name: table_version(spark, t) for name, t in by_name.items()}
+        for name, operation in self.planner.due(versions, time.monotonic()):
             started = time.monotonic()
             session = spark.newSession()
             if operation == OPTIMIZE:
                 self._optimize(session, by_name[name])
             else:
                 self._vacuum(session, by_name[name])
-            self.planner.done(name, operation, file_count(spark, by_name[name]), time.monotonic())
+            self.planner.done(name, operation, table_version(spark, by_name[name]), time.monotonic())
             self.ran.append((name, operation, time.monotonic() - started))
 
     def _optimize(self, session: SparkSession, table: TableLocation) -> None:
