@@ -18,9 +18,10 @@ from typing import Any, Iterable, Mapping
 
 from libs.targets.model import Target
 
-# As for the touched-row read (pipelines/apply/touched_rows.py IN_LIST_MAX, OR_LIST_MAX): an
-# IN list of one column, or an OR of per-tuple ANDs; beyond these the MERGE keeps its plain
-# condition (Delta's data-skipping expression over long ORs outgrows whole-stage codegen).
+# The largest key filters, here and for the touched-row read (pipelines/apply/touched_rows.py):
+# an IN list of one column, or an OR of per-tuple ANDs. Beyond them the MERGE keeps its plain
+# condition and the read is a join: as a filter, Delta's data-skipping expression over
+# min/max/null counts outgrew whole-stage codegen (bench/apply_steady.py).
 IN_LIST_MAX, OR_LIST_MAX = 5000, 16
 
 

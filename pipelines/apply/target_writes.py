@@ -4,7 +4,6 @@ Idempotence (Delta's txnAppId/txnVersion around the write) is the caller's (Delt
 from __future__ import annotations
 
 import dataclasses
-from functools import reduce
 from typing import Any, Sequence
 
 import pyarrow as pa
@@ -19,6 +18,7 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.table_location import TableLocation
 from libs.targets.model import Target
+from pipelines.apply.touched_rows import key_in
 from pipelines.arrow_frames import arrow_table
 from pipelines.delta_tables import delta_table, writer
 
@@ -73,16 +73,10 @@ def _col(alias: str, name: str):
 
 
 def in_scope(scope: MergeScope, alias: str = "t"):
-    """Column predicate: the stored row's key is one of the scope's values. Literals through
-    D.to_spark_value (a naive datetime is UTC here, not the driver's zone)."""
-    cols = [_col(alias, c) for c in scope.columns]
+    """Column predicate: the stored row's key is one of the scope's values."""
     if not scope.values:
         return F.lit(False)
-    if len(cols) == 1:
-        return cols[0].isin([D.to_spark_value(v[0]) for v in sorted(scope.values, key=repr)])
-    return reduce(lambda a, b: a | b, (
-        reduce(lambda a, b: a & b, (c == F.lit(D.to_spark_value(v)) for c, v in zip(cols, value)))
-        for value in sorted(scope.values, key=repr)))
+    return key_in([_col(alias, c) for c in scope.columns], sorted(scope.values, key=repr))
 
 
 def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str,

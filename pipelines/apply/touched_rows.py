@@ -5,10 +5,11 @@ from __future__ import annotations
 from functools import reduce
 from typing import Any, Sequence
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from libs.apply.merge_scope import IN_LIST_MAX, OR_LIST_MAX
 from libs.apply_plan import Lookups
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
@@ -19,11 +20,8 @@ import pipelines.apply.tables as D
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_tables import read
 
-# Key lookups up to these sizes read through a filter instead of a broadcast join
-# (read_touched): an IN list of one column, or an OR of per-tuple ANDs. Whole-image lookups
-# (keyless tables, null-safe, every column) stay joins: as a filter, Delta's data-skipping
-# expression over min/max/null counts outgrew whole-stage codegen (bench/apply_steady.py).
-IN_LIST_MAX, OR_LIST_MAX = 5000, 16
+# Key lookups up to IN_LIST_MAX / OR_LIST_MAX read through a filter instead of a broadcast join
+# (read_touched). Whole-image lookups (keyless tables, null-safe, every column) stay joins.
 
 
 def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any]]:
@@ -65,9 +63,13 @@ def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tu
 
 
 def _matches_any(table: DataFrame, columns: Sequence[str], tuples):
-    """Column predicate: the row's key `columns` equal one of `tuples`. Literals go through
-    D.to_spark_value: a naive datetime is UTC here, not the driver's zone."""
-    cols = [table[quote_identifier(c)] for c in columns]
+    return key_in([table[quote_identifier(c)] for c in columns], tuples)
+
+
+def key_in(cols: Sequence[Column], tuples):
+    """Column predicate: the key columns `cols` equal one of `tuples` (an IN list for one
+    column, an OR of ANDs for several). Literals go through D.to_spark_value: a naive datetime
+    is UTC here, not the driver's zone."""
     if len(cols) == 1:
         return cols[0].isin([D.to_spark_value(t[0]) for t in tuples])
     return reduce(lambda a, b: a | b, (
