@@ -3,9 +3,12 @@ decides which and when; this module runs them). README "Deletion vectors, compac
 vacuum" says what they mean for readers and how to run them by hand.
 
 Each runs in its own Spark session (same context, own SQL conf): the OPTIMIZE file sizes and
-VACUUM's retention check are session confs, and must not leak into the batch's writes."""
+VACUUM's retention check are session confs, and must not leak into the batch's writes. One that
+fails (another writer's conflicting commit, a file system error) is one line on stderr and
+waits for the table's next turn: the batch before it is committed, and must not be failed by it."""
 from __future__ import annotations
 
+import sys
 import time
 from typing import Iterable
 
@@ -13,6 +16,7 @@ from pyspark.sql import SparkSession
 
 from libs.apply.maintenance import OPTIMIZE, MaintenancePlanner, MaintenancePolicy
 from libs.config import WritesSettings
+from libs.config_errors import one_line
 from libs.table_location import TableLocation
 from pipelines.delta_tables import exists
 from pipelines.delta_txn import table_version
@@ -45,10 +49,11 @@ class TableMaintenance:
         for name, operation in self.planner.due(versions, time.monotonic()):
             started = time.monotonic()
             session = spark.newSession()
-            if operation == OPTIMIZE:
-                self._optimize(session, by_name[name])
-            else:
-                self._vacuum(session, by_name[name])
+            try:
+                (self._optimize if operation == OPTIMIZE else self._vacuum)(session, by_name[name])
+            except Exception as exc:  # noqa: BLE001 - the batch is committed; upkeep waits for its next turn
+                print(f"cdc-replicate: {operation} of {name} skipped until its next turn: "
+                      f"{one_line((str(exc).strip().splitlines() or [''])[0])}", file=sys.stderr)
             self.planner.done(name, operation, table_version(spark, by_name[name]), time.monotonic())
             self.ran.append((name, operation, time.monotonic() - started))
 

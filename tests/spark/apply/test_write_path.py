@@ -146,3 +146,21 @@ def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_
         again(changes_df(spark, batches[batch_id]), batch_id)
     assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == expected
     assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 9
+
+
+def test_a_failed_maintenance_step_is_one_line_and_the_job_goes_on(spark, tmp_path, capsys, monkeypatch):
+    from pipelines.apply.maintenance import TableMaintenance
+
+    cfg = config(tmp_path, writes={"optimize_after_commits": 1}, **MERGE_ONLY)
+    src = Source("shop", "a", ["id", "v"])
+    applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
+
+    def refused(self, session, table):
+        raise RuntimeError("[DELTA_CONCURRENT_WRITE] another writer\n\tat org.apache.spark...")
+
+    monkeypatch.setattr(TableMaintenance, "_optimize", refused)
+    applier(changes_df(spark, _inserts(src, range(1, 4))), 0)
+    applier(changes_df(spark, [src.update({"id": 1}, {"v": "one"})]), 1)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "skipped until its next turn" in line]
+    assert lines and all(line.endswith("[DELTA_CONCURRENT_WRITE] another writer") for line in lines), lines
+    assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == [(1, "one"), (2, "v2"), (3, "v3")]
