@@ -139,7 +139,8 @@ def _snapshot_arguments(ap: argparse.ArgumentParser) -> None:
                          "(repeatable; default: every table outside the system schemas)")
     ap.add_argument("--exclude", action="append", default=[], metavar="REGEX",
                     help="never snapshot tables whose 'db.table' fully matches REGEX "
-                         "(repeatable; wins over --include)")
+                         "(repeatable; wins over --include; also takes a table out of an "
+                         "interrupted run's remaining tables, which --include does not narrow)")
     ap.add_argument("--snapshot-chunk-rows", type=_positive, default=DEFAULT_CHUNK_ROWS,
                     metavar="N", help="at most N rows per snapshot rows record (and at most "
                                       f"~{DEFAULT_CHUNK_BYTES // (1024 * 1024)} MB of values; "
