@@ -18,7 +18,7 @@ from .errors import ShipError
 from .record import KafkaRecord
 
 # The largest record sent by default: the project's broker accepts 64 MB (libs/kafka_broker.py
-# message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Snapshot").
+# message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large for the topic").
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 

@@ -27,9 +27,10 @@ def largest_row(per_column: Sequence[Sequence[bytes | None]]) -> tuple[int, int]
 
 
 def row_label(names: Sequence[str], per_column: Sequence[Sequence[bytes | None]], index: int,
-              key: Sequence[str], chunk_no: int) -> str:
+              key: Sequence[str], chunk_no: int, rows_before: int) -> str:
     """The row as an operator finds it: its primary-key value(s) `id=42`, or, for a table
-    without one, `row N of chunk K` (1-based N, in the SELECT's order)."""
+    without one, its place in the SELECT's order (1-based; `rows_before`: the table's rows in the
+    chunks before this one) and in its chunk."""
     at = {n.lower(): i for i, n in enumerate(names)}  # MariaDB column names are case-insensitive
     if key and all(k.lower() in at for k in key):
         parts = []
@@ -38,7 +39,8 @@ def row_label(names: Sequence[str], per_column: Sequence[Sequence[bytes | None]]
             text = "NULL" if value is None else value.decode("utf-8", "backslashreplace")
             parts.append(f"{k}={text if len(text) <= KEY_TEXT_MAX else text[:KEY_TEXT_MAX] + '...'}")
         return "primary key " + ", ".join(parts)
-    return f"row {index + 1} of chunk {chunk_no} (no primary key)"
+    return (f"row {rows_before + index + 1} in the SELECT's order (row {index + 1} of chunk {chunk_no}; "
+            f"no primary key)")
 
 
 def oversized_line(table: TableName, row: str, size: int, limit: int) -> str:

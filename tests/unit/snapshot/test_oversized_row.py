@@ -77,7 +77,7 @@ def test_an_oversized_row_names_table_key_size_limit_and_the_ways_on(monkeypatch
 
 def test_a_keyless_table_names_the_row_by_its_place(monkeypatch):
     conn = one_table_conn(b"CREATE TABLE `t` (\n  `id` int(11),\n  `body` blob\n) ENGINE=InnoDB", ROWS)
-    with pytest.raises(ShipError, match=r"`d`\.`t`: row 2 of chunk 0 \(no primary key\)"):
+    with pytest.raises(ShipError, match=r"`d`\.`t`: row 2 in the SELECT's order \(row 1 of chunk 1; no primary key\)"):
         run_snapshot(monkeypatch, conn)
 
 
@@ -112,3 +112,13 @@ def test_a_restart_with_exclude_takes_the_table_out_of_the_interrupted_run(capsy
     lines = [line for line in capsys.readouterr().err.splitlines() if "left out" in line]
     assert lines == ["cdc-ship src: snapshot: `d`.`big` left out of the interrupted run's remaining "
                      "tables (--exclude): its snapshot is abandoned, its binlog changes still flow"]
+
+
+def test_the_largest_row_of_a_chunk_is_named_by_its_composite_key():
+    per_column = [[b"1", b"2", b"3"], [b"a", b"b", b"c"], [b"s", b"x" * 10, None]]
+    index, size = oversized.largest_row(per_column)
+    assert (index, size) == (1, 12)
+    assert oversized.row_label(["ID", "Code", "body"], per_column, index, ("id", "code"), 4, 100) == (
+        "primary key id=2, code=b")
+    assert oversized.row_label(["ID", "Code", "body"], per_column, index, (), 4, 100) == (
+        "row 102 in the SELECT's order (row 2 of chunk 4; no primary key)")
