@@ -39,6 +39,7 @@ from pathlib import Path
 from libs.shipper import credentials
 from libs.shipper.errors import CredentialError, ShipError
 from libs.shipper.replica_source import ServerOptions
+from libs.shipper.kafka_sink import MAX_EVENT_BYTES
 from libs.shipper.shipper import ShipConfig, ship_files, ship_server
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.protocol import INITIAL, RESNAPSHOT
@@ -94,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--non-block", action="store_true",
                     help="server: stop at the end of the binlog instead of waiting")
     ap.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines")
+    ap.add_argument("--max-event-bytes", type=_positive_bytes, default=MAX_EVENT_BYTES, metavar="N",
+                    help="the largest record sent (a binlog event, a snapshot chunk); the broker's "
+                         "message.max.bytes must take it (default %(default)s; --from-file frames "
+                         "over 64 MB stay refused as damage)")
     ap.add_argument("--metrics-port", type=_port, metavar="PORT",
                     help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (libs/metrics.py)")
     _snapshot_arguments(ap)
@@ -103,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _port(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1-65535)")
+    return int(text)
+
+
+def _positive_bytes(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
     return int(text)
 
 
@@ -128,7 +139,8 @@ def _snapshot_arguments(ap: argparse.ArgumentParser) -> None:
                          "(repeatable; default: every table outside the system schemas)")
     ap.add_argument("--exclude", action="append", default=[], metavar="REGEX",
                     help="never snapshot tables whose 'db.table' fully matches REGEX "
-                         "(repeatable; wins over --include)")
+                         "(repeatable; wins over --include; also takes a table out of an "
+                         "interrupted run's remaining tables, which --include does not narrow)")
     ap.add_argument("--snapshot-chunk-rows", type=_positive, default=DEFAULT_CHUNK_ROWS,
                     metavar="N", help="at most N rows per snapshot rows record (and at most "
                                       f"~{DEFAULT_CHUNK_BYTES // (1024 * 1024)} MB of values; "
@@ -193,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress,
-                     metrics_port=args.metrics_port)
+                     metrics_port=args.metrics_port, max_event_bytes=args.max_event_bytes)
     try:
         if args.from_file:
             stats = ship_files(cfg, args.from_file, follow=args.follow,

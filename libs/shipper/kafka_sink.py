@@ -17,22 +17,26 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from .errors import ShipError
 from .record import KafkaRecord
 
-MAX_EVENT_BYTES = 64 * 1024 * 1024  # the project's broker accepts 64 MB (libs/kafka_broker.py)
+# The largest record sent by default: the project's broker accepts 64 MB (libs/kafka_broker.py
+# message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large for the topic").
+MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 
 def partition_for(source: str, partitions: int) -> int:
     return zlib.crc32(source.encode("utf-8")) % partitions
 
 
-def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0) -> int:
-    """Create `topic` with 1 partition when missing; returns its partition count."""
+def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0,
+                 max_event_bytes: int | None = None) -> int:
+    """Create `topic` with 1 partition when missing (max.message.bytes = max_event_bytes, default
+    MAX_EVENT_BYTES); returns its partition count."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     md = admin.list_topics(topic=topic, timeout=timeout)
     t = md.topics.get(topic)
     if t is not None and t.error is None and t.partitions:
         return len(t.partitions)
     futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1,
-                                            config={"max.message.bytes": str(MAX_EVENT_BYTES)})])
+                                            config={"max.message.bytes": str(max_event_bytes or MAX_EVENT_BYTES)})])
     try:
         futures[topic].result(timeout)
     except KafkaException as exc:
@@ -66,9 +70,10 @@ class KafkaSink:
     """Produces KafkaRecords in order; the first delivery error is fatal (raised by check())."""
 
     def __init__(self, bootstrap: str, topic: str, source: str, *, partitions: int | None = None,
-                 delivery_timeout_s: float = DELIVERY_TIMEOUT_S):
+                 delivery_timeout_s: float = DELIVERY_TIMEOUT_S, max_event_bytes: int | None = None):
         self.topic, self.source = topic, source
-        parts = partitions or ensure_topic(bootstrap, topic)
+        self.max_event_bytes = max_event_bytes or MAX_EVENT_BYTES  # read now: a test lowers the constant
+        parts = partitions or ensure_topic(bootstrap, topic, max_event_bytes=self.max_event_bytes)
         self.partition = partition_for(source, parts)
         self.key = source.encode("utf-8")
         self._error: str | None = None
@@ -78,7 +83,7 @@ class KafkaSink:
             "enable.idempotence": True,
             "acks": "all",
             "linger.ms": 10,
-            "message.max.bytes": MAX_EVENT_BYTES + 1024 * 1024,
+            "message.max.bytes": self.max_event_bytes + 1024 * 1024,  # value + headers and framing
             "queue.buffering.max.kbytes": 512 * 1024,
             "message.timeout.ms": int(delivery_timeout_s * 1000),
             "error_cb": self._on_error,
@@ -110,8 +115,9 @@ class KafkaSink:
                             f"shipped")
 
     def send(self, record: KafkaRecord) -> None:
-        if len(record.value) > MAX_EVENT_BYTES:
-            raise ShipError(f"event of {len(record.value)} bytes exceeds {MAX_EVENT_BYTES}",
+        if len(record.value) > self.max_event_bytes:
+            raise ShipError(f"event of {len(record.value)} bytes exceeds {self.max_event_bytes} (cdc-ship "
+                            f"--max-event-bytes, with the broker's message.max.bytes)",
                             source=self.source, file=record.binlog_file, pos=record.binlog_pos)
         while True:
             try:

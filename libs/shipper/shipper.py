@@ -30,7 +30,7 @@ from . import replica_source, ship_metrics
 from .errors import ShipError
 from .file_source import Inputs, iter_file_events
 from .heartbeat import FollowBeat, HeartbeatRecord
-from .kafka_sink import KafkaSink, last_record
+from .kafka_sink import MAX_EVENT_BYTES, KafkaSink, last_record
 from .progress import Progress
 from .purge import PurgeWatch
 from .record import HEARTBEAT, KafkaRecord
@@ -52,6 +52,8 @@ class ShipConfig:
     purge_warn_files: int = 1
     purge_warn_interval_s: float = 60.0
     metrics_port: int | None = None  # serve Prometheus metrics on 127.0.0.1:PORT (libs/shipper/ship_metrics.py)
+    # The largest record sent; the broker's message.max.bytes must take it (libs/shipper/kafka_sink.py).
+    max_event_bytes: int = MAX_EVENT_BYTES
 
 
 @dataclass
@@ -78,7 +80,7 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
     """Ship binlog files; with `follow`, a heartbeat record after each `heartbeat_s` (None: none)
     of reading nothing new at the newest file's end (libs/shipper/heartbeat.py FollowBeat)."""
     inputs = Inputs.from_paths(paths, follow=follow)
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source)
+    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes)
     last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
     stats = ShipStats(resumed_from=(last.binlog_file, last.end_pos) if last else None)
     if last:
@@ -175,7 +177,7 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
     says one is due (libs/shipper/snapshot_run.py), then follow the binlog from where that run
     says it continues. A bad include/exclude regex raises ValueError before anything connects."""
     stats = ShipStats()
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source)
+    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes)
     state: dict = {"tracker": None}
     watch = PurgeWatch(cfg.source, cfg.purge_warn_files, cfg.purge_warn_interval_s)
     lag = _ServerLag(opts, lambda: state["tracker"], watch)

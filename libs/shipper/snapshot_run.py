@@ -20,12 +20,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from libs.snapshot import source
-from libs.snapshot import DEFAULT_CHUNK_ROWS
+from libs.snapshot import chunk_values, oversized, source
+from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.chunks import last_state
 from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
-from libs.snapshot.record import ROWS, TABLE_END
-from libs.table_names import parse_table_key
+from libs.snapshot.record import ROWS, TABLE, TABLE_END, SnapshotRecord
+from libs.sql_names import quote_identifier
+from libs.table_names import TableName, parse_table_key
 
 from .kafka_sink import KafkaSink, last_record
 from .purge import is_purged
@@ -122,16 +123,25 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
     tables = _run_tables(conn, plan, snap, name)
     source.refuse_versioned(tables, name)
     at = plan.binlog_from or Position(point.file, point.pos)
+    # chunks cut under the record limit: only a single row over it makes a record too large
     run = source.Run(name, uuid.uuid4().hex, point, chunk_rows=snap.chunk_rows,
+                     chunk_bytes=min(DEFAULT_CHUNK_BYTES, max(1, sink.max_event_bytes // 2)),
                      progress_s=progress_s)
     _log(f"cdc-ship {name}: snapshot {run.snapshot_id} of {len(tables)} table(s) at "
          f"{point.file}:{point.pos} (gtid {point.gtid or '?'}); the binlog continues at {at}")
     if plan.binlog_from is None and point.gtid:  # the binlog continues at P, whose state it is
         origin = Origin(origin.identity, point.gtid, None, origin.epoch)
+    create_table, table_rows = None, 0  # of the table being read: for an oversized row's line
     for rec in source.run_records(conn, run, tables):
-        sink.send(KafkaRecord(name, at.file, at.pos, rec.encode(), kind=SNAPSHOT, origin=origin))
+        value = rec.encode()
+        if rec.kind == TABLE:
+            create_table, table_rows = rec.create_table, 0
+        elif rec.kind == ROWS and len(value) > sink.max_event_bytes:
+            raise _oversized_error(rec, create_table, table_rows, len(value), sink.max_event_bytes, name)
+        sink.send(KafkaRecord(name, at.file, at.pos, value, kind=SNAPSHOT, origin=origin))
         if rec.kind == ROWS:
             stats.rows += rec.row_count
+            table_rows += rec.row_count
         stats.tables += rec.kind == TABLE_END
     stats.runs += 1
     stats.seconds = time.monotonic() - started
@@ -139,17 +149,46 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
          f"{stats.rows:,} rows in {stats.seconds:.1f} s")
 
 
+def _oversized_error(rec: SnapshotRecord, create_table: str | None, rows_before: int, size: int,
+                     limit: int, name: str) -> source.SnapshotError:
+    """One line naming the table, the chunk's largest row (its primary key, or its place in the
+    chunk), the size and the limit (libs/snapshot/oversized.py)."""
+    per_column = chunk_values.decode(rec.columns, rec.values)
+    index, _size = oversized.largest_row(per_column)
+    label = oversized.row_label([c.name for c in rec.columns], per_column, index,
+                                _primary_key(rec, create_table), rec.chunk_no, rows_before)
+    return source.SnapshotError(oversized.oversized_line(TableName(rec.database, rec.table), label, size, limit),
+                                source=name, file=rec.binlog_file, pos=rec.binlog_pos)
+
+
+def _primary_key(rec: SnapshotRecord, create_table: str | None) -> tuple[str, ...]:
+    """The table's primary-key columns from its SHOW CREATE TABLE; () when it has none or the
+    text does not parse (the row is then named by its place in the chunk)."""
+    if not create_table:
+        return ()
+    from libs.targets.ddl import parse_ddl  # sqlglot: loaded only for this error
+    try:
+        (ddl,) = parse_ddl(f"USE {quote_identifier(rec.database)};\n{create_table}")
+    except Exception:  # noqa: BLE001 - any parse failure: fall back to the row's place
+        return ()
+    return tuple(ddl.primary_key)
+
+
 def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str) -> list:
     """The run's tables: every included table, or the remaining tables of an interrupted run
-    (named in its last record, whatever --include says now) that still exist."""
+    (named in its last record, whatever --include says now) that still exist, less those the
+    restart's --exclude matches (one line names them: their snapshot is abandoned)."""
     try:
         if plan.tables is None:
             return source.list_tables(conn, snap.table_filter)
         existing = source.list_tables(conn)
     except source.MySQLError as exc:
         raise source.SnapshotError(f"cannot list the tables: {source.error_text(exc)}", source=name) from None
+    remaining, left_out = oversized.resume_tables(plan.tables, snap.table_filter.excludes)
+    if left_out:
+        _log(oversized.left_out_line(name, left_out))
     found, gone = {}, []
-    for text in plan.tables:
+    for text in remaining:
         tables = _named(text, existing)
         found.update((t.pair, t) for t in tables)
         gone += [] if tables else [text]

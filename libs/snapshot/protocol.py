@@ -15,7 +15,10 @@
    continues after a run). A run killed mid-way is not continued from its last chunk: its
    consistent-snapshot transaction is gone, and its rows are consistent with the old position
    only. The remaining tables are read again, whole, in a new run at a new position; tables
-   that finished keep the old one. The binlog still continues at C, before both.
+   that finished keep the old one. The binlog still continues at C, before both. The restart's
+   --exclude takes tables out of the remaining ones (--include does not narrow them): their
+   snapshot is abandoned, their binlog changes still flow (libs/snapshot/oversized.py, README
+   "Rows too large for the topic").
 
 2. Which binlog changes a table's snapshot supersedes (`superseded`): a change of table t at
    binlog position p (its transaction's end) is already in t's snapshot rows when p is at or

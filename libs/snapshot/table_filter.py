@@ -34,3 +34,8 @@ class TableFilter:
         if self.include and not any(p.fullmatch(qualified) for p in self.include):
             return False
         return not any(p.fullmatch(qualified) for p in self.exclude)
+
+    def excludes(self, qualified: str) -> bool:
+        """An exclude matches: what leaves a table out of an interrupted run's remaining tables
+        (libs/snapshot/oversized.py resume_tables), where an include does not narrow."""
+        return any(p.fullmatch(qualified) for p in self.exclude)
