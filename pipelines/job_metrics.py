@@ -3,7 +3,7 @@ query's progress (observed metrics on the Kafka input: records, oldest/newest Ka
 progress line per micro-batch on stderr, and Prometheus metrics (libs/metrics.py) when a
 metrics port is configured.
 
-`JobMetrics` is fed from three sides, all on the driver (a lock keeps a scrape consistent): the
+`JobMetrics` is fed by four calls, all on the driver (a lock keeps a scrape consistent): the
 foreachBatch sink says what a batch has read, once its first aggregate has counted it (`read`:
 the oldest Kafka time per source), the apply stage says which tables it touches before it writes
 (`tables_read`: the oldest commit per table), the sink reports what the committed batch applied
