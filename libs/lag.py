@@ -5,8 +5,9 @@ listener and the apply stage hand in plain values (pipelines/job_metrics.py).
                    committed): progress.timestamp (the trigger's start) + durationMs.triggerExecution,
                    minus the oldest Kafka timestamp among the batch's records (observed metrics
                    INPUT_METRICS, set on the Kafka source by pipelines/replicate.py).
-                   Per source (source_lags): the same end, minus the oldest Kafka timestamp among
-                   the source's records, which the assemble stage reports (libs/source_counters.py).
+                   Per source: the same end, minus the oldest Kafka timestamp among the source's
+                   records, which the assemble stage reports (libs/source_counters.py); the gauge
+                   that grows while a batch runs is libs/lag_gauge.py.
   commit -> Delta  per source and table: the time the batch's writes were committed minus the
                    oldest source commit time among the changes it applied to that table.
 """
@@ -37,19 +38,17 @@ def kafka_to_delta_lag_s(progress: Mapping[str, Any]) -> float | None:
     return max(0.0, (visible_at_ms(progress) - int(oldest)) / 1000)
 
 
-def source_lags(progress: Mapping[str, Any], oldest_ms: Mapping[str, int | None]) -> dict[str, float]:
-    """Source -> seconds from its oldest Kafka record in the batch to the batch's rows being
-    visible in Delta; a source without records in the batch (None) has no lag of this batch."""
-    end = visible_at_ms(progress)
-    return {source: max(0.0, (end - ms) / 1000) for source, ms in oldest_ms.items() if ms is not None}
-
-
-def commit_lags(changes: Iterable[Mapping[str, Any]], visible_at_s: float) -> dict[tuple[str, str], float]:
-    """(source, table_key) -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
+def oldest_commits(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
+    """(source, table_key) -> its oldest commit (epoch micros) among `changes`."""
     oldest: dict[tuple[str, str], int] = {}
     for c in changes:
         if c.get("commit_ts") is None or not c.get("table"):
             continue
         key = (c["source"], table_key(c["database"], c["table"]))  # two tables never one (libs/table_names.py)
         oldest[key] = min(oldest.get(key, c["commit_ts"]), c["commit_ts"])
-    return {key: max(0.0, visible_at_s - micros / 1e6) for key, micros in oldest.items()}
+    return oldest
+
+
+def commit_lags(changes: Iterable[Mapping[str, Any]], visible_at_s: float) -> dict[tuple[str, str], float]:
+    """(source, table_key) -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
+    return {key: max(0.0, visible_at_s - micros / 1e6) for key, micros in oldest_commits(changes).items()}

@@ -12,9 +12,10 @@ for timestamps: the age is `time() - metric` in PromQL.
                    cdc_ship_lag_bytes (server binlog end - shipped position),
                    cdc_ship_caught_up_as_of_seconds (last heartbeat published)
     cdc-replicate  cdc_batches_total, cdc_input_records_total,
-                   cdc_kafka_to_delta_lag_seconds{source} (visible in Delta - oldest Kafka record of
-                   the source in its last batch with records),
-                   cdc_commit_to_delta_lag_seconds{source,table} (visible in Delta - oldest commit applied),
+                   cdc_kafka_to_delta_lag_seconds{source} (now - oldest Kafka record of the source
+                   read and not yet visible in Delta; none pending: its last batch's, 0 once caught up),
+                   cdc_commit_to_delta_lag_seconds{source,table} (the same for the table's source
+                   commits; libs/lag_gauge.py),
                    cdc_caught_up_as_of_seconds{source}, cdc_quarantined_total{source},
                    cdc_ignorable_events_total{source}, cdc_dummy_events_total{source},
                    cdc_spilled_bytes_total{source} (written to the spill store, ever),

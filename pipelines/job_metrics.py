@@ -3,25 +3,30 @@ query's progress (observed metrics on the Kafka input: records, oldest/newest Ka
 progress line per micro-batch on stderr, and Prometheus metrics (libs/metrics.py) when a
 metrics port is configured.
 
-`JobMetrics` is fed from two sides: the foreachBatch sink reports what the batch applied
-(`batch`: commit -> Delta lag per table, caught_up_as_of and quarantined counts per source, the
-assembler's counters and oldest Kafka time per source), and a StreamingQueryListener reports the
-trigger's progress (`progress`: Kafka -> Delta lag, which needs the trigger's end; the sink's
-report of the same batch id arrived before it, as the sink runs inside the trigger). Both run on
-the driver; a lock keeps a scrape consistent."""
+`JobMetrics` is fed by four calls, all on the driver (a lock keeps a scrape consistent): the
+foreachBatch sink says what a batch has read, once its first aggregate has counted it (`read`:
+the oldest Kafka time per source), the apply stage says which tables it touches before it writes
+(`tables_read`: the oldest commit per table), the sink reports what the committed batch applied
+(`batch`: caught_up_as_of and quarantined counts per source, the assembler's counters), and a
+StreamingQueryListener reports the trigger's progress (`progress`: the batch's rows are visible
+when the trigger ends; the sink's report of the same batch id arrived before it, as the sink
+runs inside the trigger). The lag gauges are read at scrape time (libs/lag_gauge.py): they grow
+while a batch runs and fall to the batch's real lag when it commits (issue #39 item 5)."""
 from __future__ import annotations
 
 import json
 import sys
 import threading
+import time
 from collections import Counter
-from typing import Iterable, Mapping, TextIO
+from typing import Callable, Iterable, Mapping, TextIO
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
-from libs.lag import INPUT_METRICS, NEWEST_KAFKA_MS, OLDEST_KAFKA_MS, RECORDS, kafka_to_delta_lag_s, source_lags
+from libs.lag import INPUT_METRICS, NEWEST_KAFKA_MS, OLDEST_KAFKA_MS, RECORDS, kafka_to_delta_lag_s, visible_at_ms
+from libs.lag_gauge import LagGauge, caught_up_sources
 from libs.metrics import labelled, metric
 from libs.source_counters import SourceCounters
 
@@ -34,32 +39,46 @@ def observe_input(kafka_df: DataFrame) -> DataFrame:
 
 
 class JobMetrics:
-    def __init__(self, out: TextIO | None = None):
+    def __init__(self, out: TextIO | None = None, clock: Callable[[], float] = time.time):
         self.out = out  # where the progress line per batch goes (None: stderr as it is then)
+        self.clock = clock  # epoch seconds: a scrape's now, a batch's commit
         self._lock = threading.Lock()
         self.batches = 0
         self.records = 0
         self.kafka_to_delta_s: float | None = None  # the last batch's, for its progress line
-        self.kafka_to_delta_by_source: dict[str, float] = {}
+        self.kafka_lag: LagGauge[str] = LagGauge()  # source -> Kafka -> Delta
+        self.commit_lag: LagGauge[tuple[str, str]] = LagGauge()  # (source, db.table) -> commit -> Delta
+        self._caught_up: dict[int, set[str]] = {}  # batch id -> sources caught up, until its progress
         self.assembler: dict[str, SourceCounters] = {}  # the last counts of each source
-        self._oldest_ms: dict[int, dict[str, int | None]] = {}  # batch id -> source -> oldest Kafka ms
-        self.commit_to_delta_s: dict[tuple[str, str], float] = {}
         self.caught_up_as_of: dict[str, float] = {}
         self.quarantined: Counter = Counter()
         self.listener: StreamingQueryListener | None = None  # the one feeding progress(), once added
 
-    def batch(self, commit_lags: Mapping[tuple[str, str], float], caught_up_micros: Mapping[str, int],
-              quarantined: Mapping[str, int], counters: Iterable[SourceCounters] = (),
-              batch_id: int | None = None) -> None:
-        """What a committed batch applied (called by the sink, pipelines/replicate_batch.py)."""
+    def read(self, batch_id: int, counters: Iterable[SourceCounters]) -> None:
+        """The running batch's records, counted: the oldest Kafka time of each source's."""
         with self._lock:
-            self.commit_to_delta_s.update(commit_lags)
+            self.kafka_lag.read(batch_id, {c.source: c.oldest_kafka_ms / 1000 for c in counters
+                                           if c.oldest_kafka_ms is not None})
+
+    def tables_read(self, batch_id: int, oldest_commits: Mapping[tuple[str, str], int]) -> None:
+        """The running batch's changes per (source, db.table): the oldest commit (epoch micros)
+        of each, before the apply stage writes them (pipelines/apply/applier.py)."""
+        with self._lock:
+            self.commit_lag.read(batch_id, {key: micros / 1e6 for key, micros in oldest_commits.items()})
+
+    def batch(self, batch_id: int, commit_lags: Mapping[tuple[str, str], float], caught_up_micros: Mapping[str, int],
+              quarantined: Mapping[str, int], counters: Iterable[SourceCounters] = (),
+              newest_commits: Mapping[str, int] | None = None) -> None:
+        """What a committed batch applied (called by the sink, pipelines/replicate_batch.py).
+        `commit_lags`: the apply stage's own, measured when its writes committed;
+        `newest_commits`: source -> the newest commit (epoch micros) the batch read of it."""
+        caught_up = caught_up_sources(caught_up_micros, newest_commits or {})
+        with self._lock:
+            self.commit_lag.visible(batch_id, self.clock(), commit_lags, caught_up=lambda key: key[0] in caught_up)
+            self._caught_up[batch_id] = caught_up
             self.caught_up_as_of.update({s: at / 1e6 for s, at in caught_up_micros.items()})
             self.quarantined.update(quarantined)
-            counters = list(counters)
             self.assembler.update({c.source: c for c in counters})  # totals: the latest replaces
-            if batch_id is not None:
-                self._oldest_ms[batch_id] = {c.source: c.oldest_kafka_ms for c in counters}
 
     def progress(self, progress: Mapping) -> None:
         """A trigger's StreamingQueryProgress (as its JSON dict)."""
@@ -70,10 +89,12 @@ class JobMetrics:
             self.records += int(observed.get(RECORDS) or 0)
             if lag is not None:
                 self.kafka_to_delta_s = lag
-            oldest = self._oldest_ms.pop(progress["batchId"], {})
-            for done in [b for b in self._oldest_ms if b < progress["batchId"]]:  # a sink that failed: never reported
-                del self._oldest_ms[done]
-            self.kafka_to_delta_by_source.update(source_lags(progress, oldest))
+            batch_id = progress["batchId"]
+            if batch_id in self._caught_up:  # the sink reported it: a batch that ran and committed
+                caught_up = self._caught_up[batch_id]
+                self.kafka_lag.visible(batch_id, visible_at_ms(progress) / 1000, caught_up=caught_up.__contains__)
+                for done in [b for b in self._caught_up if b <= batch_id]:
+                    del self._caught_up[done]
         if observed.get(RECORDS):
             print(f"cdc-replicate: batch {progress['batchId']}: {observed[RECORDS]:,} records in "
                   f"{progress['durationMs'].get('triggerExecution', 0) / 1000:.1f} s, "
@@ -81,15 +102,18 @@ class JobMetrics:
 
     def families(self) -> list:
         with self._lock:
+            now = self.clock()
             return [
                 metric("counter", "cdc_batches", "Micro-batches run", self.batches),
                 metric("counter", "cdc_input_records", "Kafka records read", self.records),
                 labelled("gauge", "cdc_kafka_to_delta_lag_seconds",
-                         "Last batch with records of the source: visible in Delta minus its oldest Kafka record's time",
-                         ("source",), {(s,): v for s, v in self.kafka_to_delta_by_source.items()}),
+                         "Now minus the oldest Kafka record of the source read but not yet visible in Delta; "
+                         "none pending: the last batch's (0 once caught up)",
+                         ("source",), {(s,): v for s, v in self.kafka_lag.values(now).items()}),
                 labelled("gauge", "cdc_commit_to_delta_lag_seconds",
-                         "Last batch that changed the table: visible in Delta minus its oldest source commit",
-                         ("source", "table"), dict(self.commit_to_delta_s)),
+                         "Now minus the oldest source commit of the table read but not yet visible in Delta; "
+                         "none pending: the last batch's (0 once caught up)",
+                         ("source", "table"), self.commit_lag.values(now)),
                 labelled("gauge", "cdc_caught_up_as_of_seconds",
                          "Unix time up to which everything the source logged is in Delta (heartbeats)",
                          ("source",), {(s,): v for s, v in self.caught_up_as_of.items()}),

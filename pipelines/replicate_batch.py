@@ -96,7 +96,9 @@ class ReplicateBatch:
                  hints: DecodeHints | None = None, bad_input: BadInputPolicy = BadInputPolicy(),
                  metrics=None):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
-        self.metrics = metrics  # pipelines/job_metrics.JobMetrics: told what each batch applied
+        self.metrics = metrics  # pipelines/job_metrics.JobMetrics: told what each batch read and applied
+        if metrics is not None and hasattr(apply, "tables_read"):
+            apply.tables_read = metrics.tables_read  # the tables it is about to write, for the lag gauge
         self.limits, self.hints, self.bad_input = limits, hints, bad_input
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self.release_log = ReleaseLog(paths.releases)
@@ -115,6 +117,8 @@ class ReplicateBatch:
         batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release | heartbeat
         try:
             seen = _kinds(batch)
+            if self.metrics is not None:
+                self.metrics.read(batch_id, seen.counters)  # from now on its lag gauge grows
             caught_up, quarantined = seen.caught_up, seen.quarantined
             if seen.kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
                 self._record_caught_up(batch, batch_id, caught_up)
@@ -122,7 +126,7 @@ class ReplicateBatch:
                 quarantined.update(self._replicate_records(batch, batch_id, caught_up))
             if RELEASE in seen.kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
-            self._report(batch_id, caught_up, quarantined, seen.counters)
+            self._report(batch_id, seen, quarantined)
         finally:
             batch.unpersist()
 
@@ -138,8 +142,7 @@ class ReplicateBatch:
             rows.decoded.unpersist()
         return Counter(r["source"] for r in rows.failed_rows)
 
-    def _report(self, batch_id: int, caught_up: dict[str, int], quarantined: Counter,
-                counters: list[SourceCounters]) -> None:
+    def _report(self, batch_id: int, seen: "BatchKinds", quarantined: Counter) -> None:
         """The committed batch's lag and counts to the metrics (the apply stage's own: its
         `last_batch`, pipelines/apply/applier.py; the assembler's: its counters records)."""
         if self.metrics is None:
@@ -147,8 +150,8 @@ class ReplicateBatch:
         applied = getattr(self.apply, "last_batch", None)
         if applied is not None:
             quarantined = quarantined + applied.quarantined
-        self.metrics.batch(applied.commit_lags if applied is not None else {}, caught_up, quarantined,
-                           counters=counters, batch_id=batch_id)
+        self.metrics.batch(batch_id, applied.commit_lags if applied is not None else {}, seen.caught_up,
+                           quarantined, counters=seen.counters, newest_commits=seen.newest_commits)
 
     # -- the stages, in the order _replicate runs them ----------------------------------------------
     def _delete_released_chunks(self, batch_id: int) -> None:
@@ -243,6 +246,7 @@ class BatchKinds:
     caught_up: dict[str, int]  # source -> epoch micros of its last heartbeat the assembler vouched for
     quarantined: Counter  # source -> the assembler's quarantine records
     counters: list[SourceCounters]  # the assembler's counts, one per source it ran for
+    newest_commits: dict[str, int]  # source -> epoch micros of the newest transaction segment's commit
 
 
 def _kinds(batch: DataFrame) -> BatchKinds:
@@ -254,7 +258,8 @@ def _kinds(batch: DataFrame) -> BatchKinds:
         F.min("oldest_kafka_ms").alias("oldest_kafka_ms")).collect()
     return BatchKinds({r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
                       Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}),
-                      [SourceCounters.from_record(r) for r in rows if r["kind"] == COUNTERS])
+                      [SourceCounters.from_record(r) for r in rows if r["kind"] == COUNTERS],
+                      {r["source"]: r["at"] for r in rows if r["kind"] == "segment" and r["at"] is not None})
 
 
 def _binlog_position(row) -> BinlogPosition | None:

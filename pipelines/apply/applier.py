@@ -64,7 +64,7 @@ from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
 from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
-from libs.lag import commit_lags
+from libs.lag import commit_lags, oldest_commits
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
@@ -138,6 +138,7 @@ class DeltaApplier:
         self.ddl = BatchDdl(config, catalog, self.schema_history.history, self.known)
         self.writes = BatchWrites(config, app_id, self.known)
         self.last_batch = AppliedBatch()  # the last batch's lag and quarantined changes, for the metrics
+        self.tables_read = lambda batch_id, oldest: None  # the metrics' lag gauge, before the writes
 
     @property
     def quarantine_app_id(self) -> str:
@@ -175,6 +176,7 @@ class DeltaApplier:
         split = self._split(spark, changes_df, batch_id)        # big tables' parts stay on the executors
         collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
+        self.tables_read(batch_id, oldest_commits([*changes, *split.oldest]))
         if not changes and not split.tables:
             self.record_caught_up(spark, batch_id, caught_up)
             return {}

@@ -1,7 +1,8 @@
 """Lag where a user looks (issue #20 item 2): a micro-batch whose apply stalls 60 s shows a
 Kafka -> Delta lag of at least 60 s in the streaming query's progress, on the progress line and
 on the job's Prometheus endpoint, per source; the endpoint also shows the assembler's counts
-(ignorable and dummy events, spilled bytes) of each source."""
+(ignorable and dummy events, spilled bytes) of each source. Scraped during the stall, the lag
+grows (issue #39 item 5)."""
 from __future__ import annotations
 
 import dataclasses
@@ -79,16 +80,26 @@ def scrape(port: int) -> dict[str, list]:
 
 
 class StalledOnce:
-    """The foreachBatch sink, held up `seconds` before the first batch writes anything."""
+    """Holds up the first batch `seconds` once the sink has counted what it read (JobMetrics.read:
+    from then on its lag gauge grows), before it writes anything; scrapes the metrics endpoint 1 s
+    and 5 s into the stall (the endpoint serves from its own thread)."""
 
-    def __init__(self, sink, seconds: float):
-        self.sink, self.seconds, self.stalled = sink, seconds, False
+    SCRAPE_AT = (1, 5)
 
-    def __call__(self, batch_df, batch_id):
-        if not self.stalled:
-            self.stalled = True
-            time.sleep(self.seconds)
-        return self.sink(batch_df, batch_id)
+    def __init__(self, metrics, seconds: float, port: int):
+        self.read, self.seconds, self.port = metrics.read, seconds, port
+        self.scrapes: list[dict[str, float]] = []  # the Kafka -> Delta lags per source, per scrape
+        metrics.read = self
+
+    def __call__(self, batch_id, counters):
+        self.read(batch_id, counters)
+        if self.scrapes:
+            return
+        start = time.monotonic()
+        for at in self.SCRAPE_AT:
+            time.sleep(max(0.0, start + at - time.monotonic()))
+            self.scrapes.append(by_source(scrape(self.port).get("cdc_kafka_to_delta_lag_seconds", [])))
+        time.sleep(max(0.0, start + self.seconds - time.monotonic()))
 
 
 def test_a_stalled_apply_shows_its_lag_in_the_progress_and_on_the_metrics_endpoint(
@@ -104,8 +115,9 @@ def test_a_stalled_apply_shows_its_lag_in_the_progress_and_on_the_metrics_endpoi
                     checkpoint=str(tmp_path / "ckpt"), available_now=True, metrics_port=port,
                     assembly={"chunk_max_events": 1})
     metrics = watch_metrics(spark, cfg)
+    stall = StalledOnce(metrics, STALL_S, port)
     try:
-        query = build_query(spark, cfg, sink=StalledOnce(make_sink(cfg, None, metrics=metrics), STALL_S))
+        query = build_query(spark, cfg, sink=make_sink(cfg, None, metrics=metrics))
         query.awaitTermination()
         assert query.exception() is None
         deadline = time.monotonic() + 30  # the listener's events arrive asynchronously
@@ -115,6 +127,10 @@ def test_a_stalled_apply_shows_its_lag_in_the_progress_and_on_the_metrics_endpoi
         assert stalled["observedMetrics"][INPUT_METRICS]["records"] == len(mysql8) + len(mariadb)
         lag = kafka_to_delta_lag_s(stalled)
         assert lag >= STALL_S, stalled
+        first, then = stall.scrapes  # during the stall: the gauge grows with the clock
+        assert set(first) == set(then) == {"mysql8", "mariadb"}, stall.scrapes
+        for source in first:
+            assert then[source] - first[source] >= 3, stall.scrapes
         scraped = scrape(port)
         lags = by_source(scraped["cdc_kafka_to_delta_lag_seconds"])
         assert set(lags) == {"mysql8", "mariadb"} and min(lags.values()) >= STALL_S, lags

@@ -2,7 +2,7 @@
 per table from the changes a batch applied."""
 import pytest
 
-from libs.lag import INPUT_METRICS, commit_lags, kafka_to_delta_lag_s, source_lags, visible_at_ms
+from libs.lag import INPUT_METRICS, commit_lags, kafka_to_delta_lag_s, oldest_commits, visible_at_ms
 
 START_MS = 1_764_000_000_000  # 2025-11-24T16:00:00Z
 
@@ -31,13 +31,6 @@ def test_a_progress_without_observed_metrics_has_no_lag():
     assert kafka_to_delta_lag_s({"timestamp": "2025-11-24T16:00:00Z", "durationMs": {}}) is None
 
 
-def test_kafka_lag_per_source_is_from_its_own_oldest_record():
-    lags = source_lags(progress(1_000, 9, START_MS - 4_000),
-                       {"s1": START_MS - 4_000, "s2": START_MS - 500, "s3": None, "s4": START_MS + 9_000})
-    # s3: in the batch only by an idle timeout (no records); s4: a clock ahead, never negative
-    assert lags == {"s1": 5.0, "s2": 1.5, "s4": 0.0}
-
-
 def test_commit_lag_per_table_is_from_its_oldest_applied_commit():
     changes = [
         {"source": "s1", "database": "d", "table": "t", "commit_ts": 10_000_000},
@@ -47,4 +40,4 @@ def test_commit_lag_per_table_is_from_its_oldest_applied_commit():
         {"source": "s1", "database": "d", "table": "", "commit_ts": 1},       # database-level DDL
     ]
     assert commit_lags(changes, 20.0) == {("s1", "d.t"): 10.0, ("s1", "d.u"): 0.5, ("s2", "d.t"): 5.0}
-
+    assert oldest_commits(changes) == {("s1", "d.t"): 10_000_000, ("s1", "d.u"): 19_500_000, ("s2", "d.t"): 15_000_000}
