@@ -94,6 +94,12 @@ def snapshot(spark: SparkSession, table: TableLocation | str):
     return delta_log.forTableWithSnapshot(spark._jsparkSession, ident)._2()
 
 
+def property_on(table_snapshot, name: str) -> bool:
+    """Is the boolean table property `name` set to true in a snapshot (snapshot() above)?"""
+    value = table_snapshot.metadata().configuration().get(name)
+    return value.isDefined() and value.get().strip().lower() == "true"
+
+
 def ensure_schema(spark: SparkSession, root: TableRoot) -> None:
     """The catalog schema of catalog tables, created when missing (CREATE SCHEMA IF NOT
     EXISTS); its catalog must exist. Nothing for path tables."""

@@ -16,7 +16,7 @@ from typing import Iterator
 from pyspark.sql import SparkSession
 
 from libs.table_location import TableLocation
-from pipelines.delta_tables import exists, snapshot
+from pipelines.delta_tables import exists, property_on, snapshot
 
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
@@ -54,8 +54,7 @@ def replaceable(spark: SparkSession, path: TableLocation | str, version: int) ->
     snapshot = _latest_snapshot(spark, path)
     if int(snapshot.version()) != version:
         return False
-    cdf = snapshot.metadata().configuration().get(CHANGE_DATA_FEED_PROPERTY)
-    return not (cdf.isDefined() and cdf.get().strip().lower() == "true")
+    return not property_on(snapshot, CHANGE_DATA_FEED_PROPERTY)
 
 
 def _latest_snapshot(spark: SparkSession, path: TableLocation | str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Iterable
+from typing import Sequence
 
 from pyspark.sql import SparkSession
 
@@ -40,7 +40,7 @@ class TableMaintenance:
         self.ran: list[tuple[str, str, float]] = []  # (table, operation, seconds), for tests and benches
         self._exist: set[TableLocation] = set()  # tables seen to exist (no log listing per batch)
 
-    def after_batch(self, spark: SparkSession, tables: Iterable[TableLocation]) -> None:
+    def after_batch(self, spark: SparkSession, tables: Sequence[TableLocation]) -> None:
         if self.settings.maintenance_per_batch == 0:
             return
         self._exist.update(t for t in tables if t not in self._exist and exists(spark, t))

@@ -11,14 +11,13 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from libs.table_location import TableLocation
-from pipelines.delta_tables import snapshot
+from pipelines.delta_tables import property_on, snapshot
 
 DELETION_VECTORS = "delta.enableDeletionVectors"
 
 
 def has_deletion_vectors(spark: SparkSession, table: TableLocation) -> bool:
-    value = snapshot(spark, table).metadata().configuration().get(DELETION_VECTORS)
-    return value.isDefined() and value.get().strip().lower() == "true"
+    return property_on(snapshot(spark, table), DELETION_VECTORS)
 
 
 def enable_deletion_vectors(spark: SparkSession, table: TableLocation) -> bool:
