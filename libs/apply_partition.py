@@ -12,6 +12,7 @@ and after, and two changes interact exactly when their key values meet.
     change_keys(target, key, change)     (before, after) key values of one change, as text
     components(edges)                    key -> the key standing for its group
     executor_eligible(...)               does a table's part of the batch go to the executors
+    snapshot_rows_eligible(...)          do a table's snapshot rows go to them, as new rows
 
 A key-changing UPDATE joins its before and after key into one group (`components`, a
 union-find over the batch's few such updates). A change without a whole key (a target keyed
@@ -23,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from libs.apply_plan import ROW_OPS
+from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
 from libs.replay.images import present_columns, typed_key
 from libs.targets.model import Target
 
@@ -87,3 +89,15 @@ def executor_eligible(ops: Iterable[str], changes: int, min_changes: int | None,
     carry table-wide decisions (schema evolution, renames, a table made anew, WL#3303) that the
     driver's replay takes, and they are rare."""
     return min_changes is not None and changes >= min_changes and not batch_has_ddl and set(ops) <= set(ROW_OPS)
+
+
+def snapshot_rows_eligible(ops: Mapping[str, int], min_changes: int | None, batch_ops: Iterable[str]) -> bool:
+    """A table's snapshot rows (issue #37 item 3) are made target rows on the executors and
+    written as new rows, nothing collected, when they are at least `min_changes` and all the
+    table has in the batch besides them is its snapshot's start (`truncate`, which stays on the
+    driver: it versions the schema and makes the table anew). A snapshot row needs no stored
+    row: its table was emptied when the run started, and a run reads each key once
+    (libs/snapshot/changes.py). A DDL anywhere in the batch keeps them on the driver: a rename
+    onto the table, or a later ALTER, changes what its rows are (batch_ddl.py)."""
+    return (min_changes is not None and ops.get(SNAPSHOT_OP, 0) >= max(min_changes, 1)
+            and set(ops) <= {SNAPSHOT_OP, TRUNCATE} and "ddl" not in set(batch_ops))

@@ -208,8 +208,10 @@ class JobConfig:
     executor_apply_min_changes: int | None = _doc(
         "A target table with at least this many row changes in a micro-batch is replayed on the executors, "
         "split by its key where the rules allow (libs/apply_partition.py), and MERGEd from there: nothing of "
-        "it is collected to the driver. Smaller parts, and every batch holding DDL, truncate, snapshot or "
-        "statement changes, replay on the driver (0: every table that can; null: never)", 20_000, minimum=0)
+        "it is collected to the driver; a table's snapshot rows, as many or more, are made target rows there and "
+        "written as new rows (pipelines/apply/snapshot_rows.py). Smaller parts, and row changes in a batch "
+        "holding DDL, truncate, snapshot or statement changes, replay on the driver (0: every table that can; "
+        "null: never)", 20_000, minimum=0)
     idle_source_timeout_s: int = _doc("Seconds after which an idle source's state times out", 3600,
                                       minimum=1)
     decode_limits: DecodeLimits = _doc("What one frame may cost to decode (a mapping, each key a field "

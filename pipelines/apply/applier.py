@@ -56,7 +56,6 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
-from libs.apply_partition import executor_eligible
 from libs.apply_plan import (
     Lookups, change_sort_key, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
@@ -81,9 +80,8 @@ from libs.targets.decoding import DecodeHints
 from libs.targets.model import Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
 from pipelines.apply.batch_ddl import BatchDdl, Evolve
-from pipelines.apply.batch_split import BatchSplit, BatchSummary, rows_at_most
 from pipelines.apply.batch_writes import BatchWrites
-from pipelines.apply.executor_replay import ExecutorReplay, replay_on_executors
+from pipelines.apply.executor_parts import replay_parts, split_batch
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.source_schemas import SourceSchemas
@@ -173,7 +171,8 @@ class DeltaApplier:
 
     def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
         spark = changes_df.sparkSession
-        split = self._split(spark, changes_df, batch_id)        # big tables' parts stay on the executors
+        split = split_batch(changes_df, self.catalog, self.config,  # big tables' parts stay on the executors
+                            lambda t: (self._effective(t), self._location(self._effective(t), batch_id)))
         collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
         self.tables_read(batch_id, oldest_commits([*changes, *split.oldest]))
@@ -182,7 +181,8 @@ class DeltaApplier:
             return {}
         self.prepare_batch(spark, [c for c in changes if c["op"] == TRUNCATE], batch_id)
         replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
-        executor = self._replay_on_executors(spark, batch_id, split)  # nothing written yet either
+        executor = replay_parts(spark, batch_id, split, self.known, self.config,  # nothing written yet either
+                                self.source_schemas, changes)
         try:
             log_table = None
             if replayed.log:  # its Spark schema: D.change_log_schema()
@@ -195,53 +195,7 @@ class DeltaApplier:
                 part.unpersist()
         quarantined = Counter(e.lineage.source for e in replayed.errors) + split.quarantined(executor)
         self.last_batch = AppliedBatch(commit_lags([*changes, *split.oldest], time.time()), quarantined)
-        return {**{name: dict(c) for name, c in replayed.counts.items()}, **split.counts(executor)}
-
-    def _split(self, spark: SparkSession, changes_df: DataFrame, batch_id: int) -> "BatchSplit":
-        """Which tables' parts of the batch replay on the executors (libs/apply_partition.py,
-        config.executor_apply_min_changes): one small aggregate of the batch, then the rest."""
-        min_changes = self.config.executor_apply_min_changes
-        at_most = rows_at_most(changes_df)  # no job: a small batch skips the aggregate (~150 ms)
-        if min_changes is None or (at_most is not None and at_most < min_changes):
-            return BatchSplit(changes_df)
-        summary = BatchSummary.of(changes_df)
-        tables = {}
-        for (database, table), ops in summary.ops.items():
-            target = self.catalog.get(database, table)
-            if (target is None or not self.config.tables.selects(database, table)
-                    or not executor_eligible(ops, sum(ops.values()), min_changes, summary.has_ddl)):
-                continue
-            target = self._effective(target)
-            tables[(database, table)] = (target, self._location(target, batch_id))
-        return BatchSplit(changes_df, summary, tables)
-
-    def _replay_on_executors(self, spark: SparkSession, batch_id: int, split: "BatchSplit") -> list[ExecutorReplay]:
-        """Each executor table's part replayed where its changes are (pipelines/apply/executor_replay.py);
-        a strict-mode stop raises here, before anything of the batch is written."""
-        out: list[ExecutorReplay] = []
-        # the cluster's cores (local[2]: 2), not spark.sql.shuffle.partitions (200 on Databricks,
-        # which AQE coalesces for joins but not for an explicit repartition)
-        parallelism = spark.sparkContext.defaultParallelism
-        try:
-            for (database, table), (target, path) in sorted(split.tables.items()):
-                if self.known.already_committed(spark, path, target, batch_id):
-                    split.already_applied.add((database, table))
-                    continue
-                exists = self.known.exists(spark, path)
-                if exists and path not in self.known.schema_checked:
-                    self.known.check_schema(spark, path, target)
-                part = replay_on_executors(spark, split.of_table(database, table), (database, table), target,
-                                           path, exists, self.config.exec_mode, batch_id,
-                                           self.source_schemas.tables.positions(database, table),
-                                           parallelism)
-                out.append(part)
-                if part.stop is not None:
-                    raise ApplyStopped(batch_id, target.delta_table, part.stop)
-        except BaseException:
-            for part in out:
-                part.unpersist()
-            raise
-        return out
+        return split.counts(executor, replayed.counts)
 
     def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
         """A batch without changes: only the heartbeats' sources' progress moves."""

@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from libs.apply_plan import ROW_OPS
+from libs.snapshot.changes import SNAPSHOT_OP
 from libs.lineage_sql import quote_identifier
 from libs.replay import commit_order
 from libs.table_location import TableLocation
@@ -73,6 +74,10 @@ class BatchSummary:
         return out
 
     @property
+    def all_ops(self) -> set[str]:
+        return {g["op"] for g in self.groups}
+
+    @property
     def has_ddl(self) -> bool:
         """Any change other than a row change (DDL, truncate, snapshot, statement) in the batch."""
         return any(g["op"] not in ROW_OPS for g in self.groups)
@@ -81,11 +86,14 @@ class BatchSummary:
 @dataclasses.dataclass
 class BatchSplit:
     """`changes`: the batch; `tables`: (database, table) -> (target, location) of the parts the
-    executors replay; `already_applied`: those of them Delta committed for this batch before."""
+    executors replay; of those, `snapshots` are tables whose snapshot rows alone go there (their
+    run's start, a truncate, stays on the driver: libs/apply_partition.snapshot_rows_eligible);
+    `already_applied`: those Delta committed for this batch before."""
 
     changes: DataFrame
     summary: BatchSummary = BatchSummary(())
     tables: Mapping[tuple[str, str], tuple[Target, TableLocation]] = dataclasses.field(default_factory=dict)
+    snapshots: frozenset = frozenset()
     already_applied: set = dataclasses.field(default_factory=set)
 
     @property
@@ -102,10 +110,13 @@ class BatchSplit:
         return self.changes.filter(self._is(database, table)).select(*columns)
 
     def _is(self, database: str, table: str):
-        return (F.col("database") == database) & (F.col("table") == table)
+        """A change record of the table's executor part."""
+        mine = (F.col("database") == database) & (F.col("table") == table)
+        return mine & (F.col("op") == SNAPSHOT_OP) if (database, table) in self.snapshots else mine
 
     def _mine(self):
-        return [g for g in self.summary.groups if (g["database"], g["table"]) in self.tables]
+        return [g for g in self.summary.groups if (g["database"], g["table"]) in self.tables
+                and ((g["database"], g["table"]) not in self.snapshots or g["op"] == SNAPSHOT_OP)]
 
     @property
     def lasts(self) -> dict[str, tuple[Mapping[str, Any], int]]:
@@ -123,13 +134,20 @@ class BatchSplit:
         return [{"source": g["source"], "database": g["database"], "table": g["table"], "commit_ts": g["oldest"]}
                 for g in self._mine() if (g["database"], g["table"]) not in self.already_applied]
 
-    def counts(self, executor: list[ExecutorReplay]) -> dict[str, dict]:
-        """The applier's return value for the executors' tables: ops, rows upserted/deleted, ..."""
+    def counts(self, executor: list[ExecutorReplay], driver: Mapping[str, Counter]) -> dict[str, dict]:
+        """The applier's return value: the driver's counts (`driver`), and for the executors'
+        tables their ops, rows upserted/deleted, ... (a snapshot table's entry holds its run's
+        start too: the driver's truncates superseded by a later one count with its rows)."""
         ops = self.summary.ops
-        out = {table_key(d, t): dict(ops[(d, t)], already_applied=1) for d, t in self.already_applied}
+        out = {name: dict(c) for name, c in driver.items()}
+        out.update({table_key(d, t): dict(ops[(d, t)], already_applied=1) for d, t in self.already_applied})
         for part in executor:
-            database, table = part.source_table
-            out[table_key(database, table)] = {**ops[part.source_table], **part.tally}
+            name = table_key(*part.source_table)
+            tally = Counter(part.tally)
+            earlier = driver.get(name, Counter())["superseded_by_snapshot"] if part.new_rows else 0
+            if earlier:
+                tally["superseded_by_snapshot"] += earlier
+            out[name] = {**ops[part.source_table], **tally}
         return out
 
     @staticmethod

@@ -72,7 +72,14 @@ class BatchWrites:
                 self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
         else:
             self.quarantine.append_rows(spark, rows, batch_id)
-        writes = [partial(self._write_target, plan=p) for p in plans if p.upserts or p.deletes or p.replace]
+        snapshot_rows = {part.path: part for part in executor if part.new_rows}
+        for plan in plans:  # a table whose snapshot rows the executors made: the driver has its run's start
+            if plan.path in snapshot_rows:
+                if plan.upserts or plan.deletes:
+                    raise RuntimeError(f"{plan.target.qualified_name}: driver rows beside executor snapshot rows")
+                snapshot_rows[plan.path].replace = plan.replace  # one commit: the rows replace the table
+        writes = [partial(self._write_target, plan=p) for p in plans
+                  if (p.upserts or p.deletes or p.replace) and p.path not in snapshot_rows]
         writes += [partial(self._merge_from_executors, part=part) for part in executor]
         self._write_targets(spark, batch_id, writes)
         self.append_progress(spark, batch_id, changes, caught_up, lasts)
@@ -101,13 +108,17 @@ class BatchWrites:
                 future.result()  # the first failure propagates; the batch is retried whole
 
     def _merge_from_executors(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
-        """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors:
-        ONE Delta write idempotent per (txn app id, batch_id), as _write_target's."""
+        """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors, or
+        its snapshot rows appended (overwritten, when the batch started the table anew): ONE
+        Delta write idempotent per (txn app id, batch_id), as _write_target's."""
         plan = TablePlan(part.target, part.path, [], [])
         self.known.ensure(spark, plan.path, plan.target)
         self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
         with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
-            merge(spark, part.merge_rows(), part.merge_names, part.path)
+            if part.new_rows:
+                writer(part.target_rows(), "overwrite" if part.replace else "append")(part.path)
+            else:
+                merge(spark, part.merge_rows(), part.merge_names, part.path)
         self.known.written[part.path] = batch_id
 
     def _write_target(self, spark: SparkSession, batch_id: int, plan: TablePlan) -> None:

@@ -59,9 +59,16 @@ class ExecutorReplay:
     merge_names: list[str]
     tally: Counter  # rows_upserted, rows_deleted, quarantined, superseded_by_snapshot
     stop: str | None = None  # strict mode: the ReplayError that stops the batch, as text
+    new_rows: bool = False  # snapshot rows only (pipelines/apply/snapshot_rows.py): no MERGE
+    replace: bool = False  # ... and the batch starts the table anew with them (its truncate)
 
     def merge_rows(self) -> DataFrame:
         return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))
+
+    def target_rows(self) -> DataFrame:
+        """The upserts as target rows (new_rows parts)."""
+        names = [n for n in self.merge_names if n != OP_COLUMN]
+        return self.out.filter(F.col(OP_COLUMN) == "upsert").select(*(F.col(quote_identifier(n)) for n in names))
 
     def change_log(self) -> DataFrame:
         return self.out.filter(F.col(LOG).isNotNull()).select(f"{LOG}.*")
@@ -119,9 +126,11 @@ class ReplayGroup:
     """cogroup applyInArrow: one group's changes replayed on the target rows they touch; the
     output frame's rows (output_schema)."""
 
-    def __init__(self, target: Target, mode: str, batch_id: int, snapshots: Mapping[str, Position]):
+    def __init__(self, target: Target, mode: str, batch_id: int, snapshots: Mapping[str, Position],
+                 start: tuple | None = None):
         self.target, self.mode, self.batch_id = target, mode, batch_id
         self.snapshots = snapshots  # source -> the table's latest snapshot position (libs/snapshot/tables.py)
+        self.start = start  # change_sort_key of the batch's last truncate of the table: rows before it went
         self.schema = to_arrow_schema(output_schema(target))
         self.log_schema = to_arrow_schema(D.change_log_schema())
 
@@ -134,11 +143,14 @@ class ReplayGroup:
         return replay_group
 
     def _replay(self, changes: pa.Table, current: pa.Table) -> pa.Table:
-        records = changes.drop_columns([BEFORE_KEY, AFTER_KEY, KEYS, GROUP])
+        stored = D.python_rows(current.select([*self.target.column_names, ROW_ID_COLUMN]))
+        return self.replay_records(changes.drop_columns([BEFORE_KEY, AFTER_KEY, KEYS, GROUP]), stored)
+
+    def replay_records(self, records: pa.Table, stored: list[dict[str, Any]]) -> pa.Table:
+        """Change records replayed on the `stored` rows they touch: output_schema rows."""
         rows = arrow_rows(records)
         kept = [k for k, c in enumerate(rows) if not self._superseded(c)]
         order = sorted(kept, key=lambda k: change_sort_key(rows[k]))
-        stored = D.python_rows(current.select([*self.target.column_names, ROW_ID_COLUMN]))
         parts = []
         if len(kept) < len(rows):
             parts.append(self._rows([{SUPERSEDED: len(rows) - len(kept)}]))
@@ -157,6 +169,10 @@ class ReplayGroup:
         return pa.concat_tables(parts)
 
     def _superseded(self, change: Mapping[str, Any]) -> bool:
+        """Already in a snapshot's rows (protocol.py rule 2), or before the batch's last truncate
+        of the table (libs/snapshot/tables.since_last_truncate, as the driver drops them)."""
+        if self.start is not None and change_sort_key(change) < self.start:
+            return True
         at = self.snapshots.get(change["source"])
         return at is not None and superseded(at, Position(change["trx_file"], int(change["trx_end_pos"])))
 
@@ -197,16 +213,22 @@ def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: t
         current = current.select(*(F.col(quote_identifier(c)) for c in (*target.column_names, ROW_ID_COLUMN, GROUP)))
         out = (grouped.groupBy(GROUP).cogroup(current.groupBy(GROUP))
                .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots).function(), output_schema(target)).persist())
-        stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == "upsert", 1)).alias("rows_upserted"),
-                        F.count(F.when(F.col(OP_COLUMN) == "delete", 1)).alias("rows_deleted"),
-                        F.count(QUARANTINED).alias("quarantined"),
-                        F.sum(SUPERSEDED).alias("superseded_by_snapshot"),
-                        F.first(STOP, ignorenulls=True).alias(STOP)).first()  # out is computed here, keyed still cached
+        tally, stop = tallied(out)  # out is computed here, keyed still cached
     finally:
         keyed.unpersist()
-    # as the driver's tally: the row counts always, superseded_by_snapshot when there were any
+    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally, stop)
+
+
+def tallied(out: DataFrame) -> tuple[Counter, str | None]:
+    """An output frame's counts (one job: it computes the persisted frame) as the driver's tally
+    (the row counts always, superseded_by_snapshot when there were any), and its stop."""
+    stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == "upsert", 1)).alias("rows_upserted"),
+                    F.count(F.when(F.col(OP_COLUMN) == "delete", 1)).alias("rows_deleted"),
+                    F.count(QUARANTINED).alias("quarantined"),
+                    F.sum(SUPERSEDED).alias("superseded_by_snapshot"),
+                    F.first(STOP, ignorenulls=True).alias(STOP)).first()
     tally = Counter({k: int(v or 0) for k, v in stats.asDict().items() if k != STOP and (v or k != "superseded_by_snapshot")})
-    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally, stats[STOP])
+    return tally, stats[STOP]
 
 
 def _grouped(spark: SparkSession, keyed: DataFrame, groups: int) -> DataFrame | None:

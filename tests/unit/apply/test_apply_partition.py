@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from libs.apply_partition import change_keys, components, executor_eligible, key_text, split_key
+from libs.apply_partition import (
+    change_keys, components, executor_eligible, key_text, snapshot_rows_eligible, split_key,
+)
 from libs.replay import replay
 from tests.change_builders import Source
 from tests.unit.replay.replay_builders import rows, target_from_ddl
@@ -54,6 +56,19 @@ def test_components_join_chains_and_pick_the_least_key():
 ])
 def test_executor_eligible(ops, n, minimum, ddl, eligible):
     assert executor_eligible(ops, n, minimum, ddl) is eligible
+
+
+@pytest.mark.parametrize("ops, minimum, batch_ops, eligible", [
+    ({"snapshot": 10}, 10, {"snapshot", "insert"}, True),        # a later chunk's rows
+    ({"truncate": 1, "snapshot": 10}, 10, {"truncate", "snapshot"}, True),  # the run's start too
+    ({"snapshot": 9}, 10, {"snapshot"}, False),                   # under the threshold
+    ({"snapshot": 10, "insert": 1}, 10, {"snapshot", "insert"}, False),  # binlog changes of it
+    ({"snapshot": 10}, 10, {"snapshot", "ddl"}, False),           # a DDL in the batch
+    ({"truncate": 1}, 0, {"truncate"}, False),                    # no rows
+    ({"snapshot": 10}, None, {"snapshot"}, False),                # null: never
+])
+def test_snapshot_rows_eligible(ops, minimum, batch_ops, eligible):
+    assert snapshot_rows_eligible(ops, minimum, batch_ops) is eligible
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -1,0 +1,90 @@
+"""Which target tables' parts of a batch stay on the executors, and their replay there (issue
+#21 goal 1, issue #37 item 3): a table with many row changes is replayed where its changes are
+(executor_replay.py), a table's snapshot rows are made target rows there (snapshot_rows.py).
+Nothing of either is collected to the driver; a strict-mode stop raises before anything of the
+batch is written."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+from pyspark.sql import DataFrame, SparkSession
+
+from libs.apply_partition import executor_eligible, snapshot_rows_eligible
+from libs.apply_plan import change_sort_key
+from libs.config import JobConfig
+from libs.snapshot.changes import TRUNCATE
+from libs.table_location import TableLocation
+from libs.targets import TargetCatalog
+from libs.targets.model import Target
+from pipelines.apply.batch_split import BatchSplit, BatchSummary, rows_at_most
+from pipelines.apply.executor_replay import ExecutorReplay, replay_on_executors
+from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.snapshot_rows import snapshot_rows_on_executors
+from pipelines.apply.source_schemas import SourceSchemas
+from pipelines.apply.stops import ApplyStopped
+
+
+def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig,
+                located: Callable[[Target], tuple[Target, TableLocation]]) -> BatchSplit:
+    """The batch's executor parts (config.executor_apply_min_changes): one small aggregate of the
+    batch, then the rest. `located`: a declared target -> (effective target, location)."""
+    min_changes = config.executor_apply_min_changes
+    at_most = rows_at_most(changes_df)  # no job: a small batch skips the aggregate (~150 ms)
+    if min_changes is None or (at_most is not None and at_most < min_changes):
+        return BatchSplit(changes_df)
+    summary = BatchSummary.of(changes_df)
+    tables, snapshots, batch_ops = {}, set(), summary.all_ops
+    for (database, table), ops in summary.ops.items():
+        target = catalog.get(database, table)
+        if target is None or not config.tables.selects(database, table):
+            continue
+        if snapshot_rows_eligible(ops, min_changes, batch_ops):
+            snapshots.add((database, table))
+        elif not executor_eligible(ops, sum(ops.values()), min_changes, summary.has_ddl):
+            continue
+        tables[(database, table)] = located(target)
+    return BatchSplit(changes_df, summary, tables, frozenset(snapshots))
+
+
+def last_truncates(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], tuple]:
+    """(database, table) -> change_sort_key of its last truncate among the driver's changes."""
+    out: dict[tuple[str, str], tuple] = {}
+    for change in changes:
+        if change["op"] == TRUNCATE:
+            name, key = (change["database"], change["table"]), change_sort_key(change)
+            out[name] = max(out.get(name, key), key)
+    return out
+
+
+def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: KnownTargets, config: JobConfig,
+                 source_schemas: SourceSchemas, driver_changes: Iterable[Mapping[str, Any]]) -> list[ExecutorReplay]:
+    """Each executor part replayed where its changes are, nothing written; a table Delta already
+    committed for this batch (a retried batch) is skipped (split.already_applied)."""
+    out: list[ExecutorReplay] = []
+    # the cluster's cores (local[2]: 2), not spark.sql.shuffle.partitions (200 on Databricks,
+    # which AQE coalesces for joins but not for an explicit repartition)
+    parallelism = spark.sparkContext.defaultParallelism
+    starts = last_truncates(driver_changes) if split.snapshots else {}
+    try:
+        for (database, table), (target, path) in sorted(split.tables.items()):
+            if known.already_committed(spark, path, target, batch_id):
+                split.already_applied.add((database, table))
+                continue
+            exists = known.exists(spark, path)
+            if exists and path not in known.schema_checked:
+                known.check_schema(spark, path, target)
+            changes = split.of_table(database, table)
+            if (database, table) in split.snapshots:
+                part = snapshot_rows_on_executors(changes, (database, table), target, path, config.exec_mode,
+                                                  batch_id, starts.get((database, table)), parallelism)
+            else:
+                part = replay_on_executors(spark, changes, (database, table), target, path, exists, config.exec_mode,
+                                           batch_id, source_schemas.tables.positions(database, table), parallelism)
+            out.append(part)
+            if part.stop is not None:
+                raise ApplyStopped(batch_id, target.delta_table, part.stop)
+    except BaseException:
+        for part in out:
+            part.unpersist()
+        raise
+    return out
