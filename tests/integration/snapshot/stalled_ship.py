@@ -1,8 +1,8 @@
 """`python -m tests.integration.snapshot.stalled_ship ARGS`: cdc-ship whose snapshot run stops
 before the SELECT of table STALL_TABLE (environment), after its `table` record was sent, until it
-is killed: where test_ship_snapshot.py's SIGKILL lands. A LOCK TABLES ... WRITE held by the test
-did that until a run took its tables' metadata locks before P (libs/snapshot/schema_lock.py):
-now the lock stops the run before it publishes anything."""
+is killed: where test_ship_snapshot.py's SIGKILL lands. A LOCK TABLES ... WRITE cannot do it: a
+run takes its tables' metadata locks before P (libs/snapshot/schema_lock.py), so the lock would
+stop the run before it publishes anything."""
 from __future__ import annotations
 
 import os
