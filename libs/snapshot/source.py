@@ -42,16 +42,17 @@ MySQL (same session set-up):
   MySQL does not report a snapshot's binlog position, so it is read under a global read lock.
   The cost: FLUSH TABLES WITH READ LOCK first waits for every running statement to finish (a
   long SELECT or ALTER holds it up, and every write arriving meanwhile queues behind it), then
-  blocks all commits of the server while START TRANSACTION and two more statements run, until
-  UNLOCK TABLES (usually milliseconds; the wait before it is unbounded).
+  blocks all commits of the server while START TRANSACTION, two more statements and the tables'
+  metadata locks (one statement per table, then the table list again) run, until UNLOCK TABLES
+  (usually milliseconds; the wait before it is unbounded).
 
 Each table's metadata lock is taken once P is known and held to the run's end, so that no DDL
 commits on it between P and its read (libs/snapshot/schema_lock.py: on MariaDB a guard connection
-holds the same locks from before P). Per table, inside the snapshot transaction: SHOW CREATE TABLE (the `table` record's
-create_table), the columns (values.COLUMNS_QUERY), then ONE unbuffered SELECT of
-values.select_expression per column (rows are read as they arrive, a batch at a time), cut into
-`rows` records of at most chunk_rows rows and ~chunk_bytes of values (chunks.cut_chunks), so
-memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
+holds the same locks from before P). Per table, inside the snapshot transaction: SHOW CREATE
+TABLE (the `table` record's create_table), the columns (values.COLUMNS_QUERY), then ONE
+unbuffered SELECT of values.select_expression per column (rows are read as they arrive, a batch
+at a time), cut into `rows` records of at most chunk_rows rows and ~chunk_bytes of values
+(chunks.cut_chunks), so memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
 issue first suggested): a killed run is never continued from its last chunk but re-read whole,
 per table, in a new run (libs/snapshot/protocol.py), so key ranges would buy nothing but more
 queries, and keyless tables would need another plan anyway.
@@ -224,7 +225,7 @@ def _mariadb_attempt(conn) -> tuple[SnapshotPoint, bool]:
     status = {_text(k).lower(): _text(v)
               for k, v in query(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")}
     after, server_id, now = query(conn, "SELECT @@gtid_binlog_pos, @@server_id, "
-                                         "UTC_TIMESTAMP(6)")[0]
+                                        "UTC_TIMESTAMP(6)")[0]
     file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
     if not file:
         raise SnapshotError("the server has no binary log position (is log_bin on?)")
@@ -245,7 +246,7 @@ def _open_mysql(conn, info: str, settle) -> SnapshotPoint:
         query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
         status = query(conn, status_sql)
         gtid, server_id, now = query(conn, "SELECT @@gtid_executed, @@server_id, "
-                                            "UTC_TIMESTAMP(6)")[0]
+                                           "UTC_TIMESTAMP(6)")[0]
         settle(conn)
     finally:
         query(conn, "UNLOCK TABLES")
