@@ -4,6 +4,8 @@ dropped while the snapshot opened (issue #38 item 5; the real server: tests/inte
 test_ddl_during_snapshot.py)."""
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from pymysql.err import OperationalError
 
@@ -112,3 +114,10 @@ def test_mysql_locks_the_tables_under_the_global_read_lock_with_no_guard():
     unlock = conn.statements.index("UNLOCK TABLES")
     assert conn.statements[unlock - 2:unlock] == [LOCK_A, LOCK_B]
     assert conn.statements.index("FLUSH TABLES WITH READ LOCK") < unlock - 2
+
+
+def test_a_table_that_keeps_coming_while_the_snapshot_opens_is_named_created():
+    conn = mariadb_conn([b"0-1-10"] * (2 * schema_lock.LOCK_ATTEMPTS))
+    flip = itertools.cycle([[A], [A, B]])  # each attempt: listed without it, then with it
+    with pytest.raises(source.SnapshotError, match=r"table `d`\.`b\.c` changed while the snapshot opened \(created\)"):
+        schema_lock.open_locked(conn, lambda: next(flip), Guards(), "src")
