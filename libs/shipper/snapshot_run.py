@@ -20,7 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from libs.snapshot import chunk_values, oversized, source
+from libs.snapshot import chunk_values, oversized, schema_lock, source
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.chunks import last_state
 from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
@@ -76,7 +76,7 @@ def snapshot_if_due(bootstrap: str, topic: str, name: str, opts: ServerOptions, 
     origin = Origin(identity.text(), epoch=epoch_for(last, identity))
     conn = source.connect(opts)
     try:
-        _run(conn, name, sink, snap, plan, stats, progress_s, origin)
+        _run(conn, name, sink, snap, plan, stats, progress_s, origin, lambda: source.connect(opts))
         conn.rollback()  # read only: nothing to commit; ends the snapshot transaction
     finally:
         conn.close()
@@ -113,14 +113,21 @@ def _continuable(name, last, identity, logs, plan: StartPlan) -> StartPlan:
 
 
 def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: SnapshotStats,
-         progress_s: float, origin: Origin) -> None:
+         progress_s: float, origin: Origin, guard_connect) -> None:
     started = time.monotonic()
+    notes: list[str] = []  # _run_tables' lines, of the attempt that opened the snapshot
+
+    def tables_now() -> list:
+        notes.clear()
+        return _run_tables(conn, plan, snap, name, log=notes.append)
+
     try:
-        point = source.open_snapshot(conn)
+        point, tables = schema_lock.open_locked(conn, tables_now, guard_connect, name)
     except source.MySQLError as exc:
         raise source.SnapshotError(f"cannot open the consistent snapshot: {source.error_text(exc)}",
                                    source=name) from None
-    tables = _run_tables(conn, plan, snap, name)
+    for line in notes:
+        _log(line)
     source.refuse_versioned(tables, name)
     at = plan.binlog_from or Position(point.file, point.pos)
     # chunks cut under the record limit: only a single row over it makes a record too large
@@ -174,7 +181,7 @@ def _primary_key(rec: SnapshotRecord, create_table: str | None) -> tuple[str, ..
     return tuple(ddl.primary_key)
 
 
-def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str) -> list:
+def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str, log=_log) -> list:
     """The run's tables: every included table, or the remaining tables of an interrupted run
     (named in its last record, whatever --include says now) that still exist, less those the
     restart's --exclude matches (one line names them: their snapshot is abandoned)."""
@@ -186,15 +193,15 @@ def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str) -> list
         raise source.SnapshotError(f"cannot list the tables: {source.error_text(exc)}", source=name) from None
     remaining, left_out = oversized.resume_tables(plan.tables, snap.table_filter.excludes)
     if left_out:
-        _log(oversized.left_out_line(name, left_out))
+        log(oversized.left_out_line(name, left_out))
     found, gone = {}, []
     for text in remaining:
         tables = _named(text, existing)
         found.update((t.pair, t) for t in tables)
         gone += [] if tables else [text]
     if gone:
-        _log(f"cdc-ship {name}: snapshot: {', '.join(gone)} no longer exist(s); not read "
-             f"(the binlog from the run's position holds the DROP)")
+        log(f"cdc-ship {name}: snapshot: {', '.join(gone)} no longer exist(s); not read "
+            f"(the binlog from the run's position holds the DROP)")
     return list(found.values())
 
 

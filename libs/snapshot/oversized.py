@@ -49,10 +49,10 @@ def oversized_line(table: TableName, row: str, size: int, limit: int) -> str:
             f"limit of {limit} bytes the topic takes; raise it on the broker (message.max.bytes, "
             f"the topic's max.message.bytes) and in cdc-ship (--max-event-bytes, which sets the "
             f"producer's message.max.bytes), or leave the table out: restart with --exclude "
-            f"{_exclude_regex(table)} (its binlog changes still flow)")
+            f"{exclude_regex(table)} (its binlog changes still flow)")
 
 
-def _exclude_regex(table: TableName) -> str:
+def exclude_regex(table: TableName) -> str:
     """A --exclude argument matching exactly this table's joined 'db.table', shell-quoted."""
     return "'" + re.escape(table.joined()).replace("'", "'\\''") + "'"
 

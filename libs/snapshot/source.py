@@ -21,6 +21,7 @@ Opening the snapshot, MariaDB (never a global read lock):
     START TRANSACTION WITH CONSISTENT SNAPSHOT
     SHOW STATUS LIKE 'binlog_snapshot_%'        -- binlog_snapshot_file/_position: P, exact
     SELECT @@gtid_binlog_pos, @@server_id, UTC_TIMESTAMP(6)    -- ... and after
+    SET STATEMENT lock_wait_timeout = 0 FOR SELECT 1 FROM t LIMIT 0    -- each table, see below
 
   MariaDB records the binlog position of a consistent snapshot with the snapshot itself (InnoDB
   and the binlog agree on the commit order), so P is exact and nothing is locked. It has no GTID
@@ -35,19 +36,23 @@ MySQL (same session set-up):
     START TRANSACTION WITH CONSISTENT SNAPSHOT
     SHOW MASTER STATUS                          -- 8.2+: SHOW BINARY LOG STATUS (8.4 has only it)
     SELECT @@gtid_executed, @@server_id, UTC_TIMESTAMP(6)
+    SELECT 1 FROM t LIMIT 0                     -- each table, see below
     UNLOCK TABLES
 
   MySQL does not report a snapshot's binlog position, so it is read under a global read lock.
   The cost: FLUSH TABLES WITH READ LOCK first waits for every running statement to finish (a
   long SELECT or ALTER holds it up, and every write arriving meanwhile queues behind it), then
-  blocks all commits of the server while START TRANSACTION and two more statements run, until
-  UNLOCK TABLES (usually milliseconds; the wait before it is unbounded).
+  blocks all commits of the server while START TRANSACTION, two more statements and the tables'
+  metadata locks (one statement per table, then the table list again) run, until UNLOCK TABLES
+  (usually milliseconds; the wait before it is unbounded).
 
-Per table, inside the snapshot transaction: SHOW CREATE TABLE (the `table` record's
-create_table), the columns (values.COLUMNS_QUERY), then ONE unbuffered SELECT of
-values.select_expression per column (rows are read as they arrive, a batch at a time), cut into
-`rows` records of at most chunk_rows rows and ~chunk_bytes of values (chunks.cut_chunks), so
-memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
+Each table's metadata lock is taken once P is known and held to the run's end, so that no DDL
+commits on it between P and its read (libs/snapshot/schema_lock.py: on MariaDB a guard connection
+holds the same locks from before P). Per table, inside the snapshot transaction: SHOW CREATE
+TABLE (the `table` record's create_table), the columns (values.COLUMNS_QUERY), then ONE
+unbuffered SELECT of values.select_expression per column (rows are read as they arrive, a batch
+at a time), cut into `rows` records of at most chunk_rows rows and ~chunk_bytes of values
+(chunks.cut_chunks), so memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
 issue first suggested): a killed run is never continued from its last chunk but re-read whole,
 per table, in a new run (libs/snapshot/protocol.py), so key ranges would buy nothing but more
 queries, and keyless tables would need another plan anyway.
@@ -126,7 +131,7 @@ def _text(value) -> str | None:
         None if value is None else str(value))
 
 
-def _query(conn, sql: str, args=None) -> list[tuple]:
+def query(conn, sql: str, args=None) -> list[tuple]:
     with conn.cursor() as cur:
         if args is None:
             cur.execute(sql)
@@ -155,7 +160,7 @@ def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[
     (schema, name) order: keyed on the pair, `a`.`b.c` and `a.b`.`c` are two tables
     (libs/table_names.py)."""
     found: dict[TableName, SourceTable] = {}
-    for schema, name, rows, kind in _query(conn, TABLES_QUERY):
+    for schema, name, rows, kind in query(conn, TABLES_QUERY):
         table = SourceTable(_text(schema), _text(name), None if rows is None else int(_text(rows)),
                             _text(kind) == SYSTEM_VERSIONED)
         if table.database.lower() not in SYSTEM_SCHEMAS and keep(table.qualified):
@@ -183,7 +188,7 @@ def refuse_versioned(tables: list[SourceTable], source: str) -> None:
 def _session(conn) -> None:
     setup = values.SESSION_SETUP
     for statement in (*SESSION_STATEMENTS, *([setup] if isinstance(setup, str) else setup)):
-        _query(conn, statement)
+        query(conn, statement)
 
 
 def _utc_micros(value) -> int:
@@ -193,31 +198,34 @@ def _utc_micros(value) -> int:
     return (value.replace(tzinfo=None) - epoch) // dt.timedelta(microseconds=1)
 
 
-def open_snapshot(conn) -> SnapshotPoint:
-    """Start the consistent-snapshot transaction on `conn` (module docstring) and return P."""
+def open_snapshot(conn, settle: Callable[[object], None] = lambda _conn: None) -> SnapshotPoint:
+    """Start the consistent-snapshot transaction on `conn` (module docstring) and return P.
+    `settle(conn)` runs inside it once P is known, on MySQL still under the global read lock
+    (libs/snapshot/schema_lock.py takes the tables' metadata locks there)."""
     _session(conn)
     info = conn.get_server_info()
-    return _open_mariadb(conn) if "mariadb" in info.lower() else _open_mysql(conn, info)
+    return _open_mariadb(conn, settle) if "mariadb" in info.lower() else _open_mysql(conn, info, settle)
 
 
-def _open_mariadb(conn) -> SnapshotPoint:
+def _open_mariadb(conn, settle) -> SnapshotPoint:
     point, exact = _mariadb_attempt(conn)
     for _ in range(GTID_ATTEMPTS - 1):
         if exact:
             break
-        _query(conn, "ROLLBACK")  # a commit slipped between the two GTID reads: again
+        query(conn, "ROLLBACK")  # a commit slipped between the two GTID reads: again
         point, exact = _mariadb_attempt(conn)
+    settle(conn)
     return point if exact else replace(point, gtid=None)
 
 
 def _mariadb_attempt(conn) -> tuple[SnapshotPoint, bool]:
     """(P with the GTID state read before, whether no GTID moved during START TRANSACTION)."""
-    before = _text(_query(conn, "SELECT @@gtid_binlog_pos")[0][0])
-    _query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    before = _text(query(conn, "SELECT @@gtid_binlog_pos")[0][0])
+    query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
     status = {_text(k).lower(): _text(v)
-              for k, v in _query(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")}
-    after, server_id, now = _query(conn, "SELECT @@gtid_binlog_pos, @@server_id, "
-                                         "UTC_TIMESTAMP(6)")[0]
+              for k, v in query(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")}
+    after, server_id, now = query(conn, "SELECT @@gtid_binlog_pos, @@server_id, "
+                                        "UTC_TIMESTAMP(6)")[0]
     file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
     if not file:
         raise SnapshotError("the server has no binary log position (is log_bin on?)")
@@ -230,17 +238,18 @@ def _mysql_version(info: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def _open_mysql(conn, info: str) -> SnapshotPoint:
+def _open_mysql(conn, info: str, settle) -> SnapshotPoint:
     status_sql = ("SHOW BINARY LOG STATUS" if _mysql_version(info) >= (8, 2)
                   else "SHOW MASTER STATUS")
-    _query(conn, "FLUSH TABLES WITH READ LOCK")
+    query(conn, "FLUSH TABLES WITH READ LOCK")
     try:
-        _query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        status = _query(conn, status_sql)
-        gtid, server_id, now = _query(conn, "SELECT @@gtid_executed, @@server_id, "
-                                            "UTC_TIMESTAMP(6)")[0]
+        query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        status = query(conn, status_sql)
+        gtid, server_id, now = query(conn, "SELECT @@gtid_executed, @@server_id, "
+                                           "UTC_TIMESTAMP(6)")[0]
+        settle(conn)
     finally:
-        _query(conn, "UNLOCK TABLES")
+        query(conn, "UNLOCK TABLES")
     if not status or not _text(status[0][0]):
         raise SnapshotError("the server has no binary log position (is log_bin on?)")
     return SnapshotPoint(_text(status[0][0]), int(_text(status[0][1])), _text(gtid) or None,
@@ -249,10 +258,10 @@ def _open_mysql(conn, info: str) -> SnapshotPoint:
 
 def describe(conn, table: SourceTable) -> tuple[str, list]:
     """(SHOW CREATE TABLE text, values.SourceColumn list in ordinal order)."""
-    create = _text(_query(conn, f"SHOW CREATE TABLE {quote_identifier(table.database)}.{quote_identifier(table.name)}"
+    create = _text(query(conn, f"SHOW CREATE TABLE {quote_identifier(table.database)}.{quote_identifier(table.name)}"
                           )[0][1])
     columns = [values.source_column(row)
-               for row in _query(conn, values.COLUMNS_QUERY, (table.database, table.name))]
+               for row in query(conn, values.COLUMNS_QUERY, (table.database, table.name))]
     return create, sorted(columns, key=lambda c: c.ordinal)
 
 

@@ -22,14 +22,14 @@ def password_file(db) -> str:
     return str(path)
 
 
-def start_shipper(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def start_shipper(*args: str, env: dict[str, str] | None = None, module: str = "pipelines.ship") -> subprocess.Popen:
     """cdc-ship in a subprocess (so it can be SIGTERMed / SIGKILLed like in production).
 
     Its output (a progress line a second) goes to a file, read with shipper_output(): a pipe
     nobody reads while the test runs fills up (64 KiB, ~8 minutes of lines) and then blocks
     cdc-ship in the middle of its stream."""
     with tempfile.NamedTemporaryFile(prefix="cdc-ship-", suffix=".log", delete=False) as log:
-        proc = subprocess.Popen([sys.executable, "-m", "pipelines.ship", *args, "--progress", "1"],
+        proc = subprocess.Popen([sys.executable, "-m", module, *args, "--progress", "1"],
                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     proc.log_path = Path(log.name)

@@ -46,7 +46,7 @@ def test_big_rows_nulls_and_two_tables_in_one_snapshot(mariadb, tables, native, 
         rows = _read(conn, "big")
         mariadb.sql(f"INSERT INTO {DB}.small VALUES (4);")  # after the snapshot: not in it
         small = _read(conn, "small")
-        assert source._query(conn, "SELECT @@in_transaction") == [(b"1",)]
+        assert source.query(conn, "SELECT @@in_transaction") == [(b"1",)]
     finally:
         conn.close()
     assert [r[0] for r in rows] == [b"1", b"2", b"3", b"4"]
@@ -63,7 +63,7 @@ def test_a_missing_table_is_a_snapshot_error_naming_it(mariadb, tables):
         run = source.Run("src", "id1", point)
         with pytest.raises(source.SnapshotError, match=r"snapshot of table row_reader.gone failed: 1146: Table "):
             list(source.run_records(conn, run, [source.SourceTable(DB, "gone")]))
-        assert source._query(conn, "SELECT 1") == [(b"1",)]  # the connection goes on
+        assert source.query(conn, "SELECT 1") == [(b"1",)]  # the connection goes on
     finally:
         conn.close()
 
@@ -80,7 +80,7 @@ def test_an_error_after_rows_were_sent_raises_it_and_the_connection_goes_on(mari
         with pytest.raises(pymysql.err.OperationalError, match="Subquery returns more than 1 row"):
             for batch in source.stream_batches(conn, statement, columns, 1 << 22, max_rows=1):
                 got.extend(batch.column(0).to_pylist())
-        assert source._query(conn, "SELECT @@in_transaction") == [(b"1",)]
+        assert source.query(conn, "SELECT @@in_transaction") == [(b"1",)]
     finally:
         conn.close()
     assert got == [b"1", b"2"]

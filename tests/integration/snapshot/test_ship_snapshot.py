@@ -154,22 +154,21 @@ def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
     name = "snap_k"
     create_schema(mariadb, name, SMALL, ref=f"{name}_ref")
     include = ("--include", rf"{name}\..*", "--snapshot-chunk-rows", "200")
-    # t_nokey (third) is locked: the run publishes t_blob and t_cpk whole, then t_nokey's table
-    # record, and its SELECT waits for the lock; the SIGKILL lands there
-    lock = mariadb.connect()
-    lock.cursor().execute(f"LOCK TABLES {name}.t_nokey WRITE")
+    # the run publishes t_blob and t_cpk whole, then t_nokey's (third) table record, and stops
+    # before its SELECT (stalled_ship.py); the SIGKILL lands there
+    other = mariadb.connect()
     recorder, stop, errors, thread = start_workload(mariadb, name, set(TABLES) - {"t_nokey"}, 2)
     proc = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
                          "--password-file", password_file(mariadb), "--bootstrap",
                          kafka_broker.bootstrap, "--topic", topic, "--source", "snapk",
-                         "--snapshot", *include)
+                         "--snapshot", *include, module="tests.integration.snapshot.stalled_ship",
+                         env={"STALL_TABLE": "t_nokey"})
     try:
         wait_for_table_record(kafka_broker.bootstrap, topic, "snapk", "t_nokey", proc)
         proc.kill()  # SIGKILL: no flush, no goodbye
         proc.wait(10)
-        lock.cursor().execute("UNLOCK TABLES")
-        # while no shipper runs, the once-locked table changes too
-        recorder.commit(lock, name, ["INSERT INTO {db}.t_nokey VALUES (99, 'while killed')",
+        # while no shipper runs, the stalled table changes too
+        recorder.commit(other, name, ["INSERT INTO {db}.t_nokey VALUES (99, 'while killed')",
                                      "DELETE FROM {db}.t_nokey WHERE a = 1 LIMIT 1"])
         time.sleep(0.3)
         assert ship(mariadb, kafka_broker, topic, "snapk", "--snapshot", "--non-block",
@@ -177,7 +176,7 @@ def test_sigkill_mid_snapshot_then_restart(mariadb, kafka_broker, topic):
     finally:
         stop.set()
         thread.join(30)
-        lock.close()
+        other.close()
         if proc.poll() is None:
             proc.kill()
     assert not errors, errors

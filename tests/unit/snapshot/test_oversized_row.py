@@ -50,10 +50,10 @@ def one_table_conn(create: bytes, rows: list[tuple]) -> FakeConn:
 
 
 def run_snapshot(monkeypatch, conn, snap=None, plan=StartPlan(RUN, None)):
-    monkeypatch.setattr(source, "open_snapshot", lambda _conn: POINT)
+    monkeypatch.setattr(source, "open_snapshot", lambda conn, settle: (settle(conn), POINT)[1])
     sink = fake_sink(monkeypatch)
     snapshot_run._run(conn, "src", sink, snap or snapshot_run.SnapshotOptions(), plan,
-                      snapshot_run.SnapshotStats(), 3600, Origin("0-7"))
+                      snapshot_run.SnapshotStats(), 3600, Origin("0-7"), lambda: FakeConn("10.11.19-MariaDB", {}))
     return sink
 
 

@@ -62,6 +62,9 @@ class FakeConn:
     def get_server_info(self):
         return self.server_info
 
+    def close(self):
+        self.closed = True
+
     def cursor(self):
         return FakeCursor(self)
 
