@@ -71,12 +71,21 @@ def private_broker(data_dir: Path):
 
 
 # -- processes the benchmarks start -------------------------------------------------------------
+def checkout_env() -> dict[str, str]:
+    """The environment under which a command, its Spark JVM and its Python workers import this
+    checkout's code: the venv's editable install points at the main checkout, and a console
+    script (cdc-replicate) does not put the working directory on sys.path."""
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
+
+
 def spawn(args: list[str], log: Path) -> subprocess.Popen:
-    """A command in its own session (its process group is ours to kill), output appended to `log`."""
+    """A command in its own session (its process group is ours to kill), output appended to
+    `log`, running this checkout's code (checkout_env)."""
     with open(log, "ab") as out:
         return subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+                                stdin=subprocess.DEVNULL, env=checkout_env(), start_new_session=True)
 
 
 def stop_process(proc: subprocess.Popen | None, timeout: float = 60.0) -> None:
