@@ -16,7 +16,7 @@ Phases, each printing a figure line (command, figure, load average, commit):
             appended to new Delta tables one after the other, in this process' own session built
             beforehand, with the job stopped): the ratio snapshot / plain append (goal c: <= 2).
 2 backlog   with the job stopped, sysbench unthrottled (2 threads) for --backlog-seconds; row
-            changes = the server's InnoDB rows inserted + updated + deleted; the job started;
+            changes = the server's Handler_write + _update + _delete; the job started;
             drain rate = row changes / (when the batch whose _cdc_progress row reached the
             server's position at the load's end was visible - the job's start); also without
             the Spark start-up (from the first backlog batch's start). Goal >= 2,000/s.
@@ -103,7 +103,8 @@ class Run:
                 raise SystemExit(f"{name} exited {proc.returncode}:\n{log_tail(log)}")
 
     def wait_covered(self, file: str, pos: int) -> tuple[int, float]:
-        """(batch, visible_at) of the first batch that applied the server's binlog up to (file, pos)."""
+        """(batch, visible_at) of the first batch that applied the server's binlog up to (file, pos),
+        once that batch has ended (its progress line)."""
         deadline = time.monotonic() + self.args.timeout
         while (found := self.delta.covered_at(file, pos)) is None:
             self.check_alive()
@@ -111,7 +112,17 @@ class Run:
                 raise SystemExit(f"job wedged: {file}:{pos} not applied after {self.args.timeout:.0f} s:\n"
                                  f"{log_tail(self.job_log)}")
             time.sleep(0.25)
+        self.wait_batch_done(found[0])
         return found
+
+    def wait_batch_done(self, batch: int) -> None:
+        """Until the job's progress line of `batch` (printed once the trigger has ended)."""
+        deadline = time.monotonic() + self.args.timeout
+        while batch not in job_batches(self.job_log):
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise SystemExit(f"job wedged: batch {batch} not ended after {self.args.timeout:.0f} s")
+            time.sleep(0.5)
 
     def session(self):
         if self.spark is None:
@@ -144,6 +155,7 @@ class Run:
                 raise SystemExit(f"snapshot not visible after {a.timeout:.0f} s: {rows}\n{log_tail(self.job_log)}")
             time.sleep(0.5)
         snapshot_s = max(c.mtime for log in self.delta.logs.values() for c in log.commits.values()) - t0
+        self.wait_batch_done(max(b for b in self.delta.visible_at()))  # stopped after its progress row, not inside it
         total = a.tables * a.rows
         cmd = "cdc-ship --server --snapshot + cdc-replicate"
         self.figures.line("snapshot", cmd, "shipper following (snapshot in the topic)", f"{shipped:.1f} s")
