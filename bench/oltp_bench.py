@@ -155,7 +155,8 @@ class Run:
                 raise SystemExit(f"snapshot not visible after {a.timeout:.0f} s: {rows}\n{log_tail(self.job_log)}")
             time.sleep(0.5)
         snapshot_s = max(c.mtime for log in self.delta.logs.values() for c in log.commits.values()) - t0
-        self.wait_batch_done(max(b for b in self.delta.visible_at()))  # stopped after its progress row, not inside it
+        last = max(b for b in self.delta.visible_at())
+        self.wait_batch_done(last)  # stopped after its progress row, not inside it
         total = a.tables * a.rows
         cmd = "cdc-ship --server --snapshot + cdc-replicate"
         self.figures.line("snapshot", cmd, "shipper following (snapshot in the topic)", f"{shipped:.1f} s")
@@ -163,6 +164,7 @@ class Run:
         self.figures.line("snapshot", cmd, f"all {total:,} rows visible (from start, Spark start-up included)",
                           f"{snapshot_s:.1f} s ({total / snapshot_s:,.0f} rows/s)")
         self.stop_job()
+        batch_timeline(self.delta, job_batches(self.job_log), 0, last, "snapshot")
         spark = self.session()
         t0 = time.monotonic()
         for name, path in self.delta.targets.items():

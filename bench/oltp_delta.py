@@ -59,15 +59,22 @@ def live_rows(log: TableLog) -> int:
     return total
 
 
-def bytes_added(commit: Commit) -> int:
-    """Bytes of data files and deletion vectors a commit wrote (data changes only)."""
-    out = 0
-    for add in commit.adds:
-        if add.get("dataChange", True):
-            out += int(add.get("size", 0))
+def bytes_written(log: TableLog) -> dict[int, int]:
+    """version -> bytes of new data files and deletion vectors its commit wrote. A deletion
+    vector put on an existing file re-adds that file's path (remove + add with the vector): only
+    the vector was written then, not the file's size."""
+    seen: set[str] = set()
+    out: dict[int, int] = {}
+    for version in sorted(log.commits):
+        total = 0
+        for add in log.commits[version].adds:
+            if add.get("dataChange", True) and add["path"] not in seen:
+                total += int(add.get("size", 0))
             dv = add.get("deletionVector") or {}
-            if dv.get("storageType") in ("u", "p"):  # a file of its own (not inline)
-                out += int(dv.get("sizeInBytes", 0))
+            if add.get("dataChange", True) and dv.get("storageType") in ("u", "p"):  # a file of its own
+                total += int(dv.get("sizeInBytes", 0))
+            seen.add(add["path"])
+        out[version] = total
     return out
 
 
@@ -96,6 +103,7 @@ class JobTables:
     def __post_init__(self) -> None:
         self.logs = {name: TableLog(path) for name, path in self.targets.items()}
         self.progress = TableLog(self.progress_path)
+        self.change_log = TableLog(self.change_log_path)
 
     @classmethod
     def under(cls, delta_root: Path, database: str, tables: list[str]) -> "JobTables":
@@ -106,7 +114,7 @@ class JobTables:
         return self.progress_path.parent / CHANGE_LOG
 
     def refresh(self) -> "JobTables":
-        for log in (*self.logs.values(), self.progress):
+        for log in (*self.logs.values(), self.progress, self.change_log):
             log.refresh()
         return self
 
@@ -148,9 +156,9 @@ class JobTables:
         return None
 
     def batch_commits(self, first: int, last: int) -> dict[int, list[tuple[str, Commit]]]:
-        """batch id -> [(table, commit)] of the targets, progress included, for batches first..last."""
+        """batch id -> [(table, commit)] of the targets, change log and progress, for batches first..last."""
         out: dict[int, list] = {}
-        for name, log in (*self.logs.items(), (PROGRESS, self.progress)):
+        for name, log in (*self.logs.items(), (PROGRESS, self.progress), (CHANGE_LOG, self.change_log)):
             for commit in log.commits.values():
                 batch = batch_of(commit)
                 if batch is not None and first <= batch <= last:

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_support import load_average
-from oltp_delta import JobTables, bytes_added, disk_size, live_files, median, percentile
+from oltp_delta import JobTables, bytes_written, disk_size, live_files, median, percentile
 from oltp_sysbench import DB, row_bytes
 
 from libs.binlog.file_names import binlog_sort_key
-from libs.system_tables import PROGRESS
+from libs.system_tables import CHANGE_LOG, PROGRESS
 
 BATCH_LINE = re.compile(r"cdc-replicate: batch (\d+): ([\d,]+) records in ([\d.]+) s")
 
@@ -46,27 +46,30 @@ def batch_timeline(delta: JobTables, batches: dict[int, tuple[int, float]], firs
                    phase: str) -> None:
     """Per batch: its records and seconds, and when its commits came (seconds after its start,
     start = its last commit - its trigger seconds): the time before the first target commit is
-    the job's read, decode, assemble and replay; then the target writes and the progress append."""
+    the job's read, decode, assemble and replay, and the change-log append (written first); then
+    the target writes and the progress append."""
     commits = delta.refresh().batch_commits(first, last)
     pre, writes, totals = [], [], []
-    print(f"[{phase}] batches {first}..{last}: records, trigger s | first target commit, last target commit, "
-          f"progress (s after the start) | target ops (executionTimeMs)")
+    print(f"[{phase}] batches {first}..{last}: records, trigger s | change log, first target, last target, "
+          f"progress commit (s after the start) | target ops (executionTimeMs)")
     for batch in range(first, last + 1):
         records, seconds = batches.get(batch, (0, 0.0))
         mine = commits.get(batch, [])
         if not mine:
             continue
         start = max(c.mtime for _, c in mine) - seconds
-        targets = sorted(c.mtime - start for name, c in mine if name != PROGRESS)
+        targets = sorted(c.mtime - start for name, c in mine if name not in (PROGRESS, CHANGE_LOG))
         progress = [c.mtime - start for name, c in mine if name == PROGRESS]
+        change_log = [c.mtime - start for name, c in mine if name == CHANGE_LOG]
         ops = ", ".join(f"{name[-1]}:{c.info.get('operation', '?')}"
                         f"({c.info.get('operationMetrics', {}).get('executionTimeMs', '-')})"
-                        for name, c in sorted(mine, key=lambda nc: nc[0]) if name != PROGRESS)
+                        for name, c in sorted(mine, key=lambda nc: nc[0]) if name not in (PROGRESS, CHANGE_LOG))
         if targets:
             pre.append(targets[0])
             writes.append(targets[-1] - targets[0])
         totals.append(seconds)
         print(f"  batch {batch}: {records:,} records, {seconds:.1f} s | "
+              + (f"{change_log[0]:.1f}, " if change_log else "-, ")
               + (f"{targets[0]:.1f}, {targets[-1]:.1f}" if targets else "-, -")
               + (f", {progress[0]:.1f}" if progress else ", -") + f" | {ops}")
     if totals:
@@ -138,10 +141,10 @@ def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, i
     for phase, (first, last) in phases.items():
         changed = changed_rows(spark, delta, first, last)
         for name in delta.targets:
-            size = row_bytes(server, name)
+            size, by_version = row_bytes(server, name), bytes_written(delta.logs[name])
             ratios, written = [], []
             for batch, commits in sorted(delta.batch_commits(first, last).items()):
-                wrote = sum(bytes_added(c) for table, c in commits if table == name)
+                wrote = sum(by_version[c.version] for table, c in commits if table == name)
                 rows = next((n for (b, t), n in changed.items() if b == batch and t.endswith(name)), 0)
                 if rows:
                     written.append(wrote)
