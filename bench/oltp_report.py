@@ -151,7 +151,7 @@ def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, i
                     ratios.append(wrote / (rows * size))
             if ratios:
                 figures.line("size", f"{phase} batches {first}..{last}, Delta log add actions / _cdc_change_log",
-                             f"{name} bytes written per batch / changed rows' size ({size:.0f} B a row)",
+                             f"{name}, {phase}: bytes written per batch / changed rows' size ({size:.0f} B a row)",
                              f"median {median(written) / 1024:.0f} KB, x{median(ratios):.1f}; "
                              f"max x{max(ratios):.1f} over {len(ratios)} batches (goal b <= 20)",
                              met=max(ratios) <= 20)
