@@ -31,8 +31,9 @@ def ensure_sysbench() -> str:
     found = shutil.which("sysbench")
     if found:
         return found
-    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "sysbench"], check=True,
-                   env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    subprocess.run(["apt-get", "update"], check=True, env=env)  # a fresh image has no package lists
+    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "sysbench"], check=True, env=env)
     found = shutil.which("sysbench")
     if not found:
         raise SystemExit("apt-get installed sysbench, but no sysbench binary is on PATH")
