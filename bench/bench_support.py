@@ -7,6 +7,9 @@ Not a test helper: these scripts print figures. Everything is measured on this m
     sampler = Sampler(spark); sampler.start(); ...; sampler.stop()
     sampler.peaks(), sampler.core_busy(t0, t1), sampler.worker_cpu(t0, t1)
     spark_ui(spark, "/jobs"), job_seconds(job)            # the Spark UI REST API (ui=True)
+    spawn(args, log), stop_process(proc), tree_cpu(pid), log_tail(log), commit_hash()
+    start_shipper(server, bootstrap, work, topic, source), wait_shipper_following(...)
+                                                          # cdc-ship --server --snapshot, as a user runs it
 """
 from __future__ import annotations
 
@@ -14,12 +17,16 @@ import contextlib
 import datetime as dt
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -61,6 +68,101 @@ def private_broker(data_dir: Path):
         yield cfg.bootstrap
     finally:
         stop(cfg)
+
+
+# -- processes the benchmarks start -------------------------------------------------------------
+def checkout_env() -> dict[str, str]:
+    """The environment under which a command, its Spark JVM and its Python workers import this
+    checkout's code: the venv's editable install points at the main checkout, and a console
+    script (cdc-replicate) does not put the working directory on sys.path."""
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
+
+
+def spawn(args: list[str], log: Path) -> subprocess.Popen:
+    """A command in its own session (its process group is ours to kill), output appended to
+    `log`, running this checkout's code (checkout_env)."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=checkout_env(), start_new_session=True)
+
+
+def stop_process(proc: subprocess.Popen | None, timeout: float = 60.0) -> None:
+    """SIGTERM to the process we started (a job stops its query, cdc-ship flushes and exits),
+    then SIGKILL to whatever is left of its process group (its Spark JVM and Python workers)."""
+    if proc is None:
+        return
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if proc.poll() is None:
+        proc.wait(10)
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its live descendants, each with its reaped children's."""
+    total = 0
+    for p in descendants(pid):
+        try:
+            f = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in f[11:15])  # utime stime cutime cstime
+    return total / CLK_TCK
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def commit_hash() -> str:
+    """HEAD's short hash, +dirty when tracked files differ from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+def start_shipper(server, bootstrap: str, work: Path, topic: str, source: str) -> subprocess.Popen:
+    """`cdc-ship --server --snapshot` of database `source` (its tables' rows, then its binlog)
+    into `topic`, records keyed by `source`; log in work/cdc-ship.log."""
+    password = work / "replica-password"
+    password.write_text(server.password + "\n")
+    password.chmod(0o600)
+    return spawn([sys.executable, "-m", "pipelines.ship", "--server", f"{server.host}:{server.port}",
+                  "--user", server.user, "--password-file", str(password), "--bootstrap", bootstrap,
+                  "--topic", topic, "--source", source, "--snapshot", "--include", rf"{source}\..*",
+                  "--progress", "30"], work / "cdc-ship.log")
+
+
+def wait_shipper_following(server, bootstrap: str, topic: str, source: str, proc: subprocess.Popen,
+                           log: Path, timeout: float = 120.0) -> None:
+    """Until the topic holds the snapshot and a record at or past the server's current position."""
+    from libs.shipper.file_source import binlog_sort_key
+    from libs.shipper.kafka_sink import last_record
+    file, pos = server.master_status()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"cdc-ship exited {proc.returncode}:\n{log_tail(log)}")
+        last = last_record(bootstrap, topic, source)
+        if last is not None and last.binlog_file and (binlog_sort_key(last.binlog_file), last.end_pos) >= (
+                binlog_sort_key(file), pos):
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"cdc-ship not following after {timeout:.0f} s:\n{log_tail(log)}")
 
 
 # -- /proc readers ------------------------------------------------------------------------------

@@ -33,14 +33,23 @@ class Commit:
     txn: dict[str, int]  # appId -> version (micro-batch id)
     stats_max: dict[str, object]  # physical column name -> max over the files this commit added
     schema_string: str | None  # metaData.schemaString when the commit changed it
+    info: dict = field(default_factory=dict)  # commitInfo: operation, operationMetrics, userMetadata
+    adds: tuple[dict, ...] = ()  # the add actions (path, size, stats, deletionVector, dataChange)
+    removes: tuple[str, ...] = ()  # paths of the remove actions
 
 
 def _read_commit(path: Path) -> Commit:
-    txn, maxima, schema = {}, {}, None
+    txn, maxima, schema, info, adds, removes = {}, {}, None, {}, [], []
     for line in path.read_text().splitlines():
         if not line.strip():
             continue
         action = json.loads(line)
+        if "add" in action:
+            adds.append(action["add"])
+        elif "remove" in action:
+            removes.append(action["remove"]["path"])
+        elif "commitInfo" in action:
+            info = action["commitInfo"]
         if "txn" in action:
             txn[action["txn"]["appId"]] = int(action["txn"]["version"])
         elif "add" in action and action["add"].get("stats"):
@@ -49,7 +58,7 @@ def _read_commit(path: Path) -> Commit:
                     maxima[col] = value if col not in maxima else max(maxima[col], value)
         elif "metaData" in action:
             schema = action["metaData"].get("schemaString")
-    return Commit(int(path.stem), path.stat().st_mtime, txn, maxima, schema)
+    return Commit(int(path.stem), path.stat().st_mtime, txn, maxima, schema, info, tuple(adds), tuple(removes))
 
 
 @dataclass

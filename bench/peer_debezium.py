@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -53,7 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_support import CLK_TCK, descendants, load_average, private_broker  # noqa: E402
+from bench_support import (commit_hash, load_average, log_tail as _tail, private_broker,  # noqa: E402
+                           spawn as _spawn, start_shipper, stop_process as _stop, tree_cpu,
+                           wait_shipper_following)
 from delta_visibility import PipelineVisibility  # noqa: E402
 from peer_connect import ConnectWorker, resolve  # noqa: E402
 from peer_figures import measure, print_report  # noqa: E402
@@ -63,53 +63,6 @@ from peer_workload import (CLOCK_COLUMN, CLOCK_TABLE, DB, TABLES, Committed, Wor
 from libs.mariadb_server import MariaDBServer  # noqa: E402
 
 OUR_TOPIC, PEER_PREFIX = "binlog", "dbz"
-
-
-# -- processes --------------------------------------------------------------------------------
-def _spawn(args: list[str], log: Path) -> subprocess.Popen:
-    with open(log, "ab") as out:
-        return subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen | None, timeout: float = 60.0) -> None:
-    """SIGTERM to the process we started (the peer job stops its query, cdc-ship flushes and
-    exits, cdc-replicate ends), then SIGKILL to whatever is left of its process group (its
-    Spark JVM and Python workers)."""
-    if proc is None:
-        return
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    if proc.poll() is None:
-        proc.wait(10)
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process and its live descendants, each with its reaped children's."""
-    total = 0
-    for p in descendants(pid):
-        try:
-            f = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(x) for x in f[11:15])  # utime stime cutime cstime
-    return total / CLK_TCK
-
-
-def _tail(path: Path, lines: int = 25) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 # -- the two pipelines ------------------------------------------------------------------------
@@ -137,34 +90,6 @@ def ours_tables(root: Path) -> dict[str, Path]:
 
 def peer_tables(root: Path) -> dict[str, Path]:
     return {t.name: root / t.name for t in TABLES}
-
-
-def start_shipper(server: MariaDBServer, bootstrap: str, work: Path) -> subprocess.Popen:
-    password = work / "replica-password"
-    password.write_text(server.password + "\n")
-    password.chmod(0o600)
-    return _spawn([sys.executable, "-m", "pipelines.ship", "--server", f"{server.host}:{server.port}",
-                   "--user", server.user, "--password-file", str(password), "--bootstrap", bootstrap,
-                   "--topic", OUR_TOPIC, "--source", DB, "--snapshot", "--include", rf"{DB}\..*",
-                   "--progress", "30"], work / "cdc-ship.log")
-
-
-def wait_shipper_following(server: MariaDBServer, bootstrap: str, proc: subprocess.Popen, log: Path,
-                           timeout: float = 120.0) -> None:
-    """Until the topic holds the snapshot and a record at or past the server's current position."""
-    from libs.shipper.file_source import binlog_sort_key
-    from libs.shipper.kafka_sink import last_record
-    file, pos = server.master_status()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"cdc-ship exited {proc.returncode}:\n{_tail(log)}")
-        last = last_record(bootstrap, OUR_TOPIC, DB)
-        if last is not None and last.binlog_file and (binlog_sort_key(last.binlog_file), last.end_pos) >= (
-                binlog_sort_key(file), pos):
-            return
-        time.sleep(0.5)
-    raise SystemExit(f"cdc-ship not following after {timeout:.0f} s:\n{_tail(log)}")
 
 
 def start_ours(bootstrap: str, work: Path, args) -> subprocess.Popen:
@@ -243,14 +168,6 @@ def compare_tables(server: MariaDBServer, roots: dict[str, dict[str, Path]]) -> 
     return out
 
 
-def commit_hash() -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    return head + ("+dirty" if dirty else "")
-
-
 # -- the run ----------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -316,11 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         server.sql(schema_script())
         with private_broker(work / "kafka") as bootstrap:
             create_topics(bootstrap)
-            shipper = start_shipper(server, bootstrap, work)
+            shipper = start_shipper(server, bootstrap, work, OUR_TOPIC, DB)
             connect = ConnectWorker.start(dirs, work / "connect", bootstrap, host=server.host,
                                           port=server.port, user=server.user, password=server.password,
                                           database=DB, topic_prefix=PEER_PREFIX)
-            wait_shipper_following(server, bootstrap, shipper, work / "cdc-ship.log")
+            wait_shipper_following(server, bootstrap, OUR_TOPIC, DB, shipper, work / "cdc-ship.log")
             connect.wait_streaming()
             print("capture: cdc-ship following (after its snapshot of the empty tables), "
                   "Debezium streaming (snapshot.mode=no_data)", flush=True)
