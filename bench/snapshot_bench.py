@@ -5,6 +5,7 @@ database, libs/demo_database.py, which the onboarding tests use), then, in the s
   mariadb-dump --single-transaction of the database to /dev/null        (the yardstick)
   cdc-ship --snapshot: server -> topic (the project's Kafka broker)     (the shipper's part)
   cdc-replicate --available-now: topic -> Delta, targets from the source (the job's part)
+  a plain Spark append of the same rows to new Delta tables        (issue #37 goal c's yardstick)
 
 and prints rows/s of each and the shipper/mariadb-dump ratio (target >= 0.5). Every figure is
 one run on this machine; compare two builds with farm-bench.
@@ -81,6 +82,19 @@ def _check_counts(spark, work: Path, sizes: dict[str, int]) -> None:
             raise SystemExit(f"Delta {DB}.{table} holds {got:,} rows, the server {sizes[key]:,}")
 
 
+def _same_rows(spark, work: Path) -> dict:
+    """The job's tables read back (all their columns, lineage included), held in memory."""
+    return {t: spark.read.format("delta").load(str(work / "delta" / f"{DB}__{t}")).localCheckpoint()
+            for t in ("t_pk", "t_cpk", "t_uk", "t_nokey", "t_blob")}
+
+
+def _plain_append(frames: dict, work: Path) -> None:
+    """The yardstick of issue #37 goal c: the same rows appended to new Delta tables by a plain
+    Spark write, one table after another, in the session the job used (its start not counted)."""
+    for table, rows in frames.items():
+        rows.write.format("delta").mode("append").save(str(work / "plain" / table))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -111,6 +125,9 @@ def main() -> int:
             print(f"cdc-replicate: {rows / delta_s:,.0f} rows/s (Spark session start included)")
             print(f"end to end (server -> topic -> Delta): {rows / (ship_s + delta_s):,.0f} rows/s")
             _check_counts(spark[0], work, sizes)
+            frames = _same_rows(spark[0], work)
+            plain_s = _timed("plain Spark append of the same rows", lambda: _plain_append(frames, work))
+            print(f"cdc-replicate / plain append: {delta_s / plain_s:.2f} (issue #37 goal c: <= 2)")
     finally:
         stop(broker)
         server.stop()
