@@ -1,0 +1,149 @@
+"""Issue #39 items 3 and 4: how cdc-replicate ends when asked to, or when its driver is killed.
+
+A real broker holds the row_full corpus file (404 events), read 40 records a micro-batch, so a
+run has many batches. A signal lands while a batch's foreachBatch runs:
+  * SIGINT: the batch finishes and commits, then one line `stopped after batch N`, exit 0;
+  * SIGTERM twice: the running batch is abandoned, one line `stopped during batch N`, exit 130;
+  * kill -9 of the Python driver alone: its JVM is gone within a second and commits nothing
+    after the kill (pipelines/driver_tie.py);
+then a `--available-now` run prints its batch lines and one closing line, exit 0, and the change
+records equal the server decoder's transactions, none twice (exactly once across all of it).
+Nothing beyond the batch lines and that one line: no Traceback, no Java frame, no Py4J error.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from libs.paths import CORPUS_DIR, REPO_ROOT
+from libs.system_tables import CHANGES, QUARANTINE
+from pipelines.ship import main as cdc_ship
+from tests.integration.exactly_once.replicator import IN_FLIGHT, STARTED, Replicator
+from tests.integration.process_tree import alive, descendants, proc_stat
+from tests.integration.replicate.binlog_oracle import read_oracle
+from tests.integration.replicate.corpus_files import our_transactions
+
+pytestmark = pytest.mark.integration
+
+ROW_FULL = CORPUS_DIR / "mariadb/row_full/mdb-bin.000001"
+CONF = "max_offsets_per_trigger: 40\ntrigger_seconds: 0.5\ntables: {from_source: false}  # change records\n"
+BATCH_LINE = "cdc-replicate: batch "
+JVM_GONE_S = 1.0
+
+
+def _job(kafka_broker, topic, tmp_path, monkeypatch) -> tuple[Replicator, Path]:
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))  # the console script runs this checkout's code
+    assert cdc_ship(["--from-file", str(ROW_FULL), "--bootstrap", kafka_broker.bootstrap, "--topic", topic,
+                     "--source", "row_full", "--progress", "3600"]) == 0
+    conf = tmp_path / "job.yaml"
+    conf.write_text(CONF)
+    delta, ckpt = tmp_path / "delta", tmp_path / "ckpt"
+    return Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--delta-root", str(delta),
+                                 "--checkpoint", str(ckpt)], ckpt, delta), conf
+
+
+def _mid_batch(job: Replicator) -> tuple[int, int]:
+    """(id of a batch of this run whose foreachBatch is running, the run's log size then). Told
+    by the driver's own stacks (faulthandler on SIGUSR1, pipelines/replicate.py), not by timing:
+    on a loaded machine a batch's planning takes seconds between its offsets and its sink."""
+    job.wait_started()
+    batch = job.wait_stage(job.batches()[1], IN_FLIGHT, timeout=300)
+    log = job.runs[-1]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        size = log.stat().st_size
+        os.kill(job.proc.pid, signal.SIGUSR1)
+        time.sleep(0.3)
+        with open(log, "rb") as f:
+            f.seek(size)
+            dumped = f.read().decode(errors="replace")
+        planned, committed = job.batches()
+        if "/pipelines/replicate_batch.py" in dumped and planned > committed:
+            return planned, log.stat().st_size
+        if committed >= batch:  # that batch ended meanwhile: the next one
+            batch = job.wait_stage(committed, IN_FLIGHT, timeout=300)
+    raise AssertionError(f"no foreachBatch seen running:\n{job.diagnosis()}")
+
+
+def _closing_lines(job: Replicator, after: int | None = None) -> list[str]:
+    """The run's lines that are not batch lines, after its start line (or after byte `after`:
+    the stacks _mid_batch asked for); asserts no trace at all among them."""
+    text = job.runs[-1].read_bytes().decode(errors="replace")
+    lines = text[after:].splitlines() if after is not None else text.split(STARTED, 1)[1].splitlines()[1:]
+    for noise in ("Traceback", "\tat ", "Exception", "Error"):
+        assert not any(noise in line for line in lines), "\n".join(lines)[-4000:]
+    return [line for line in lines if not line.startswith(BATCH_LINE)]
+
+
+def _drain_and_check(spark, job: Replicator, conf: Path) -> None:
+    drain = job.start(conf, "--available-now")
+    assert drain.wait(timeout=600) == 0, job.log_tail()
+    last = job.batches()[1]
+    assert _closing_lines(job) == [f"cdc-replicate: done after batch {last} (--available-now: the topic read "
+                                   f"to where it ended at the start)"]
+    assert job.runs[-1].read_text().splitlines()[-2].startswith(f"{BATCH_LINE}{last}: "), job.log_tail()
+    changes = [r.asDict() for r in spark.read.format("delta").load(str(job.delta_root / CHANGES))
+               .select("trx_id", "trx_end_pos", "gtid", "change_seq", "database", "table", "op", "statement")
+               .collect()]
+    assert [k for k, n in collections.Counter((c["trx_id"], c["change_seq"]) for c in changes).items() if n > 1] == []
+    expected = {t.end: (t.gtid, t.changes) for t in read_oracle(str(ROW_FULL)).transactions if t.changes}
+    assert our_transactions(changes) == expected
+    assert spark.read.format("delta").load(str(job.delta_root / QUARANTINE)).count() == 0
+
+
+def test_a_signal_ends_the_job_with_one_line_and_the_restart_is_exactly_once(spark, kafka_broker, topic, tmp_path, monkeypatch):
+    job, conf = _job(kafka_broker, topic, tmp_path, monkeypatch)
+
+    proc = job.start(conf)
+    running, logged = _mid_batch(job)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=300) == 0, job.log_tail()
+    planned, committed = job.batches()
+    assert committed == running  # the batch in flight finished
+    assert planned in (running, running + 1)  # the next one, if planned, began no work (the restart runs it)
+    assert _closing_lines(job, logged) == [f"cdc-replicate: stopped after batch {running}"]
+
+    proc = job.start(conf)
+    running, logged = _mid_batch(job)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # the second: abandon the batch now
+    assert proc.wait(timeout=60) == 130, job.log_tail()
+    assert job.batches() == (running, running - 1)
+    assert _closing_lines(job, logged) == [f"cdc-replicate: stopped during batch {running} "
+                                           f"(abandoned: a restart runs it again)"]
+    _drain_and_check(spark, job, conf)
+
+
+def _jvm_of(driver: int) -> int:
+    jvms = [pid for pid in descendants(driver) if (read := proc_stat(Path(f"/proc/{pid}/stat"))) and read[0] == "java"]
+    assert len(jvms) == 1, jvms
+    return jvms[0]
+
+
+def test_a_killed_driver_takes_its_jvm_with_it_at_once(spark, kafka_broker, topic, tmp_path, monkeypatch):
+    job, conf = _job(kafka_broker, topic, tmp_path, monkeypatch)
+    proc = job.start(conf)
+    running, _ = _mid_batch(job)
+    jvm, tree = _jvm_of(proc.pid), descendants(proc.pid)
+    versions = job.table_versions()
+    os.kill(proc.pid, signal.SIGKILL)  # the Python driver only, as the issue's kill -9 did
+    killed = time.monotonic()
+    proc.wait(timeout=10)
+    while alive(jvm) and time.monotonic() - killed < 30:
+        time.sleep(0.01)
+    gone_after = time.monotonic() - killed
+    time.sleep(2.0)  # anything the JVM's threads would still have committed
+    after = job.table_versions()
+    for pid in tree:  # the Python workers leave on their own once the JVM is gone; leave none behind
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert gone_after < JVM_GONE_S, f"the driver's JVM outlived it by {gone_after:.2f} s"
+    assert after == versions, "a Delta commit after the driver was killed"
+    assert job.batches() == (running, running - 1)
+    _drain_and_check(spark, job, conf)
