@@ -32,6 +32,7 @@ pytestmark = pytest.mark.integration
 
 ROW_FULL = CORPUS_DIR / "mariadb/row_full/mdb-bin.000001"
 CONF = "max_offsets_per_trigger: 40\ntrigger_seconds: 0.5\ntables: {from_source: false}  # change records\n"
+DRAIN_CONF = CONF.replace("40", "100000")  # the rest in one batch
 BATCH_LINE = "cdc-replicate: batch "
 JVM_GONE_S = 1.0
 
@@ -81,6 +82,7 @@ def _closing_lines(job: Replicator, after: int | None = None) -> list[str]:
 
 
 def _drain_and_check(spark, job: Replicator, conf: Path) -> None:
+    conf.write_text(DRAIN_CONF)
     drain = job.start(conf, "--available-now")
     assert drain.wait(timeout=600) == 0, job.log_tail()
     last = job.batches()[1]
