@@ -50,6 +50,11 @@ def _ship(mariadb, kafka_broker, user, secret, *extra: str, port=None) -> subpro
         cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+def _unsourced(line: str) -> str:
+    """The line without the source id ShipError appends where the failing step knows it."""
+    return line.removesuffix(" (source src)")
+
+
 def _no_trace(run: subprocess.CompletedProcess) -> None:
     assert "Traceback" not in run.stderr and "pymysql.err" not in run.stderr, run.stderr[-3000:]
 
@@ -69,7 +74,7 @@ def test_a_missing_replication_privilege_is_one_line_naming_it(mariadb, kafka_br
         run = _ship(mariadb, kafka_broker, user, secret, *extra)
         assert run.returncode == 1, run.stderr[-3000:]
         _no_trace(run)
-        assert run.stderr.strip().splitlines()[-1] == f"{line} (source src)", run.stderr[-3000:]
+        assert _unsourced(run.stderr.strip().splitlines()[-1]) == line, run.stderr[-3000:]
     user, secret = _user(mariadb, tmp_path, source_db, ALL)
     run = _ship(mariadb, kafka_broker, user, secret, *extra)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -104,8 +109,8 @@ def test_a_server_without_binlog_is_one_line_saying_so(kafka_broker, tmp_path):
             run = _ship(server, kafka_broker, server.user, secret, *extra)
             assert run.returncode == 1, run.stderr[-3000:]
             _no_trace(run)
-            assert run.stderr.strip().splitlines() == [
+            assert [_unsourced(line) for line in run.stderr.strip().splitlines()] == [
                 f"cdc-ship: source 127.0.0.1:{server.port}: the binary log is off: start the server with log_bin "
-                f"(refused SHOW BINARY LOGS, error 1381) (source src)"], run.stderr
+                f"(refused SHOW BINARY LOGS, error 1381)"], run.stderr
     finally:
         server.stop()
