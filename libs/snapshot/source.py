@@ -138,7 +138,8 @@ def _query(conn, sql: str, args=None) -> list[tuple]:
                 cur.execute(sql, args)
             return [] if cur.description is None else list(cur.fetchall())  # SET, START ...: no result set
     except MySQLError as exc:
-        refused = access_error(f"{conn.host}:{conn.port}", exc, sql if len(sql) <= 80 else f"{sql[:77]}...")
+        server = f"{getattr(conn, 'host', '?')}:{getattr(conn, 'port', '?')}"
+        refused = access_error(server, exc, sql if len(sql) <= 80 else f"{sql[:77]}...")
         if refused is None:
             raise
         raise refused from None
