@@ -143,6 +143,9 @@ class ProgressListener(StreamingQueryListener):
 
     def __init__(self, metrics: JobMetrics, name: str):
         self.metrics, self.name = metrics, name
+        # Set when Spark has delivered a query's end, after every progress of it: only then may
+        # the listener be removed and the process end (pipelines/stopping.py wait_listener_done).
+        self.terminated = threading.Event()
 
     def onQueryStarted(self, event) -> None:
         pass
@@ -156,4 +159,4 @@ class ProgressListener(StreamingQueryListener):
         pass
 
     def onQueryTerminated(self, event) -> None:
-        pass
+        self.terminated.set()

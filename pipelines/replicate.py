@@ -36,6 +36,8 @@ from pipelines.job_metrics import JobMetrics, ProgressListener, observe_input
 from pipelines.lineage_views import lineage_views
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
 from pipelines.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
+from pipelines.stopping import (StopRequested, StopSignals, await_query, last_committed_batch, stopped_line,
+                                wait_listener_done)
 from pipelines.stages.assemble import assemble
 from pipelines.stages.decode import frames
 
@@ -209,15 +211,26 @@ def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
 
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None,
         verbose: bool = False, jars_dir: Path = SPARK_JARS_DIR) -> int:
-    """The job until it ends: 0 at its end (available_now), 1 when stopped. A stop prints one
-    line naming its cause (the stop's own message, or the innermost error of a failure);
-    `verbose` also brings back Spark's own warnings, lets it log the query's end and prints the
-    traces. `jars_dir`: where the local session finds the Delta and Kafka-source jars."""
+    """The job until it ends: 0 at its end (available_now) or when stopped by SIGINT/SIGTERM
+    (pipelines/stopping.py), 1 when it stops on a problem. Every end prints one line (a stop on
+    a problem: the stop's own message, or the innermost error of a failure); `verbose` also
+    brings back Spark's own warnings, lets it log the query's end and prints the traces.
+    `jars_dir`: where the local session finds the Delta and Kafka-source jars."""
+    signals = StopSignals(QUERY_NAME).install()  # a signal during start-up: stopped before any batch
+    try:
+        return _run(cfg, signals, on_cluster, catalog, verbose, jars_dir)
+    finally:
+        signals.restore()
+
+
+def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: TargetCatalog | None,
+         verbose: bool, jars_dir: Path) -> int:
     # Catalog tables on this machine: a metastore under delta_root, so they outlive the job (on a
     # cluster, the cluster's catalog: Unity Catalog).
     metastore = cfg.delta_root if cfg.catalog_schema is not None and not on_cluster else None
     spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster, metastore_dir=metastore,
                                          jars_dir=jars_dir, verbose=verbose))
+    signals.install()  # the SparkContext put its own SIGINT handler in place
     try:
         prepare_tables(spark, cfg)
     except CatalogSchemaStopped as stop:
@@ -225,20 +238,37 @@ def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None 
         return 1
     metrics = watch_metrics(spark, cfg)
     sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
+    sink.before_batch, signals.running = signals.check, lambda: sink.running
     query = build_query(spark, cfg, sink=sink)
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.table_root}", file=sys.stderr)
     try:
         # Spark would log the query's end with its Java and Python traces, before the one line.
         with (nullcontext() if verbose else logger_off(spark, STREAM_LOGGER)):
-            query.awaitTermination()
+            await_query(query, signals)
     except StreamingQueryException as exc:
-        if verbose:
-            traceback.print_exc()
-        cause = one_line(str(sink.stopped)) if sink.stopped is not None else (
-            f"failed: {cause_line(str(exc))}" + ("" if verbose else " (--verbose prints its traces)"))
-        print(f"cdc-replicate: {cause}", file=sys.stderr)
-        return 1
+        if not isinstance(sink.stopped, StopRequested):
+            if verbose:
+                traceback.print_exc()
+            cause = one_line(str(sink.stopped)) if sink.stopped is not None else (
+                f"failed: {cause_line(str(exc))}" + ("" if verbose else " (--verbose prints its traces)"))
+            _unwatch(spark, metrics)
+            print(f"cdc-replicate: {cause}", file=sys.stderr)
+            return 1
+    _unwatch(spark, metrics)  # the last batch's line printed before the closing one
+    last = last_committed_batch(query)
+    if signals.requested.is_set():
+        print(stopped_line(QUERY_NAME, last), file=sys.stderr)
+    else:
+        print(f"cdc-replicate: done after batch {last} (--available-now: the topic read to where it ended "
+              f"at the start)" if last is not None else "cdc-replicate: done: nothing to read (--available-now)",
+              file=sys.stderr)
     return 0
+
+
+def _unwatch(spark: SparkSession, metrics: JobMetrics) -> None:
+    """The progress listener removed once it has seen the query end (wait_listener_done)."""
+    wait_listener_done(metrics.listener.terminated)
+    spark.streams.removeListener(metrics.listener)
 
 
 def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:

@@ -101,16 +101,24 @@ class ReplicateBatch:
             apply.tables_read = metrics.tables_read  # the tables it is about to write, for the lag gauge
         self.limits, self.hints, self.bad_input = limits, hints, bad_input
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
+        self.running: int | None = None  # the batch id being written now (pipelines/stopping.py)
+        # Called with the batch id before the batch's first step: raises JobStopped to begin no
+        # batch once the job is asked to stop (pipelines/stopping.py StopSignals.check).
+        self.before_batch: Callable[[int], None] = lambda batch_id: None
         self.release_log = ReleaseLog(paths.releases)
         self.appends = MarkedAppends()
         self.quarantine = QuarantineWriter(paths.root, app_id, STREAM_STAGES, create=True)
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        self.running = batch_id
         try:
+            self.before_batch(batch_id)
             self._replicate(batch_df, batch_id)
         except JobStopped as stop:
             self.stopped = stop
             raise
+        finally:
+            self.running = None
 
     def _replicate(self, batch_df: DataFrame, batch_id: int) -> None:
         self._delete_released_chunks(batch_id)

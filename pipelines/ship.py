@@ -1,13 +1,8 @@
 """cdc-ship: ship binlog events into Kafka, one record per event (issue #6, DESIGN.md "Kafka record").
 
-  cdc-ship --from-file FILE... | --from-file BINLOG_DIR  [--follow]
-           --bootstrap HOST:PORT --topic T --source S
-  cdc-ship --server HOST:PORT [--user U] [--password-file F | --defaults-extra-file F]
-           [--server-id N] [--capability 4] [--start-file F --start-pos P | --gtid STATE]
-           [--follow-gtid]
-           [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]...
-           [--snapshot-chunk-rows N]
-           --bootstrap HOST:PORT --topic T --source S
+  Usage: USAGE below (--help prints it; README "Commands" has the same line). The source server's
+  options and the user's privileges: README "Preparing the source"; a refusal for want of one is
+  one line naming it (libs/shipper/privileges.py).
 
 --snapshot first publishes a consistent snapshot of the included tables through the topic
 (schemas/snapshot_record.avsc: begin, per table: table, rows..., table_end; end), then follows
@@ -46,6 +41,13 @@ from libs.snapshot.protocol import INITIAL, RESNAPSHOT
 from libs.snapshot.table_filter import TableFilter
 
 
+USAGE = ("cdc-ship --from-file FILE...|DIR [--follow] | --server H:P [--user U] [--password-file F | "
+         "--defaults-extra-file F] [--server-id N] [--capability N] [--start-file F [--start-pos P] | --gtid STATE] "
+         "[--follow-gtid] [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]... "
+         "[--snapshot-chunk-rows N] --bootstrap H:P --topic T --source S [--heartbeat S] [--non-block] "
+         "[--progress S] [--max-event-bytes N] [--metrics-port P]")  # README "Commands" has the same
+
+
 def _host_port(text: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit():
@@ -54,7 +56,7 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="cdc-ship", description=__doc__,
+    ap = argparse.ArgumentParser(prog="cdc-ship", usage=USAGE, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--from-file", nargs="+", type=Path, metavar="FILE",

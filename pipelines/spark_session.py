@@ -15,6 +15,7 @@ from typing import Iterator
 
 from libs.log4j_conf import logger_settings
 from libs.paths import REPO_ROOT, SPARK_JARS_DIR
+from pipelines.driver_tie import halt_when_driver_dies
 
 LOG4J_CONF = REPO_ROOT / "conf" / "log4j2.properties"  # the local driver's logging: WARN, no noise
 
@@ -122,6 +123,7 @@ def build_session(opts: SessionOptions = SessionOptions()):
     for key, value in opts.extra_conf:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    halt_when_driver_dies(spark)  # no write of a dead driver's JVM (issue #39 item 3)
     spark.sparkContext.setLogLevel("WARN")
     if opts.verbose:
         spark_warnings_on(spark)

@@ -21,6 +21,7 @@ from typing import Iterator
 import pymysql
 from pymysql.err import MySQLError
 
+from . import privileges
 from . import replica_protocol as proto
 from .errors import ShipError
 
@@ -125,8 +126,9 @@ def start_dump(conn: pymysql.Connection, opts: ServerOptions, *, file: str | Non
                 file or "", pos if gtid is None else 4, opts.server_id, flags))
     except MySQLError as exc:
         conn.close()
-        raise ShipError(f"replication start refused by {opts.host}:{opts.port}: {error_text(exc)}",
-                        file=file, pos=pos) from exc
+        raise (privileges.access_error(f"{opts.host}:{opts.port}", exc, privileges.BINLOG_DUMP)
+               or ShipError(f"replication start refused by {opts.host}:{opts.port}: {error_text(exc)}",
+                            file=file, pos=pos)) from None
     except ValueError as exc:  # a start point the protocol cannot carry (bad GTID set, position)
         conn.close()
         raise ShipError(f"cannot start replication: {exc}", file=file, pos=pos) from None
@@ -169,6 +171,12 @@ def _packets(conn) -> Iterator[bytes]:
 
 def binary_logs(conn) -> list[tuple[str, int]]:
     """SHOW BINARY LOGS: [(file, size)] in order (for the lag in bytes)."""
-    with conn.cursor() as cur:
-        cur.execute("SHOW BINARY LOGS")
-        return [(row[0], int(row[1])) for row in cur.fetchall()]
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW BINARY LOGS")
+            return [(row[0], int(row[1])) for row in cur.fetchall()]
+    except MySQLError as exc:
+        refused = privileges.access_error(f"{conn.host}:{conn.port}", exc, "SHOW BINARY LOGS")
+        if refused is None:
+            raise
+        raise refused from None

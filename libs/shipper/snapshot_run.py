@@ -135,7 +135,9 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
                      chunk_bytes=min(DEFAULT_CHUNK_BYTES, max(1, sink.max_event_bytes // 2)),
                      progress_s=progress_s)
     _log(f"cdc-ship {name}: snapshot {run.snapshot_id} of {len(tables)} table(s) at "
-         f"{point.file}:{point.pos} (gtid {point.gtid or '?'}); the binlog continues at {at}")
+         f"{point.file}:{point.pos} (gtid {point.gtid or '?'}); the binlog continues at {at}"
+         + ("" if tables else " (no table selected: the server lists only tables the user has a privilege "
+                              "on, e.g. SELECT)"))
     if plan.binlog_from is None and point.gtid:  # the binlog continues at P, whose state it is
         origin = Origin(origin.identity, point.gtid, None, origin.epoch)
     create_table, table_rows = None, 0  # of the table being read: for an oversized row's line

@@ -71,6 +71,7 @@ from pymysql.cursors import SSCursor
 from pymysql.err import MySQLError
 
 from libs.shipper.errors import ShipError
+from libs.shipper.privileges import access_error
 from libs.shipper.replica_source import ServerOptions, connect_error, error_text
 from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream,
                            values)
@@ -132,12 +133,21 @@ def _text(value) -> str | None:
 
 
 def query(conn, sql: str, args=None) -> list[tuple]:
-    with conn.cursor() as cur:
-        if args is None:
-            cur.execute(sql)
-        else:
-            cur.execute(sql, args)
-        return [] if cur.description is None else list(cur.fetchall())  # SET, START ...: no result set
+    """The statement's rows; a refusal for want of a privilege is one line naming it
+    (libs/shipper/privileges.py)."""
+    try:
+        with conn.cursor() as cur:
+            if args is None:
+                cur.execute(sql)
+            else:
+                cur.execute(sql, args)
+            return [] if cur.description is None else list(cur.fetchall())  # SET, START ...: no result set
+    except MySQLError as exc:
+        server = f"{getattr(conn, 'host', '?')}:{getattr(conn, 'port', '?')}"
+        refused = access_error(server, exc, sql if len(sql) <= 80 else f"{sql[:77]}...")
+        if refused is None:
+            raise
+        raise refused from None
 
 
 def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)):

@@ -37,3 +37,18 @@ def test_the_parser_reads_every_logger_of_the_file_with_its_level():
     assert len(quiet) == len(re.findall(r"^logger\.\w+\.name = ", LOG4J_CONF.read_text(), re.M))
     assert quiet["org.apache.hadoop.util.NativeCodeLoader"] == {"level": "error"}
     assert all("level" in s for s in quiet.values())
+
+
+# Spark 4.0's HDFSBackedStateStoreProvider.loadMap, printed by every cdc-replicate restarted from
+# its checkpoint (tests/integration/replicate/test_stopping.py saw it before this line).
+FIRST_LOAD = ("The state for version 1 doesn't exist in loadedMaps. Reading snapshot file and delta files if "
+              "needed...Note that this is normal for the first batch of starting query.")
+
+
+def test_only_the_first_state_load_line_of_a_restart_is_dropped():
+    store = settings()["org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"]
+    assert store["level"] == "warn"
+    regex = re.compile(store["filter.firstload.regex"])
+    assert (store["filter.firstload.onMatch"], store["filter.firstload.onMismatch"]) == ("DENY", "NEUTRAL")
+    assert regex.fullmatch(FIRST_LOAD)
+    assert not regex.fullmatch("Error cleaning up files for version 12")
