@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
+from libs.shipper.privileges import SourceAccessError
 from pymysql.err import OperationalError
 
 from libs.snapshot import schema_lock, source
@@ -101,10 +103,12 @@ def test_the_guard_waiting_for_a_dropped_table_makes_it_again():
 
 
 def test_any_other_error_is_not_made_again():
+    """Not retried: a refusal for want of a privilege is its one line (libs/shipper/privileges.py)."""
     conn = mariadb_conn()
     conn.answers = {NOWAIT + LOCK_A: OperationalError(1142, "SELECT command denied"), **conn.answers}
-    with pytest.raises(OperationalError):
+    with pytest.raises(SourceAccessError, match="needs SELECT"):
         schema_lock.open_locked(conn, listings([A]), Guards(), "src")
+    assert conn.statements.count(NOWAIT + LOCK_A) == 1
 
 
 def test_mysql_locks_the_tables_under_the_global_read_lock_with_no_guard():
