@@ -7,9 +7,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from pymysql.err import OperationalError
 
 from libs.shipper.privileges import SourceAccessError
-from pymysql.err import OperationalError
 
 from libs.snapshot import schema_lock, source
 from tests.unit.snapshot.test_snapshot_source import FakeConn, mariadb_conn, mysql_conn
