@@ -10,7 +10,6 @@ import pytest
 from pymysql.err import OperationalError
 
 from libs.shipper.privileges import SourceAccessError
-
 from libs.snapshot import schema_lock, source
 from tests.unit.snapshot.test_snapshot_source import FakeConn, mariadb_conn, mysql_conn
 
