@@ -180,7 +180,7 @@ def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: i
     version of each target the batch wrote) as table_versions.
     `caught_up`: source -> epoch micros of the batch's heartbeat (caught_up_as_of). A source
     with a heartbeat and no changes repeats its `previous` row (the source's last transaction,
-    changes 0, no table_versions); without a previous row it has no transaction to name and
+    changes 0, no table_versions nor gtid_positions); without a previous row it has no transaction to name and
     gets no row."""
     caught_up = caught_up or {}
     table_versions = None if versions is None else {t: int(v) for t, v in sorted(versions.items())}
@@ -193,7 +193,7 @@ def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: i
     for source in caught_up.keys() - rows.keys():
         if previous and source in previous:
             rows[source] = {**previous[source], "app_id": app_id, "batch_id": int(batch_id), "changes": 0,
-                            "table_versions": None}
+                            "table_versions": None, "gtid_positions": None}
     return [{**row, "caught_up_as_of": to_utc_naive(caught_up[s]) if s in caught_up else None}
             for s, row in sorted(rows.items())]
 
