@@ -82,7 +82,7 @@ class _HalfBatch:
                  and not self.a_read.is_set())
         if armed and name == TABLES[1]:
             self.batch = batch_id
-            self.a_read.wait(60)
+            self.a_read.wait(300)  # set by acc_a's thread once it has read; a bound, not a timing
         self.real(writes, spark, batch_id, plan)
         if armed and name == TABLES[0]:
             self.batch = batch_id

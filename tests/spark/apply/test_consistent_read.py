@@ -109,7 +109,7 @@ def readme_queries() -> list[str]:
 def test_the_readme_queries_give_their_rows(spark, batches):
     a, b = consistent_point(spark, batches.table_root, TABLES, batch_id=1).versions.values()
     assert (a, b) == (2, 1)  # the README's VERSION AS OF: each table created empty (0), then its writes
-    rows = [[(2,)], [(1,)], [(0,)],  # the latest batch; GTID 0-1-2's; as of 07:08:12.5 (0-1-3 is after it)
+    rows = [[(2,)], [(1,)], [(0,)],  # the latest batch; GTID 0-1-2's; as of 07:08:11.5 (batch 1 holds 0-1-3, after it)
             [("bank__a", a, 1), ("bank__b", b, 0)],  # the versions at batch 1
             [(1, 80, 0)]]  # the tables at batch 1
     spark.sql(f"USE {table_ref(*batches.catalog_schema.split('.'))}")
