@@ -32,6 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from libs.batch_versions import gtid_positions
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
 from libs.replay.images import present_columns, typed_columns, typed_key
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
@@ -171,20 +172,28 @@ def last_changes(changes: Iterable[Mapping[str, Any]],
 def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int,
                   caught_up: Mapping[str, int] | None = None,
                   previous: Mapping[str, Mapping[str, Any]] | None = None,
-                  more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> list[dict[str, Any]]:
+                  more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,
+                  versions: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """One _cdc_progress row per source: its last transaction in commit order in this batch
-    (`changes`, plus `more`: last_changes of changes not given one by one).
+    (`changes`, plus `more`: last_changes of changes not given one by one), with the batch's
+    last GTID per GTID domain (libs/batch_versions.py) and `versions` (delta_table -> Delta
+    version of each target the batch wrote) as table_versions.
     `caught_up`: source -> epoch micros of the batch's heartbeat (caught_up_as_of). A source
     with a heartbeat and no changes repeats its `previous` row (the source's last transaction,
-    changes 0); without a previous row it has no transaction to name and gets no row."""
+    changes 0, no table_versions nor gtid_positions); without a previous row it has no transaction to name and
+    gets no row."""
     caught_up = caught_up or {}
+    table_versions = None if versions is None else {t: int(v) for t, v in sorted(versions.items())}
+    domains = gtid_positions(changes, more)
     rows = {s: {"app_id": app_id, "source": s, "trx_id": c["trx_id"], "gtid": c.get("gtid"),
                 "trx_file": c["trx_file"], "trx_end_pos": int(c["trx_end_pos"]),
-                "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": n}
+                "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": n,
+                "table_versions": table_versions, "gtid_positions": domains.get(s, [])}
             for s, (c, n) in last_changes(changes, more).items()}
     for source in caught_up.keys() - rows.keys():
         if previous and source in previous:
-            rows[source] = {**previous[source], "app_id": app_id, "batch_id": int(batch_id), "changes": 0}
+            rows[source] = {**previous[source], "app_id": app_id, "batch_id": int(batch_id), "changes": 0,
+                            "table_versions": None, "gtid_positions": None}
     return [{**row, "caught_up_as_of": to_utc_naive(caught_up[s]) if s in caught_up else None}
             for s, row in sorted(rows.items())]
 

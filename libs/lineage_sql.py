@@ -11,7 +11,9 @@ Tables (pipelines/apply, DESIGN.md "Lineage"):
 
 The lineage views (`_cdc_statement_rows`, `_cdc_last_change`, `_cdc_transaction_changes`, below:
 `view_select`, `create_view_sql`; made by pipelines/lineage_views.py) answer the same questions in
-plain SQL (README "Lineage in SQL"). Every query function returns `(sql_text, args)` for
+plain SQL (README "Lineage in SQL"). Reads of several tables at one point of the sources, and
+as-of queries by GTID or commit time: libs/consistent_read_sql.py (README "Consistent reads").
+Every query function returns `(sql_text, args)` for
 `spark.sql(sql_text, args=args)`:
   * table references are parameters of the template, rendered by `table_ref` (a catalog name)
     or `delta_path_ref` (a Delta path): identifiers quoted with backticks, backticks doubled;

@@ -11,7 +11,7 @@ commit, which a MERGE pays anyway and an append does not). App ids: libs/system_
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Collection, Iterator
 
 from pyspark.sql import SparkSession
 
@@ -44,6 +44,34 @@ def table_version(spark: SparkSession, path: TableLocation | str) -> int | None:
         return None  # (a path's snapshot says version -1; a name not in the catalog has none)
     version = int(_latest_snapshot(spark, path).version())
     return version if version >= 0 else None
+
+
+def commit_of_txn(spark: SparkSession, path: TableLocation | str, app_ids: Collection[str],
+                  txn_version: int) -> int | None:
+    """The newest Delta version whose commit carries Delta's txn action (an app id of
+    `app_ids`, `txn_version`), None when no commit does: how a retried batch learns the
+    version its earlier attempt committed on a table (issue #40, pipelines/apply/batch_versions.py).
+    The log is read newest commit first, down to a commit of one of `app_ids` with an older txn
+    version (an app id's txn versions only grow) or the oldest commit the log keeps."""
+    if not is_delta_table(spark, path):
+        return None
+    table_snapshot = _latest_snapshot(spark, path)
+    log = table_snapshot.deltaLog()
+    for version in range(int(table_snapshot.version()), -1, -1):
+        commits = log.getChanges(version, version, False)  # failOnDataLoss false: a cleaned-up log ends the search
+        if not commits.hasNext():
+            return None
+        actions, older = commits.next()._2().iterator(), False
+        while actions.hasNext():
+            action = actions.next()
+            if action.getClass().getSimpleName() != "SetTransaction" or action.appId() not in app_ids:
+                continue
+            if int(action.version()) == txn_version:
+                return version
+            older = older or int(action.version()) < txn_version
+        if older:
+            return None
+    return None
 
 
 def replaceable(spark: SparkSession, path: TableLocation | str, version: int) -> bool:

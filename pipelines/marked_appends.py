@@ -31,14 +31,19 @@ class MarkedAppends:
         """Append `df` as batch `batch_id` of `app_id` unless that batch (or a later one) is
         committed there already; True when it appended. `add_columns`: columns of `df` the
         table lacks are added (a table an earlier release created: only nullable additions)."""
-        key = (path, app_id)
-        if key not in self._last:
-            self._last[key] = committed_batch(df.sparkSession, path, app_id)
-        if self._last[key] >= batch_id:
+        if self.committed(df.sparkSession, path, app_id) >= batch_id:
             return False
         append(df, path, mergeSchema=str(add_columns).lower(), userMetadata=mark(app_id, batch_id))
-        self._last[key] = batch_id
+        self._last[(path, app_id)] = batch_id
         return True
+
+    def committed(self, spark: SparkSession, path: TableLocation | str, app_id: str) -> int:
+        """The newest batch `app_id` appended to the table (-1: none): asked of its history once
+        per process, then kept."""
+        key = (path, app_id)
+        if key not in self._last:
+            self._last[key] = committed_batch(spark, path, app_id)
+        return self._last[key]
 
 
 def committed_batch(spark: SparkSession, path: TableLocation | str, app_id: str) -> int:

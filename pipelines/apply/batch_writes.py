@@ -4,8 +4,9 @@ txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any targe
 already written implies its change log is committed), `_cdc_quarantine` (append,
 pipelines/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
 insert; or, for a small mirrored table, the whole table replaced by its new content:
-target_writes.py), then `_cdc_progress` (append, one row per source). Writing a batch again
-with the same batch_id changes nothing.
+target_writes.py), then `_cdc_progress` (append, one row per source, with the Delta version
+each target write committed: batch_versions.py). Writing a batch again with the same batch_id
+changes nothing.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from libs.replay import ROW_ID_COLUMN
 from libs.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.table_location import TableLocation
 from libs.target_mirror import MirrorOverflow, TargetMirror
+from pipelines.apply.batch_versions import BatchVersions
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
@@ -45,6 +47,7 @@ class BatchWrites:
         self.appends = MarkedAppends()
         self.quarantine = QuarantineWriter(self.tables, app_id, APPLY_STAGE)
         self.maintenance = TableMaintenance(config.writes)  # compaction and VACUUM after batches
+        self.versions = BatchVersions(app_id)  # each target write's Delta version, for _cdc_progress
         # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
         self._progress: dict[str, dict] = {}
 
@@ -82,7 +85,12 @@ class BatchWrites:
                   if (p.upserts or p.deletes or p.replace) and p.path not in snapshot_rows]
         writes += [partial(self._merge_from_executors, part=part) for part in executor]
         self._write_targets(spark, batch_id, writes)
-        self.append_progress(spark, batch_id, changes, caught_up, lasts)
+        versions = None
+        if self.appends.committed(spark, self.tables.table(PROGRESS), table_app_id(self.app_id, PROGRESS)) < batch_id:
+            targets = {name: path for path, (name, batch) in self.known.found_committed.items() if batch == batch_id}
+            targets.update((t.target.delta_table, t.path) for t in [*plans, *executor])
+            versions = self.versions.of_batch(spark, batch_id, targets)
+        self.append_progress(spark, batch_id, changes, caught_up, lasts, versions)
         self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
 
     def _written_in(self, batch_id: int) -> list[TableLocation]:
@@ -115,10 +123,12 @@ class BatchWrites:
         self.known.ensure(spark, plan.path, plan.target)
         self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
         with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
+            forget_last_commit_version(spark)
             if part.new_rows:
                 writer(part.target_rows(), "overwrite" if part.replace else "append")(part.path)
             else:
                 merge(spark, part.merge_rows(), part.merge_names, part.path)
+            self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
         self.known.written[part.path] = batch_id
 
     def _write_target(self, spark: SparkSession, batch_id: int, plan: TablePlan) -> None:
@@ -145,6 +155,7 @@ class BatchWrites:
             forget_last_commit_version(spark)
             write(plan.path)
             version = last_commit_version(spark)
+        self.versions.wrote(batch_id, plan.target.delta_table, version)
         self.known.written[plan.path] = batch_id
         # The mirror equals the commit only if nothing else committed since its version.
         if mirror is not None and base is not None and version == base + 1:
@@ -182,16 +193,17 @@ class BatchWrites:
         return writer(table, "overwrite")
 
     def append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int],
-                         more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
+                         more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,
+                         versions: Mapping[str, int] | None = None) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
         the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
-        from the table once per process and then kept."""
+        from the table once per process and then kept. `versions`: the batch's table_versions."""
         path = self.tables.table(PROGRESS)
         idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes} - set(more or ())
         if idle:
             self._progress.update(D.last_progress(spark, path, self.app_id, idle))
-        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more)
+        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more, versions)
         if not rows:
             return
         # add_columns: caught_up_as_of is newer than progress tables of earlier releases

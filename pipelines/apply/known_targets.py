@@ -30,6 +30,9 @@ class KnownTargets:
         # without a Delta read. Paths in `unmirrored` outgrew the cap.
         self.mirrors: dict[TableLocation, TargetMirror] = {}
         self.unmirrored: set[TableLocation] = set()
+        # path -> (delta_table, batch_id) of the last retried batch found committed on the
+        # target already: its version is then read back from the log (batch_versions.py)
+        self.found_committed: dict[TableLocation, tuple[str, int]] = {}
 
     def exists(self, spark: SparkSession, path: TableLocation) -> bool:
         return path in self.ready or D.is_delta_table(spark, path)
@@ -57,7 +60,10 @@ class KnownTargets:
         if self.written.get(path, batch_id) < batch_id:
             return False
         committed = committed_version(spark, path, table_app_id(self.app_id, target.delta_table))
-        return committed is not None and committed >= batch_id
+        if committed is None or committed < batch_id:
+            return False
+        self.found_committed[path] = (target.delta_table, batch_id)
+        return True
 
     def mirror(self, spark: SparkSession, path: TableLocation, target: Target) -> TargetMirror | None:
         """The table's mirror when it equals the table's latest Delta version; else a fresh one
