@@ -23,9 +23,11 @@ from libs.replay import ROW_ID_COLUMN
 from libs.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.table_location import TableLocation
 from libs.target_mirror import MirrorOverflow, TargetMirror
+from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
+from pipelines.apply.shadow_writes import remove_tables
 from pipelines.apply.target_writes import (
     TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
@@ -50,12 +52,15 @@ class BatchWrites:
 
     def write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
               plans, caught_up: Mapping[str, int], executor: Sequence[ExecutorReplay] = (),
-              lasts: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
+              lasts: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,
+              gone: Sequence[TableLocation] = ()) -> None:
         """The batch's writes in their order (module docstring): the change log (`log_table`,
         then each executor table's), the quarantined changes (`errors`, then the executors'), one
         write per target (`plans` replayed here, `executor` tables MERGEd from the executors),
         the sources' progress (`lasts`: per source, the executors' part's last change and count);
-        then the tables' maintenance (pipelines/apply/maintenance.py)."""
+        then the tables' maintenance (pipelines/apply/maintenance.py). `gone`: the Delta tables of
+        online schema change tools' ended working tables, removed after the target writes
+        (pipelines/apply/shadow_writes.py)."""
         logs = [part.change_log() for part in executor]
         if log_table is not None:
             logs.insert(0, spark.createDataFrame(log_table, D.change_log_schema()))
@@ -72,9 +77,15 @@ class BatchWrites:
                 self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
         else:
             self.quarantine.append_rows(spark, rows, batch_id)
-        writes = [partial(self._write_target, plan=p) for p in plans if p.upserts or p.deletes or p.replace]
+        plans = [p for p in plans if p.upserts or p.deletes or p.replace or p.carried is not None]
+        # A table carried from another's Delta table (renamed to it) first: after a kill, the
+        # table it copies is only ever rewritten after the copy is committed.
+        copies = [partial(self._write_target, plan=p) for p in plans if p.carried is not None and p.carried.copied]
+        self._write_targets(spark, batch_id, copies)
+        writes = [partial(self._write_target, plan=p) for p in plans if p.carried is None or not p.carried.copied]
         writes += [partial(self._merge_from_executors, part=part) for part in executor]
         self._write_targets(spark, batch_id, writes)
+        remove_tables(spark, self.known, gone)
         self.append_progress(spark, batch_id, changes, caught_up, lasts)
         self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
 
@@ -117,8 +128,15 @@ class BatchWrites:
         `_row_id`, bounded by the keys the replay read (plan.scope), or an append when the batch
         only inserted. All give the same table; the overwrite skips the MERGE's planning and its
         scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
-        created = self.known.ensure(spark, plan.path, plan.target)
         rows, source_schema, names = merge_source(plan)
+        if plan.carried is not None:  # the batch changes its schema: one overwrite with its rows
+            self.known.mirrors.pop(plan.path, None)
+            with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):
+                carried_write(spark, plan, rows, source_schema)(plan.path)
+            self.known.ready.add(plan.path)
+            self.known.written[plan.path] = batch_id
+            return
+        created = self.known.ensure(spark, plan.path, plan.target)
         if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
             mirror, base = None, None
             self.known.mirrors.pop(plan.path, None)
