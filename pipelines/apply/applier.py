@@ -36,9 +36,9 @@ Decisions:
   `_cdc_schema_history`). A TRUNCATE TABLE of a target's table empties it at its place in commit
   order (libs.apply_plan.with_ddl_truncates). A target derived from the source follows the rest
   (config.schema_changes, batch_ddl.py): its Delta table is carried to the batch's end schema
-  (nothing written) before the batch's rows are read, the rows' images take the end's column names, a table
-  renamed to it in the batch brings its rows, in ONE commit of the table's new schema and rows
-  (issue #39); an online schema change tool's ended working tables leave no Delta table
+  (nothing written) before the batch's rows are read, the rows' images take the end's column
+  names, a table renamed to it in the batch brings its rows, all in ONE commit of the table
+  (issue #39); online schema change tools' ended working tables leave no Delta table
   (pipelines/apply/shadow_writes.py).
 """
 
@@ -358,7 +358,7 @@ class DeltaApplier:
             known.mirrors.pop(path, None)
         else:
             read = (self._reader(spark, path, target) if carried is None
-                    else partial(read_touched, spark, carried.table, target))
+                    else partial(read_touched, carried.table.sparkSession, carried.table, target))
         recorder = ReadRecorder(read) if read is not None else None  # what a MERGE can match
         try:
             result = replay_touched(target, changes, recorder, mode=self.config.exec_mode)

@@ -131,8 +131,9 @@ class BatchWrites:
         rows, source_schema, names = merge_source(plan)
         if plan.carried is not None:  # the batch changes its schema: one overwrite with its rows
             self.known.mirrors.pop(plan.path, None)
-            with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):
-                carried_write(spark, plan, rows, source_schema)(plan.path)
+            session = plan.carried.table.sparkSession  # a write's txn confs are its DataFrame's session's
+            with delta_txn(session, table_app_id(self.app_id, plan.target.delta_table), batch_id):
+                carried_write(session, plan, rows, source_schema)(plan.path)
             self.known.ready.add(plan.path)
             self.known.written[plan.path] = batch_id
             return

@@ -9,10 +9,12 @@ not change keeps its lineage, and the copy is in the change log as what it is (t
 INSERT ... SELECT). Then the same with pt-online-schema-change itself during a write workload."""
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 from delta.tables import DeltaTable
@@ -95,6 +97,17 @@ def _versions(spark, path: str, after: int) -> list[tuple[int, tuple]]:
     return out
 
 
+def _idempotent(path: str, after: int) -> bool:
+    """Every write of the job's to the table after version `after` (not a compaction) carries
+    Delta's txn (app id, batch): a retried batch does not write it again."""
+    for commit in sorted(Path(path, "_delta_log").glob("[0-9]*.json")):
+        actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
+        write = any(a["commitInfo"].get("operation") in ("WRITE", "MERGE") for a in actions if "commitInfo" in a)
+        if int(commit.stem) > after and write and not any("txn" in a for a in actions):
+            return False
+    return True
+
+
 def _lineages(spark, path: str) -> dict[int, tuple]:
     rows = spark.read.format("delta").load(path).select("id", "_lineage.binlog_pos", "_lineage.statement").collect()
     return {r["id"]: (r["binlog_pos"], r["statement"]) for r in rows}
@@ -139,6 +152,7 @@ def test_an_online_schema_change_is_one_commit_of_the_new_table(mariadb, kafka_b
             assert content in states[t], f"version {version} of {t}: {content} is no state of the server's {t}"
         assert delta_table(spark, path[t]) == server_table(mariadb, f"{name}.{t}")
         assert server_table(mariadb, f"{name}.{t}")[0] == ["id", "a", "note"]  # the cycle ran as written
+        assert _idempotent(path[t], start[t]), f"{t}: a commit of the cycle without its batch's txn"
         # No Delta table left for the tool's working tables.
         assert not [s for s in shadows if os.path.exists(f"{cfg.delta_root}/{name}___{t}_{s}")], t
         # Rows the cycle did not change keep their lineage (1 and 4 from the snapshot, 5 its UPDATE).
@@ -162,7 +176,7 @@ def test_pt_online_schema_change_during_writes(mariadb, kafka_broker, topic, spa
     name = "osc_pt_tool"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT AUTO_INCREMENT PRIMARY KEY, k INT, c VARCHAR(40)); "
-                f"INSERT INTO {name}.t (k, c) SELECT seq, CONCAT('row ', seq) FROM seq_1_to_1000")
+                f"INSERT INTO {name}.t (k, c) SELECT seq, CONCAT('row ', seq) FROM {name}.seq_1_to_1000")
     cfg = job_config(kafka_broker, topic, tmp_path, name, max_offsets_per_trigger=40)
     path = f"{cfg.delta_root}/{name}__t"
     ship_snapshot(mariadb, kafka_broker, topic, name)
