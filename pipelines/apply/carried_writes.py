@@ -23,7 +23,7 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
-from pipelines.delta_tables import writer
+from pipelines.delta_tables import exists, located, writer
 
 
 def carried_write(spark: SparkSession, plan: TablePlan, rows: pa.Table, source_schema: T.StructType):
@@ -38,7 +38,15 @@ def carried_write(spark: SparkSession, plan: TablePlan, rows: pa.Table, source_s
     content = kept.union(upserts)
     if plan.carried.replaced is not None:
         content = kept_lineage(content, plan.carried.replaced, plan.target)
-    return writer(content, "overwrite", overwriteSchema="true")
+    overwrite = writer(content, "overwrite", overwriteSchema="true")
+
+    def write(table) -> None:
+        where = located(table)
+        if where.is_catalog and not exists(spark, where):  # a new name (renamed to): made with its rows
+            content.writeTo(where.sql_ref()).using("delta").create()
+        else:
+            overwrite(table)
+    return write
 
 
 def kept_lineage(content: DataFrame, replaced: DataFrame, target: Target) -> DataFrame:
