@@ -16,6 +16,7 @@ from libs.config_errors import ConfigError, one_line, quoted  # noqa: F401  (one
 from libs.config_yaml import YamlFileError, read_yaml_file
 from libs.bad_input import BadInputPolicy, BinlogPosition, KafkaPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
+from libs.schema_history.shadow_tables import SHADOW_POLICIES, SHADOW_REMOVE
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
 from libs.table_location import TableRoot, parse_catalog_schema
@@ -197,6 +198,11 @@ class JobConfig:
                                "anything, naming the DDL and its position) | ignore (the target keeps the "
                                "snapshot's columns; rows are still read with the schema at their "
                                "position)", "evolve", choices=SCHEMA_CHANGES)
+    shadow_tables: str = _doc("The working tables of online schema change tools (pt-online-schema-change "
+                              "_t_new/_t_old, gh-ost _t_gho/_t_ghc/_t_del, of a followed t): remove (their "
+                              "Delta table goes once the server renamed them away or dropped them: their rows "
+                              "are in t; libs/schema_history/shadow_tables.py) | keep (as any table)",
+                              SHADOW_REMOVE, choices=SHADOW_POLICIES)
     exec_mode: str = _doc("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
                           "strict", choices=EXEC_MODES)
     target_mirror_max_rows: int = _doc("Target tables up to this many rows are kept on the driver between "

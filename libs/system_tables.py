@@ -42,8 +42,9 @@ def table_app_id(app_id: str, table: str) -> str:
 
 
 def schema_app_id(app_id: str, table: str) -> str:
-    """The app id of a target's schema rewrite (pipelines/apply/schema_changes.py): a second
-    writer of the target in a batch, before its rows."""
+    """The app id of a target's schema rewrite committed on its own, before its rows, by
+    releases before issue #39 (the rewrite is now in the rows' commit): a batch such a release
+    half wrote is not carried again (pipelines/apply/schema_changes.py)."""
     return f"{table_app_id(app_id, table)}:schema"
 
 

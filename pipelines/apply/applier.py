@@ -36,8 +36,10 @@ Decisions:
   `_cdc_schema_history`). A TRUNCATE TABLE of a target's table empties it at its place in commit
   order (libs.apply_plan.with_ddl_truncates). A target derived from the source follows the rest
   (config.schema_changes, batch_ddl.py): its Delta table is carried to the batch's end schema
-  before the batch's rows are read, the rows' images take the end's column names, a table
-  renamed to it in the batch brings its rows.
+  (nothing written) before the batch's rows are read, the rows' images take the end's column
+  names, a table renamed to it in the batch brings its rows, all in ONE commit of the table
+  (issue #39); online schema change tools' ended working tables leave no Delta table
+  (pipelines/apply/shadow_writes.py).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
 from libs.apply_plan import (
-    Lookups, change_sort_key, group_changes, replay_touched, undeclared, with_ddl_truncates,
+    Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
 from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
@@ -68,9 +70,8 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
-from libs.schema_history.table_renames import TableRename
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
-from libs.snapshot.tables import SnapshotTable, since_last_truncate
+from libs.snapshot.tables import SnapshotTable
 from libs.stream_assembly import DdlEvent
 from libs.system_tables import APP_ID, PROGRESS
 from libs.table_location import TableLocation, TableNameError
@@ -83,7 +84,9 @@ from pipelines.apply.batch_ddl import BatchDdl, Evolve
 from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.executor_parts import replay_parts, split_batch
 from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.schema_changes import Carried
 from pipelines.apply.schema_history_table import SchemaHistoryTable
+from pipelines.apply.shadow_writes import ended_shadows
 from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameStopped
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
@@ -112,6 +115,7 @@ class _Replayed:
     log_rows: list[int] = dataclasses.field(default_factory=list)  # row of `collected` per log entry
     errors: list[ReplayError] = dataclasses.field(default_factory=list)
     plans: list[TablePlan] = dataclasses.field(default_factory=list)
+    gone: list[TableLocation] = dataclasses.field(default_factory=list)  # tools' ended working tables
 
 
 class DeltaApplier:
@@ -189,7 +193,7 @@ class DeltaApplier:
                 log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
                                              to_arrow_schema(D.change_log_schema()))
             self.writes.write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans, caught_up,
-                              executor, split.lasts)
+                              executor, split.lasts, replayed.gone)
         finally:
             for part in executor:
                 part.unpersist()
@@ -215,6 +219,8 @@ class DeltaApplier:
         with ThreadPoolExecutor(max_workers=batch_writes.TABLE_THREADS, thread_name_prefix="replay") as pool:
             groups = group_changes(changes)
             renames = self.ddl.renames(self.catalog, groups, batch_id)
+            shadows = ended_shadows(self.config, self.schema_history.history, self.catalog, groups, renames)
+            out.gone = [self._location(self.catalog.get(*name), batch_id) for name in sorted(shadows)]
             for database, table in sorted({*groups, *renames}):
                 rename = renames.get((database, table))
                 group = [*(rename.inherited if rename else ()), *groups.get((database, table), ())]
@@ -222,7 +228,7 @@ class DeltaApplier:
                 if not selects(database, table):  # JobConfig.tables: not replicated
                     tally["not_selected"] = len(group)
                     continue
-                current = self._since_snapshot(groups.get((database, table), ()), rename)
+                current = self.source_schemas.since_snapshot(groups.get((database, table), ()), rename)
                 if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
                     tally["superseded_by_snapshot"] = len(group) - len(current)
                     group = current
@@ -249,9 +255,9 @@ class DeltaApplier:
                                                            inherited)
                 work.append(_TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve))
             evolving = [(w.target, w.path, w.evolve) for w in work if w.evolve is not None]
-            self.ddl.evolve_all(spark, pool, batch_id, evolving)
-            replays = [pool.submit(self._replay_table, spark, batch_id, w.target, w.path, w.changes)
-                       if w.target is not None else None for w in work]
+            carried = self.ddl.carry_all(spark, pool, batch_id, evolving)  # nothing written yet
+            replays = [pool.submit(self._replay_table, spark, batch_id, w.target, w.path, w.changes,
+                                   carried.get(w.path)) if w.target is not None else None for w in work]
             for w, replay in zip(work, replays):
                 out.log_rows.extend(row_of[id(change)] for change in w.logged)  # one entry per change, in order
                 if replay is None:  # undeclared table: (entry, error) per change
@@ -265,19 +271,9 @@ class DeltaApplier:
                 out.errors.extend(result.quarantine)
                 w.tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
                                quarantined=len(result.quarantine))
-                out.plans.append(plan)
+                if plan.path not in out.gone:  # an ended working table's rows are in its table
+                    out.plans.append(plan)
         return out
-
-    def _since_snapshot(self, own: Sequence[Mapping[str, Any]], rename: TableRename | None) -> list:
-        """A table's changes not in its snapshot rows (libs/snapshot/protocol.py): from its last
-        snapshot on. A table renamed to this name in the batch brings its changes before the
-        rename along, unless this name's snapshot came after the rename."""
-        fresh = lambda changes: [c for c in changes if not self.source_schemas.tables.is_superseded(c)]  # noqa: E731
-        current = since_last_truncate(fresh(own))
-        if rename is None or (current and current[0]["op"] == TRUNCATE
-                              and change_sort_key(current[0]) > change_sort_key(rename.change)):
-            return current
-        return [*since_last_truncate(fresh(rename.inherited)), *current]
 
     def _location(self, target: Target, batch_id: int) -> TableLocation:
         try:
@@ -305,16 +301,18 @@ class DeltaApplier:
         return changes_df.select(*columns).toArrow()
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
-                      changes: Sequence[Mapping[str, Any]]):
-        known = self.known
-        if path not in known.ready and path not in known.schema_checked and D.is_delta_table(spark, path):
+                      changes: Sequence[Mapping[str, Any]], carried: Carried | None = None):
+        known = self.known  # `carried`: the table in the batch's end schema, written with the rows
+        if (carried is None and path not in known.ready and path not in known.schema_checked
+                and D.is_delta_table(spark, path)):
             known.check_schema(spark, path, target)
         truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
         if truncated:
             read = None
             known.mirrors.pop(path, None)
         else:
-            read = self._reader(spark, path, target)
+            read = (self._reader(spark, path, target) if carried is None
+                    else partial(read_touched, carried.table.sparkSession, carried.table, target))
         recorder = ReadRecorder(read) if read is not None else None  # what a MERGE can match
         try:
             result = replay_touched(target, changes, recorder, mode=self.config.exec_mode)
@@ -326,7 +324,7 @@ class DeltaApplier:
         only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
         replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
         scope = merge_scope(target, recorder.rows if recorder is not None else ())
-        return TablePlan(target, path, upserts, deletes, replace=replace, append=only_new, scope=scope), result
+        return TablePlan(target, path, upserts, deletes, replace, only_new, scope, carried), result
 
     def _reader(self, spark: SparkSession, path: TableLocation, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

@@ -9,8 +9,8 @@
   inserted before an ADD COLUMN holds what that ADD gave it
   (libs/schema_history/column_identity.py);
 * its Delta table is carried to the batch's end schema before the batch's rows are read
-  (pipelines/apply/schema_changes.py, its own idempotent commit: the one write that precedes a
-  strict-mode stop of the same batch).
+  (pipelines/apply/schema_changes.py: a DataFrame, committed with the batch's rows in the
+  table's one write of the batch).
 
 Each answer is read from the job's schema history (pipelines/apply/schema_history_table.py),
 which the batch's DDL has already versioned (DeltaApplier.prepare_batch).
@@ -43,7 +43,7 @@ from libs.targets import TargetCatalog
 from libs.targets.model import Target
 from libs.targets.values import fill_value
 from pipelines.apply.known_targets import KnownTargets
-from pipelines.apply.schema_changes import evolve_target
+from pipelines.apply.schema_changes import Carried, carried_table
 from pipelines.apply.stops import SchemaChangeStopped
 
 
@@ -248,26 +248,24 @@ class BatchDdl:
                         self.server_version(change))
                 and self._version_at(change["database"], change["table"], change) is not None)
 
-    def evolve_all(self, spark: SparkSession, pool: ThreadPoolExecutor, batch_id: int,
-                   tables: Sequence[tuple[Target, TableLocation, Evolve]]) -> None:
-        """Every followed target carried to the batch's end schema, before any row is read.
-        Copies of renamed tables first: a swap (t TO t_old, t_new TO t) rewrites t, which t_old
-        copies; after a kill, the rewrite of t is only ever committed after that copy."""
-        copies = [t for t in tables if t[2].copy_from is not None]
-        for wave in (copies, [t for t in tables if t[2].copy_from is None]):
-            for done in [pool.submit(self._evolve, spark.newSession(), batch_id, *t) for t in wave]:
-                done.result()
+    def carry_all(self, spark: SparkSession, pool: ThreadPoolExecutor, batch_id: int,
+                  tables: Sequence[tuple[Target, TableLocation, Evolve]]) -> dict[TableLocation, Carried]:
+        """Every followed target carried to the batch's end schema, before any row is read, as
+        DataFrames of the versions the batch starts from: nothing is written here; each table's
+        new schema is committed with its rows, in its one write of the batch (issue #39)."""
+        futures = [(t[1], pool.submit(self._carry, spark.newSession(), batch_id, *t)) for t in tables]
+        return {path: carried for path, done in futures if (carried := done.result()) is not None}
 
-    def _evolve(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
-                evolve: Evolve) -> None:
-        """The target's Delta table in the batch's end schema before its rows are read
-        (pipelines/apply/schema_changes.py); a table the batch created exists, empty."""
+    def _carry(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
+               evolve: Evolve) -> Carried | None:
+        """The target's Delta table in the batch's end schema (pipelines/apply/schema_changes.py);
+        a table the batch created, and not renamed to, exists, empty."""
         try:
             ddl = evolve.ddl
             accepted = self.accepted(ddl.source, ddl.binlog_file, ddl.binlog_pos)
-            if evolve_target(spark, path, target, evolve.start, ddl.commit_ts, evolve.where, self.known.app_id,
-                             batch_id, evolve.copy_from, evolve.added, accepted, evolve.converted):
-                self.known.mirrors.pop(path, None)
+            carried = carried_table(spark, path, target, evolve.start, ddl.commit_ts, evolve.where,
+                                    self.known.app_id, batch_id, evolve.copy_from, evolve.added, accepted,
+                                    evolve.converted)
         except SchemaEvolutionError as exc:
             way_past = (f"snapshot the table again (cdc-ship --resnapshot --include '{target.database}\\."
                         f"{target.table}'), then restart with "
@@ -276,8 +274,11 @@ class BatchDdl:
                         "recreate the table from a new snapshot, or set schema_changes to ignore")
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "
                                       f"table. The way past: {way_past}") from None
-        if evolve.exists:
+        if carried is not None:
+            self.known.mirrors.pop(path, None)
+        elif evolve.exists:
             self.known.ensure(spark, path, target)
+        return carried
 
 
 def _position(change: Mapping[str, Any]) -> Position:

@@ -25,9 +25,11 @@ from libs.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, ta
 from libs.table_location import TableLocation
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from pipelines.apply.batch_versions import BatchVersions
+from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
+from pipelines.apply.shadow_writes import remove_tables
 from pipelines.apply.target_writes import (
     TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
@@ -53,12 +55,15 @@ class BatchWrites:
 
     def write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
               plans, caught_up: Mapping[str, int], executor: Sequence[ExecutorReplay] = (),
-              lasts: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> None:
+              lasts: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,
+              gone: Sequence[TableLocation] = ()) -> None:
         """The batch's writes in their order (module docstring): the change log (`log_table`,
         then each executor table's), the quarantined changes (`errors`, then the executors'), one
         write per target (`plans` replayed here, `executor` tables MERGEd from the executors),
         the sources' progress (`lasts`: per source, the executors' part's last change and count);
-        then the tables' maintenance (pipelines/apply/maintenance.py)."""
+        then the tables' maintenance (pipelines/apply/maintenance.py). `gone`: the Delta tables of
+        online schema change tools' ended working tables, removed after the target writes
+        (pipelines/apply/shadow_writes.py)."""
         logs = [part.change_log() for part in executor]
         if log_table is not None:
             logs.insert(0, spark.createDataFrame(log_table, D.change_log_schema()))
@@ -75,16 +80,19 @@ class BatchWrites:
                 self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
         else:
             self.quarantine.append_rows(spark, rows, batch_id)
-        snapshot_rows = {part.path: part for part in executor if part.new_rows}
-        for plan in plans:  # a table whose snapshot rows the executors made: the driver has its run's start
-            if plan.path in snapshot_rows:
-                if plan.upserts or plan.deletes:
-                    raise RuntimeError(f"{plan.target.qualified_name}: driver rows beside executor snapshot rows")
-                snapshot_rows[plan.path].replace = plan.replace  # one commit: the rows replace the table
-        writes = [partial(self._write_target, plan=p) for p in plans
-                  if (p.upserts or p.deletes or p.replace) and p.path not in snapshot_rows]
-        writes += [partial(self._merge_from_executors, part=part) for part in executor]
+        plans = [p for p in plans if p.upserts or p.deletes or p.replace or p.carried is not None]
+        snapshot_rows = [part for part in executor if part.new_rows]
+        plans = self._with_snapshot_rows(plans, snapshot_rows)
+        # A table carried from another's Delta table (renamed to it) first: after a kill, the
+        # table it copies is only ever rewritten after the copy is committed.
+        copies = [partial(self._write_target, plan=p) for p in plans if p.carried is not None and p.carried.copied]
+        self._write_targets(spark, batch_id, copies)
+        for part in snapshot_rows:  # in the session of their frame, one after another (txn confs are per session)
+            self._write_snapshot_rows(spark, batch_id, part)
+        writes = [partial(self._write_target, plan=p) for p in plans if p.carried is None or not p.carried.copied]
+        writes += [partial(self._merge_from_executors, part=part) for part in executor if not part.new_rows]
         self._write_targets(spark, batch_id, writes)
+        remove_tables(spark, self.known, gone)
         versions = None
         if self.appends.committed(spark, self.tables.table(PROGRESS), table_app_id(self.app_id, PROGRESS)) < batch_id:
             targets = {name: path for path, (name, batch) in self.known.found_committed.items() if batch == batch_id}
@@ -116,18 +124,40 @@ class BatchWrites:
                 future.result()  # the first failure propagates; the batch is retried whole
 
     def _merge_from_executors(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
-        """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors, or
-        its snapshot rows appended (overwritten, when the batch started the table anew): ONE
-        Delta write idempotent per (txn app id, batch_id), as _write_target's."""
+        """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors:
+        ONE Delta write idempotent per (txn app id, batch_id), as _write_target's."""
         plan = TablePlan(part.target, part.path, [], [])
         self.known.ensure(spark, plan.path, plan.target)
         self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
         with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
             forget_last_commit_version(spark)
-            if part.new_rows:
-                writer(part.target_rows(), "overwrite" if part.replace else "append")(part.path)
-            else:
-                merge(spark, part.merge_rows(), part.merge_names, part.path)
+            merge(spark, part.merge_rows(), part.merge_names, part.path)
+            self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
+        self.known.written[part.path] = batch_id
+
+    @staticmethod
+    def _with_snapshot_rows(plans: list[TablePlan], snapshot_rows: Sequence[ExecutorReplay]) -> list[TablePlan]:
+        """The plans less those of tables whose snapshot rows the executors made: the driver
+        replayed only their run's start, which the rows' one write takes over (the table made
+        anew; its schema, when the batch changes it)."""
+        parts = {part.path: part for part in snapshot_rows}
+        for plan in plans:
+            if plan.path in parts:
+                if plan.upserts or plan.deletes:
+                    raise RuntimeError(f"{plan.target.qualified_name}: driver rows beside executor snapshot rows")
+                parts[plan.path].replace, parts[plan.path].carried = plan.replace, plan.carried
+        return [plan for plan in plans if plan.path not in parts]
+
+    def _write_snapshot_rows(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
+        """A table's snapshot rows made on the executors (pipelines/apply/snapshot_rows.py): ONE
+        Delta write idempotent per (txn app id, batch_id), an append, or an overwrite when the
+        batch started the table anew (in its end schema when the batch changes it)."""
+        self.known.ensure(spark, part.path, part.target)
+        self.known.mirrors.pop(part.path, None)
+        options = {"overwriteSchema": "true"} if part.carried is not None else {}
+        with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
+            forget_last_commit_version(spark)
+            writer(part.target_rows(), "overwrite" if part.replace else "append", **options)(part.path)
             self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
         self.known.written[part.path] = batch_id
 
@@ -138,8 +168,16 @@ class BatchWrites:
         `_row_id`, bounded by the keys the replay read (plan.scope), or an append when the batch
         only inserted. All give the same table; the overwrite skips the MERGE's planning and its
         scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
-        created = self.known.ensure(spark, plan.path, plan.target)
         rows, source_schema, names = merge_source(plan)
+        if plan.carried is not None:  # the batch changes its schema: one overwrite with its rows
+            self.known.mirrors.pop(plan.path, None)
+            session = plan.carried.table.sparkSession  # a write's txn confs are its DataFrame's session's
+            with delta_txn(session, table_app_id(self.app_id, plan.target.delta_table), batch_id):
+                carried_write(session, plan, rows, source_schema)(plan.path)
+            self.known.ready.add(plan.path)
+            self.known.written[plan.path] = batch_id
+            return
+        created = self.known.ensure(spark, plan.path, plan.target)
         if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
             mirror, base = None, None
             self.known.mirrors.pop(plan.path, None)

@@ -61,6 +61,7 @@ class ExecutorReplay:
     stop: str | None = None  # strict mode: the ReplayError that stops the batch, as text
     new_rows: bool = False  # snapshot rows only (pipelines/apply/snapshot_rows.py): no MERGE
     replace: bool = False  # ... and the batch starts the table anew with them (its truncate)
+    carried: Any = None  # ... in the end schema the batch gives it (schema_changes.Carried)
 
     def merge_rows(self) -> DataFrame:
         return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))

@@ -1,29 +1,29 @@
 """A followed target's Delta table carried to the schema in force at the batch's end (issue #17
 item 3; the plan: libs/schema_history/evolution.py), before the batch's rows are read.
 
-ONE Delta commit: the whole table read and overwritten with `overwriteSchema`, each column from
-its Delta column (renamed, cast when widened) or filled as the server filled it at ADD COLUMN.
-A rename, a drop, an added column's backfill and a type change land together or not at all:
-a job killed halfway leaves the table as it was. The commit carries Delta's txnAppId/txnVersion
-(schema_app_id, batch_id), so a replayed batch does not rewrite it; it goes first because the
-batch's rows are replayed on the new columns. Column DEFAULTs come with the new schema (field
+The whole table read (at the version the batch starts from), each column from its Delta column
+(renamed, cast when widened) or filled as the server filled it at ADD COLUMN: a DataFrame the
+batch's rows are replayed on and then written with, in the table's ONE commit of the batch
+(batch_writes.py: an overwrite with `overwriteSchema`, issue #39). A rename, a drop, an added
+column's backfill, a type change and the batch's rows land together or not at all, and no
+reader ever sees the new schema without the rows. Column DEFAULTs come with the new schema (field
 metadata). Delta cannot keep NOT NULL through a schema overwrite: the rewritten table's columns
 are nullable (the replay still fills a NOT NULL column as the server does).
 
 A table renamed to the target's name in the batch (`copy_from`, libs/schema_history/table_renames.py)
-is written as a copy of the renamed table's Delta table, carried the same way.
+is a copy of the renamed table's Delta table, carried the same way.
 
 A table that starts anew in the batch (CREATE TABLE of a name whose Delta table exists, the
 table dropped or renamed and another created in its place, renamed from a table made in the
-batch, or snapshotted again) is overwritten empty in the new schema; in the same columns it is
+batch, or snapshotted again) is carried empty in the new schema; in the same columns it is
 left to the batch's truncate, which empties it in the commit of its rows.
 """
 from __future__ import annotations
 
 import datetime as dt
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
@@ -34,36 +34,51 @@ from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, typ
 from libs.system_tables import schema_app_id
 from libs.table_location import TableLocation
 from libs.targets.model import Target
-from pipelines.delta_tables import located, read, writer
-from pipelines.delta_txn import committed_version, delta_txn
+from pipelines.delta_tables import located, read
+from pipelines.delta_txn import committed_version, table_version
 
 
-def evolve_target(spark: SparkSession, path: TableLocation | str, target: Target, start: EndNames,
+class Carried(NamedTuple):
+    """A target's content carried to the batch's end schema, nothing written yet."""
+
+    table: DataFrame  # its rows (a pinned Delta version), the end's columns + _row_id + _lineage
+    replaced: DataFrame | None = None  # the rows of the table a rename onto its name replaces
+    copied: bool = False  # read from another table's Delta table (renamed to this one in the batch)
+
+
+def carried_table(spark: SparkSession, path: TableLocation | str, target: Target, start: EndNames,
                   added_at: dt.datetime, where: str, app_id: str, batch_id: int,
                   copy_from: TableLocation | str | None = None,
                   added: Mapping[str, AddedColumn] | None = None, accepted: bool = False,
-                  converted: Sequence[str] = ()) -> bool:
-    """Carry the target's Delta table (if any) to `target`'s columns, or write it as a copy of
-    the table at `copy_from` (renamed to this one in the batch) so carried; True when this
-    call committed. `spark` must be this thread's own session (the txn confs are session confs)."""
+                  converted: Sequence[str] = ()) -> Carried | None:
+    """The target's Delta table (if any) carried to `target`'s columns, or the table at
+    `copy_from` (renamed to this one in the batch) so carried: a DataFrame of the version read,
+    nothing written (the batch's write of the table commits it with its rows, batch_writes.py).
+    None: nothing to carry (no table, already in these columns, or carried by this batch already).
+    `spark` must be this thread's own session."""
     txn_app_id = schema_app_id(app_id, target.delta_table)
+    exists = D.is_delta_table(spark, path)
+    committed = committed_version(spark, path, txn_app_id) if exists else None  # (an earlier release's batch)
+    if committed is not None and committed >= batch_id:
+        return None
     if copy_from is not None and D.is_delta_table(spark, copy_from):
         source, empty = copy_from, start.others_gone
-    else:  # (renamed from a table made in the batch: its rows are all in the batch)
+    elif exists:  # (renamed from a table made in the batch: its rows are all in the batch)
         source, empty = path, start.others_gone or copy_from is not None
-        if not D.is_delta_table(spark, path):
-            return False
-    committed = committed_version(spark, path, txn_app_id)
-    if committed is not None and committed >= batch_id:
-        return False
-    table = read(spark, source)
+    elif copy_from is not None:  # a new name, renamed from a table made in the batch: made with its rows
+        source, empty = None, True
+    else:
+        return None
+    # pinned to the version read: the batch's writes come later
+    table = (read(spark, source, table_version(spark, source)) if source is not None
+             else spark.createDataFrame([], D.target_schema(target)))
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
     if empty:  # the table starts anew: none of its rows is in the new one
         same = [(n, type_key(t)) for n, t in delta_columns] == [(c.name, type_key(c.spark_type))
                                                                  for c in target.columns]
         if copy_from is None and same:
-            return False  # in the same columns: the batch's truncate empties it with its rows' commit
+            return None  # in the same columns: the batch's truncate empties it with its rows' commit
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
     else:
@@ -72,7 +87,7 @@ def evolve_target(spark: SparkSession, path: TableLocation | str, target: Target
         if unknown is not None and not table.isEmpty():
             raise unknown
         if plan is None and copy_from is None:
-            return False
+            return None
         if plan is None:  # a copy with the same columns
             plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
     columns = []
@@ -89,9 +104,9 @@ def evolve_target(spark: SparkSession, path: TableLocation | str, target: Target
     ntz = lambda spark_type: type_key(spark_type) == "timestamp_ntz"  # noqa: E731
     if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
-    with delta_txn(spark, txn_app_id, batch_id):
-        writer(table.select(*columns), "overwrite", overwriteSchema="true")(path)
-    return True
+    # A table renamed onto an existing one (a swap): the rows it replaces, for their lineage.
+    replaced = read(spark, path, table_version(spark, path)) if copy_from is not None and exists else None
+    return Carried(table.select(*columns), replaced, source not in (None, path))
 
 
 def _support_timestamp_ntz(spark: SparkSession, path: TableLocation | str) -> None:

@@ -38,6 +38,7 @@ class TablePlan:
     replace: bool = False
     append: bool = False
     scope: MergeScope | None = None  # the stored rows a MERGE can match (libs/apply/merge_scope.py)
+    carried: Any = None  # schema_changes.Carried: the table in the batch's end schema, the upserts' base
 
     @property
     def inserts_only(self) -> bool:

@@ -31,12 +31,13 @@ def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any
     return D.python_rows(table.select(*(F.col(quote_identifier(n)) for n in names)).toArrow())
 
 
-def read_touched(spark: SparkSession, path: TableLocation | str, target: Target,
+def read_touched(spark: SparkSession, path: TableLocation | str | DataFrame, target: Target,
                  lookups: Lookups) -> list[dict[str, Any]]:
     """Target rows matching the lookups, only those collected. A few key tuples are a filter
     (one scan job; Delta skips files by min/max stats); many, and whole before images, are a
-    broadcast left-semi join. Rows matched twice come back twice: the caller keys them by _row_id."""
-    table = read(spark, path)
+    broadcast left-semi join. Rows matched twice come back twice: the caller keys them by _row_id.
+    `path` may be the table itself (a DataFrame: a table the batch's DDL carries, schema_changes.py)."""
+    table = path if isinstance(path, DataFrame) else read(spark, path)
     filters, parts = [], []
     for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
                                        + [(k, v, True) for k, v in lookups.by_image.items()]):

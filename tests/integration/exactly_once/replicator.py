@@ -25,8 +25,9 @@ CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's cons
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
 IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
 STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
-# A followed target's schema rewrite (pipelines/apply/schema_changes.py), before the batch's
-# change log: told from the target's row writes by its txn app id (libs/system_tables.schema_app_id).
+# A followed target's schema rewrite (pipelines/apply/schema_changes.py), committed with the
+# batch's rows in the target's one write (pipelines/apply/carried_writes.py): a WRITE that also
+# changes the table's metadata.
 SCHEMA = "schema"
 # A target table's batch write: a MERGE, or a whole-table overwrite of a small mirrored target
 # (pipelines/apply/batch_writes.py _write_target), a WRITE commit like an append's.
@@ -95,9 +96,16 @@ def _operation(table_dir: Path, version: int) -> str:
                    (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines() if line.strip()]
     except (OSError, json.JSONDecodeError):
         return "?"
-    if any(a["txn"]["appId"].endswith(f":{SCHEMA}") for a in actions if "txn" in a):
-        return SCHEMA
-    return next((a["commitInfo"].get("operation", "?") for a in actions if "commitInfo" in a), "?")
+    operation = next((a["commitInfo"].get("operation", "?") for a in actions if "commitInfo" in a), "?")
+    return SCHEMA if is_schema_rewrite(actions) else operation
+
+
+def is_schema_rewrite(actions: list[dict]) -> bool:
+    """A commit's actions: a target's schema rewrite (a WRITE with a new schema), or, from an
+    earlier release, its own commit under the schema txn app id (libs/system_tables.schema_app_id)."""
+    operation = next((a["commitInfo"].get("operation") for a in actions if "commitInfo" in a), None)
+    return (operation == "WRITE" and any("metaData" in a for a in actions)) or any(
+        a["txn"]["appId"].endswith(f":{SCHEMA}") for a in actions if "txn" in a)
 
 
 @dataclass
@@ -209,7 +217,7 @@ class Replicator:
             if planned > after and planned > committed:
                 written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
                 if (stage == IN_FLIGHT or any(table == stage or op == stage == SCHEMA
-                                              or (stage == TARGET and "__" in table and op in TARGET_WRITES)
+                                              or (stage == TARGET and "__" in table and op in (*TARGET_WRITES, SCHEMA))
                                               for table, op in written)) and (
                         also is None or any(op == also for _table, op in written)):
                     return planned
