@@ -94,8 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     def _stop(*_):
         stop["flag"] = True
 
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if kafka:
             sink = KafkaSink(a.bootstrap, a.topic, a.source, opts.file_name, opts.server_id,
@@ -112,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # broker down, unwritable path: a message, not a traceback
         print(f"cdc-simulate: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    finally:  # called in-process (tests, benches): the caller's handlers back
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     master = result.master
     if a.expected:
         write_expected(a.expected, master.model, opts.as_dict(), master.statements)
