@@ -23,6 +23,7 @@ from pipelines.delta_tables import read
 from pipelines.replicate import build_query, make_applier, stop_between_batches
 
 from ..shipper.helpers import password_file, start_shipper, stop_shipper
+from ..waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -34,15 +35,6 @@ MOVES = 24  # spread over ~5 s: several batches at a 1 s trigger
 
 def _sum(frames) -> int:
     return sum(df.agg({"amount": "sum"}).collect()[0][0] or 0 for df in frames)
-
-
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _move_money(mariadb, stop: threading.Event) -> None:
@@ -124,12 +116,12 @@ def test_a_reader_through_the_helper_never_sees_half_a_move(mariadb, kafka_broke
     threads = [threading.Thread(target=reader), threading.Thread(target=_move_money, args=(mariadb, stop))]
     try:
         threads[0].start()
-        _wait(lambda: seen, 300, "the snapshot of both tables in Delta")  # bounds for a loaded machine
+        wait_until(lambda: seen, 300, "the snapshot of both tables in Delta")  # bounds for a loaded machine
         half.moving.set()
         threads[1].start()
         threads[1].join(120)
         (last_gtid,), = mariadb.query("SELECT @@gtid_binlog_pos")
-        _wait(lambda: _point_at(spark, root, last_gtid), 300, f"GTID {last_gtid} applied")
+        wait_until(lambda: _point_at(spark, root, last_gtid), 300, f"GTID {last_gtid} applied")
         assert query.exception() is None
     finally:
         stop.set()

@@ -24,6 +24,7 @@ from tests.integration.exactly_once.oracle import delta_rows, server_rows
 from tests.unit.stream.test_stream_assembly import CORPUS
 
 from ..shipper.helpers import password_file, start_shipper, stop_shipper
+from ..waiting import wait_until
 from .test_lag_metrics import free_port, scrape
 
 pytestmark = pytest.mark.integration
@@ -52,15 +53,6 @@ def _latest(spark, root):
     return spark.sql(sql, args=args).collect()
 
 
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp_path):
     db, port = "fresh", free_port()
     mariadb.sql(f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}; "
@@ -77,8 +69,8 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
     query = build_query(spark, cfg, make_applier(cfg))
     try:
         columns, expected = server_rows(mariadb, db, "t")
-        _wait(lambda: _latest(spark, root) and delta_rows(spark, f"{root}/{db}__t", columns) == expected,
-              120, "the snapshot and the binlog in Delta")
+        wait_until(lambda: _latest(spark, root) and delta_rows(spark, f"{root}/{db}__t", columns) == expected,
+                   120, "the snapshot and the binlog in Delta", every=0.5)
         applied = _latest(spark, root)[0]
         idle_since = time.monotonic()
         samples = []
@@ -121,8 +113,8 @@ def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(kaf
                     checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0, tables={"include": [r"row_full\..*"]})
     query = build_query(spark, cfg, make_applier(cfg))
     try:
-        _wait(lambda: _latest(spark, root) and _latest(spark, root)[0]["caught_up_as_of"] is not None,
-              180, "a heartbeat of the follower in _cdc_progress")
+        wait_until(lambda: _latest(spark, root) and _latest(spark, root)[0]["caught_up_as_of"] is not None,
+                   180, "a heartbeat of the follower in _cdc_progress", every=0.5)
         first = _latest(spark, root)[0]
         time.sleep(10)
         assert query.exception() is None

@@ -2,6 +2,7 @@
 snapshot shipped in-process, the server's binlog_row_metadata for a block, one job run."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from contextlib import contextmanager
 
@@ -9,6 +10,8 @@ import pytest
 from pyspark.errors import StreamingQueryException
 
 from libs.config import JobConfig
+from libs.targets import model
+from libs.targets.ddl import parse_ddl
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
 
@@ -27,6 +30,19 @@ def delta_table(spark, path: str) -> tuple[list[str], list[tuple]]:
     """The Delta table's data columns (no _row_id, _lineage) and rows, rows sorted."""
     df = spark.read.format("delta").load(path).drop("_row_id", "_lineage")
     return df.columns, sorted((tuple(r) for r in df.collect()), key=_nulls_first)
+
+
+def server_target(create_table: str):
+    """What a target takes of a CREATE TABLE: columns, primary key, unique keys. Two spellings of
+    the server are not differences: an integer's display width (int(11)) and the implicit
+    DEFAULT NULL of a nullable column."""
+    (ddl,) = parse_ddl(f"USE d;\n{create_table}", "server")
+    columns = []
+    for c in ddl.columns:
+        if c.nullable and c.default_kind == model.NO_DEFAULT:
+            c = dataclasses.replace(c, default_kind=model.LITERAL_DEFAULT, default=None)
+        columns.append(dataclasses.replace(c, mysql_type=re.sub(r"^(\w*INT)\(\d+\)", r"\1", c.mysql_type)))
+    return columns, ddl.primary_key, {frozenset(k) for k in ddl.unique_keys}
 
 
 def _nulls_first(row: tuple) -> list:

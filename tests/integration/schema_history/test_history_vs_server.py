@@ -8,9 +8,6 @@ and the session's database), fed to SchemaHistory, and the version in force at e
 position must be the same target as the server's table: same columns in the same order with
 the same types, defaults and charsets, same primary key, same unique keys."""
 
-import dataclasses
-import re
-
 import pytest
 
 from libs.binlog.framing import iter_events
@@ -18,8 +15,8 @@ from libs.boundary import QueryKind, query_kind, query_text
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.table_schema import TableSchema
 from libs.snapshot.protocol import Position
-from libs.targets import model
-from libs.targets.ddl import parse_ddl
+
+from .helpers import server_target
 
 pytestmark = pytest.mark.integration
 
@@ -58,18 +55,6 @@ def _server_schema(mariadb, table):
     return mariadb.query(f"SHOW CREATE TABLE {DB}.{table}")[0][1]
 
 
-def _target(create_table):
-    """What a target takes of a schema. Two spellings of the server are not differences: an
-    integer's display width (int(11)) and the implicit DEFAULT NULL of a nullable column."""
-    (ddl,) = parse_ddl(f"USE {DB};\n{create_table}", "server")
-    columns = []
-    for c in ddl.columns:
-        if c.nullable and c.default_kind == model.NO_DEFAULT:
-            c = dataclasses.replace(c, default_kind=model.LITERAL_DEFAULT, default=None)
-        columns.append(dataclasses.replace(c, mysql_type=re.sub(r"^(\w*INT)\(\d+\)", r"\1", c.mysql_type)))
-    return columns, ddl.primary_key, {frozenset(k) for k in ddl.unique_keys}
-
-
 def test_the_history_from_the_binlog_equals_the_server_after_every_ddl(mariadb):
     mariadb.sql(f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}")
     file = mariadb.flush_binlogs()
@@ -96,5 +81,5 @@ def test_the_history_from_the_binlog_equals_the_server_after_every_ddl(mariadb):
                 assert version is None, f"after {statement!r}: {table} exists in the history only"
                 continue
             assert version is not None, f"after {statement!r}: {table} is missing from the history"
-            assert _target(version.create_table()) == _target(server), f"after {statement!r}: {table}"
+            assert server_target(version.create_table()) == server_target(server), f"after {statement!r}: {table}"
             assert version.column_names == TableSchema.parse(server, DB).column_names

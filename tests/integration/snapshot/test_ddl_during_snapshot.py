@@ -21,9 +21,7 @@ SELECT, with nothing quarantined.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
 import threading
 import time
 
@@ -34,10 +32,8 @@ from libs.boundary import query_text
 from libs.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.snapshot import source
 from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
-from libs.targets import model
-from libs.targets.ddl import parse_ddl
 
-from ..schema_history.helpers import delta_table, job_config, replicate, server_table, ship_snapshot
+from ..schema_history.helpers import delta_table, job_config, replicate, server_table, server_target, ship_snapshot
 from .helpers import topic_records
 
 pytestmark = pytest.mark.integration
@@ -93,19 +89,6 @@ def _commit_then_alter(db, database: str, tables) -> list[AlterSession]:
     return sessions
 
 
-def _target(create_table: str):
-    """What a target takes of a CREATE TABLE: columns, primary key, unique keys. An integer's
-    display width (int(11)) and a nullable column's implicit DEFAULT NULL are spellings, not
-    differences."""
-    (ddl,) = parse_ddl(f"USE d;\n{create_table}", "test")
-    columns = []
-    for c in ddl.columns:
-        if c.nullable and c.default_kind == model.NO_DEFAULT:
-            c = dataclasses.replace(c, default_kind=model.LITERAL_DEFAULT, default=None)
-        columns.append(dataclasses.replace(c, mysql_type=re.sub(r"^(\w*INT)\(\d+\)", r"\1", c.mysql_type)))
-    return columns, ddl.primary_key, {frozenset(k) for k in ddl.unique_keys}
-
-
 def _alter_positions(db) -> dict[str, tuple[str, int]]:
     """Each ALTER statement's (binlog file, position) in the server's binlog."""
     found = {}
@@ -150,7 +133,7 @@ def test_an_alter_after_the_read_view_opened_never_reaches_the_snapshot_before_i
         for statement in session.statements:  # the schema after the last ALTER before P
             if altered[statement] < p:
                 expected = session.after[statement]
-        assert _target(record.create_table) == _target(expected), (table, p, altered)
+        assert server_target(record.create_table) == server_target(expected), (table, p, altered)
 
     cfg = job_config(kafka_broker, topic, tmp_path, name)
     replicate(spark, cfg)
@@ -166,7 +149,7 @@ def test_an_alter_after_the_read_view_opened_never_reaches_the_snapshot_before_i
         assert all(v["error"] is None for v in versions), [v["error"] for v in versions]
         if versions:  # DDL after the snapshot: the history's last version is the server's table
             create = mariadb.query(f"SHOW CREATE TABLE {name}.{table}")[0][1]
-            assert _target(versions[-1]["create_table"]) == _target(create), table
+            assert server_target(versions[-1]["create_table"]) == server_target(create), table
 
 
 def _hooked(original, action, fired: list):
