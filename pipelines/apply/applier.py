@@ -176,7 +176,7 @@ class DeltaApplier:
     def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
         spark = changes_df.sparkSession
         split = split_batch(changes_df, self.catalog, self.config,  # big tables' parts stay on the executors
-                            lambda t: (self._effective(t), self._location(self._effective(t), batch_id)))
+                            lambda declared: self._located(declared, batch_id))
         collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
         self.tables_read(batch_id, oldest_commits([*changes, *split.oldest]))
@@ -274,6 +274,10 @@ class DeltaApplier:
                 if plan.path not in out.gone:  # an ended working table's rows are in its table
                     out.plans.append(plan)
         return out
+
+    def _located(self, declared: Target, batch_id: int) -> tuple[Target, TableLocation]:
+        target = self._effective(declared)
+        return target, self._location(target, batch_id)
 
     def _location(self, target: Target, batch_id: int) -> TableLocation:
         try:

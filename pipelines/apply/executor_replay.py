@@ -187,14 +187,18 @@ class ReplayGroup:
                                     schema=self.schema)
 
 
+def spread(changes: DataFrame, parallelism: int) -> DataFrame:
+    """`changes` over at least `parallelism` tasks (one Kafka partition's worth may be one task)."""
+    return changes.repartition(parallelism) if changes.rdd.getNumPartitions() < parallelism else changes
+
+
 def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: tuple[str, str],
                         target: Target, path: TableLocation, exists: bool, mode: str, batch_id: int,
                         snapshots: Mapping[str, Position], parallelism: int) -> ExecutorReplay:
     """`changes`: the table's change records (commit_ts as epoch micros). `exists`: the Delta
     table exists (else nothing is read). `parallelism`: the tasks the work spreads over; keys
     hash into twice as many groups."""
-    if changes.rdd.getNumPartitions() < parallelism:  # e.g. one Kafka partition's worth in one task
-        changes = changes.repartition(parallelism)
+    changes = spread(changes, parallelism)
     groups = 2 * parallelism
     key = split_key(target)
     key_type = key_schema(target, key) if key else T.StructType([T.StructField("k0", T.StringType(), True)])

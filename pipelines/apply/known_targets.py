@@ -34,6 +34,13 @@ class KnownTargets:
         # target already: its version is then read back from the log (batch_versions.py)
         self.found_committed: dict[TableLocation, tuple[str, int]] = {}
 
+    def forget(self, path: TableLocation) -> None:
+        """Nothing kept of a table about to be removed (pipelines/apply/shadow_writes.py)."""
+        for cache in (self.ready, self.schema_checked, self.unmirrored):
+            cache.discard(path)
+        self.mirrors.pop(path, None)
+        self.written.pop(path, None)
+
     def exists(self, spark: SparkSession, path: TableLocation) -> bool:
         return path in self.ready or D.is_delta_table(spark, path)
 

@@ -51,10 +51,7 @@ def ended_shadows(config: JobConfig, history: SchemaHistory, catalog: TargetCata
 def remove_tables(spark: SparkSession, known: KnownTargets, paths: Iterable[TableLocation]) -> None:
     """Each Delta table removed (a path's directory, a catalog's table dropped); idempotent."""
     for path in paths:
-        for cache in (known.ready, known.schema_checked, known.unmirrored):
-            cache.discard(path)
-        known.mirrors.pop(path, None)
-        known.written.pop(path, None)
+        known.forget(path)
         table = located(path)
         if table.is_catalog:
             spark.sql(f"DROP TABLE IF EXISTS {table.sql_ref()}")

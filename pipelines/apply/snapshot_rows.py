@@ -22,7 +22,9 @@ from pyspark.sql import DataFrame
 from libs.gc_pause import gc_paused
 from libs.table_location import TableLocation
 from libs.targets.model import Target
-from pipelines.apply.executor_replay import ExecutorReplay, ReplayGroup, merge_schema, output_schema, tallied
+from pipelines.apply.executor_replay import (
+    ExecutorReplay, ReplayGroup, merge_schema, output_schema, spread, tallied,
+)
 
 
 class SnapshotRows:
@@ -43,8 +45,7 @@ def snapshot_rows_on_executors(changes: DataFrame, source_table: tuple[str, str]
                                parallelism: int) -> ExecutorReplay:
     """`changes`: the table's snapshot change records (commit_ts as epoch micros); `start`: the
     change_sort_key of the batch's last truncate of the table, if it has one."""
-    if changes.rdd.getNumPartitions() < parallelism:  # e.g. one Kafka partition's worth in one task
-        changes = changes.repartition(parallelism)
+    changes = spread(changes, parallelism)
     group = ReplayGroup(target, mode, batch_id, {}, start)
     out = changes.mapInArrow(SnapshotRows(group), output_schema(target)).persist()
     tally, stop = tallied(out)
