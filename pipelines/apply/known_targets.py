@@ -40,6 +40,7 @@ class KnownTargets:
             cache.discard(path)
         self.mirrors.pop(path, None)
         self.written.pop(path, None)
+        self.found_committed.pop(path, None)  # its version is not asked of a removed table
 
     def exists(self, spark: SparkSession, path: TableLocation) -> bool:
         return path in self.ready or D.is_delta_table(spark, path)

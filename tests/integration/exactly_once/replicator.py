@@ -80,6 +80,11 @@ def _python_threads(dump: list[str]) -> list[str]:
     return [line for t in ours + [t for t in threads if t not in ours] for line in t]
 
 
+def _dump_line(line: str) -> bool:
+    """A line of a faulthandler (Python) or jstack-style (JVM) thread dump."""
+    return line.startswith(("Thread 0x", "Current thread 0x", "  File ", '"', "\tat ", "\t- ", "   java.lang.Thread.State"))
+
+
 def _jvm_thread(dump: list[str], name: str) -> list[str]:
     """The lines of the thread whose name contains `name` in a JVM thread dump."""
     for i, line in enumerate(dump):
@@ -135,10 +140,13 @@ class Replicator:
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
         return self.proc
 
-    def log_tail(self, lines: int = 40) -> str:
+    def log_tail(self, lines: int = 40, dumps: bool = True) -> str:
+        """The run's last lines; without the thread dumps SIGUSR1 / SIGQUIT wrote when `dumps` is False
+        (a test polling the driver's stacks fills the log with them)."""
         if not self.runs:
             return "(no run)"
-        return "\n".join(self.runs[-1].read_text(errors="replace").splitlines()[-lines:])
+        text = self.runs[-1].read_text(errors="replace").splitlines()
+        return "\n".join((text if dumps else [line for line in text if not _dump_line(line)])[-lines:])
 
     def _check_alive(self) -> None:
         if self.proc.poll() is not None:
@@ -230,9 +238,9 @@ class Replicator:
         read?), the run's log tail, and where the job stands: the Python driver's threads
         (faulthandler on SIGUSR1, pipelines/replicate.py) and the JVM's stream execution thread
         (SIGQUIT thread dump)."""
-        parts = []
-        log_tail = lambda: "log tail:\n" + self.log_tail(15)  # noqa: E731
-        for part in (self._checkpoint_state, self.context, log_tail, self.stacks):
+        parts = []  # the stacks before the log: a CI report cuts a long message at its end
+        log_tail = lambda: "log tail (thread dumps left out):\n" + self.log_tail(15, dumps=False)  # noqa: E731
+        for part in (self._checkpoint_state, self.stacks, self.context, log_tail):
             try:
                 parts.append(part())
             except Exception as exc:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
@@ -265,8 +273,8 @@ class Replicator:
             f.seek(start)
             dumped = f.read().decode(errors="replace").splitlines()
         jvm = _jvm_thread(dumped, "stream execution thread")
-        return "\n".join(["python driver threads (ours first):", *_python_threads(dumped)[:60],
-                          "jvm stream execution thread:", *jvm[:30]])
+        return "\n".join(["jvm stream execution thread:", *jvm[:30],
+                          "python driver threads (ours first):", *_python_threads(dumped)[:60]])
 
     def kill(self) -> None:
         """SIGKILL the process group and every descendant of its leader; return once none is left."""
