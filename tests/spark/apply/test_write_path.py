@@ -130,6 +130,7 @@ def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_
     for name in ("_cdc_progress", "_cdc_change_log", "shop__a"):  # not a file per batch forever
         files = [_live_files(spark, cfg, name, v) for v in range(_version(spark, cfg, name) + 1)]
         assert max(files) <= 2 * 3 + 1 and files[-1] < len(batches) - 1, (name, files)
+    _every_version_a_batch_state(spark, cfg, batches[:-1])
     planner.policy = MaintenancePolicy(0, 0.0, 3)  # now VACUUM every table, retention 0 h
     applier(changes_df(spark, batches[-1]), len(batches) - 1)
     assert {(Path(t).name, op) for t, op, _ in applier.writes.maintenance.ran[-3:]} == {
@@ -146,6 +147,29 @@ def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_
         again(changes_df(spark, batches[batch_id]), batch_id)
     assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == expected
     assert delta(spark, cfg, "_cdc_change_log").count() == 5 + 9
+
+
+def _every_version_a_batch_state(spark, cfg, batches):
+    """What a time-travel reader sees at each version of shop__a: the state after a batch (the
+    test's batches: ids 1-5 inserted as v<id>, then batch k sets id 1 + k % 5 to b<k>), and at an
+    OPTIMIZE version the rows of the version before it: compaction moves rows, never adds, loses
+    or alters one."""
+    state = {i: f"v{i}" for i in range(1, 6)}
+    states = [sorted(state.items())]
+    for k in range(1, len(batches)):
+        state[1 + k % 5] = f"b{k}"
+        states.append(sorted(state.items()))
+    path = D.table_path(cfg.delta_root, "shop__a")
+    seen, compacted = [], 0
+    for entry in _history(spark, cfg):
+        at = sorted((r["id"], r["v"]) for r in
+                    spark.read.format("delta").option("versionAsOf", entry["version"]).load(path).collect())
+        if entry["operation"] == "OPTIMIZE":
+            compacted += 1
+            assert at == seen[-1], entry["version"]
+        elif at or seen:  # the table's creation (empty) is no batch's state
+            seen.append(at)
+    assert compacted >= 1 and seen == states
 
 
 def test_a_failed_maintenance_step_is_one_line_and_the_job_goes_on(spark, tmp_path, capsys, monkeypatch):
