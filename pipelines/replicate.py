@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import faulthandler
 import signal
 import sys
 import time
@@ -30,6 +29,7 @@ from libs.config_errors import cause_line
 from libs.metrics import serve
 from libs.paths import REPO_ROOT, SPARK_JARS_DIR
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
+from libs.thread_dump import dump_on_signal
 from pipelines.apply import DeltaApplier
 from pipelines.delta_tables import CatalogSchemaStopped, ensure_schema
 from pipelines.job_metrics import JobMetrics, ProgressListener, observe_input
@@ -274,9 +274,7 @@ def _unwatch(spark: SparkSession, metrics: JobMetrics) -> None:
 def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:
     args = parse_args(argv)
     if not args.on_cluster:  # a cluster's driver process is the platform's (it has its own thread dumps)
-        # `kill -USR1 <pid>` prints every Python thread's stack to stderr: where a stuck
-        # micro-batch (foreachBatch runs in this driver process) waits, without stopping the job.
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+        dump_on_signal(signal.SIGUSR1)  # `kill -USR1 <pid>`: every Python thread's stack (libs/thread_dump.py)
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
         catalog = load_catalog(cfg)

@@ -69,7 +69,7 @@ def _group_members(pgid: int, command: str) -> list[int]:
 
 
 def _python_threads(dump: list[str]) -> list[str]:
-    """The faulthandler dump's lines, threads running this project's code (pipelines/, libs/) first."""
+    """The SIGUSR1 dump's lines (libs/thread_dump.py), threads running this project's code (pipelines/, libs/) first."""
     threads: list[list[str]] = []
     for line in dump:
         if line.startswith(("Thread 0x", "Current thread 0x")):
@@ -81,7 +81,7 @@ def _python_threads(dump: list[str]) -> list[str]:
 
 
 def _dump_line(line: str) -> bool:
-    """A line of a faulthandler (Python) or jstack-style (JVM) thread dump."""
+    """A line of a Python (libs/thread_dump.py) or jstack-style (JVM) thread dump."""
     return line.startswith(("Thread 0x", "Current thread 0x", "  File ", '"', "\tat ", "\t- ", "   java.lang.Thread.State"))
 
 
@@ -148,7 +148,7 @@ class Replicator:
         text = self.runs[-1].read_text(errors="replace").splitlines()
         return "\n".join((text if dumps else [line for line in text if not _dump_line(line)])[-lines:])
 
-    def _check_alive(self) -> None:
+    def check_alive(self) -> None:
         if self.proc.poll() is not None:
             raise AssertionError(f"cdc-replicate exited {self.proc.returncode} unexpectedly:\n"
                                  f"{self.log_tail()}")
@@ -158,7 +158,7 @@ class Replicator:
     def wait_started(self, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            self._check_alive()
+            self.check_alive()
             if STARTED in self.runs[-1].read_text(errors="replace"):
                 return
             time.sleep(0.2)
@@ -220,7 +220,7 @@ class Replicator:
         (idempotent skip), so the wait moves on to the next batch. Returns that batch id."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            self._check_alive()
+            self.check_alive()
             planned, committed = self._observe()
             if planned > after and planned > committed:
                 written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
@@ -236,7 +236,7 @@ class Replicator:
         """Why a wait failed (timed out, or the feed stopped), in a few lines a CI report keeps:
         where the checkpoint is and since when, the test's context (is there anything new to
         read?), the run's log tail, and where the job stands: the Python driver's threads
-        (faulthandler on SIGUSR1, pipelines/replicate.py) and the JVM's stream execution thread
+        (SIGUSR1, libs/thread_dump.py) and the JVM's stream execution thread
         (SIGQUIT thread dump)."""
         parts = []  # the stacks before the log: a CI report cuts a long message at its end
         log_tail = lambda: "log tail (thread dumps left out):\n" + self.log_tail(15, dumps=False)  # noqa: E731
@@ -260,7 +260,7 @@ class Replicator:
 
     def stacks(self, settle_s: float = 3.0) -> str:
         """The job's Python driver stacks and its JVM stream execution thread, as dumped into
-        the run's log by SIGUSR1 (faulthandler) and SIGQUIT (the JVM's thread dump)."""
+        the run's log by SIGUSR1 (libs/thread_dump.py) and SIGQUIT (the JVM's thread dump)."""
         if self.proc is None or self.proc.poll() is not None:
             return ""
         log = self.runs[-1]

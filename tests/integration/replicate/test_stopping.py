@@ -54,19 +54,20 @@ def _job(kafka_broker, topic, tmp_path, monkeypatch) -> tuple[Replicator, Path]:
                                  "--checkpoint", str(ckpt)], ckpt, delta), conf
 
 
-IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')  # a faulthandler stack line
+IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')  # a stack line (libs/thread_dump.py)
 IN_DELTA_APPEND = re.compile(r'/pipelines/delta_tables\.py", line \d+ in append')  # the JVM writes now
 
 
 def _mid_batch(job: Replicator, doing: re.Pattern = IN_SINK, poll_s: float = 0.3) -> tuple[int, int]:
     """(id of a batch of this run whose foreachBatch is `doing` that, the run's log size then).
-    Told by the driver's own stacks (faulthandler on SIGUSR1, pipelines/replicate.py), not by
+    Told by the driver's own stacks (SIGUSR1, libs/thread_dump.py), not by
     timing: on a loaded machine a batch's planning takes seconds between its offsets and its sink."""
     job.wait_started()
     batch = job.wait_stage(job.batches()[1], IN_FLIGHT, timeout=300)
     log = job.runs[-1]
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
+        job.check_alive()  # a dead job is one line now, not ten minutes of polling a zombie
         size = log.stat().st_size
         os.kill(job.proc.pid, signal.SIGUSR1)
         time.sleep(poll_s)
