@@ -73,54 +73,8 @@ def build_session(opts: SessionOptions = SessionOptions()):
     # Python workers must run this interpreter (the project venv), not whatever `python3` is on
     # PATH; Spark's launcher reads this from the environment of the driver process.
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    builder = (
-        SparkSession.builder.appName(opts.app_name)
-        .master(opts.master)
-        .config("spark.jars", ",".join(local_jars(opts.jars_dir)))
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-        .config("spark.ui.enabled", str(opts.ui).lower())
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(opts.shuffle_partitions))
-        # Delta rebuilds a table's state (files, txn versions) in `snapshotPartitions` tasks,
-        # default 50: on 2 cores that was ~1,150 of the ~1,370 tasks of one apply batch over 5
-        # small tables (bench/README.md "Apply", per-batch jobs and tasks).
-        .config("spark.databricks.delta.snapshotPartitions", str(opts.shuffle_partitions))
-        # Generated classes are cached by their code, 100 by default: an apply batch over five
-        # tables makes more than that (each table's projections, MERGE, Delta's per-file
-        # statistics), so every batch compiled them again. With 2,000 they stayed cached; steady batches
-        # of ~2,900 changes 9.5-15.5 s -> 7.3-8.7 s (bench/README.md "Session 6").
-        .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
-        # Python workers start without the pyspark/py4j zips and spark-core's jar on sys.path:
-        # re-reading their directories cost 126-180 ms of CPU per Python task (libs/worker_path.py).
-        .config("spark.python.daemon.module", "pipelines.worker_daemon")
-        .config("spark.driver.memory", opts.driver_memory)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        # Column DEFAULTs on Delta tables carry the replica-side defaults (WL#5092 R1).
-        .config("spark.databricks.delta.properties.defaults.feature.allowColumnDefaults", "supported")
-        # The assemble stage's state is one small row per source: Spark's in-memory store (its
-        # default) commits it ~250 ms a micro-batch faster than RocksDB's checkpointing did
-        # (bench/README.md, issue #21 goal 3). A checkpoint keeps the provider it started with
-        # (Spark persists it in the offset log), so existing RocksDB checkpoints go on as they are.
-        .config("spark.sql.streaming.stateStore.providerClass",
-                "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider")
-    )
-    java_options = []
-    if LOG4J_CONF.exists():  # a checkout (scripts/dev); an installed wheel keeps Spark's default
-        java_options.append(f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
-    if opts.warehouse_dir:
-        builder = builder.config("spark.sql.warehouse.dir", opts.warehouse_dir)
-    if opts.metastore_dir:
-        root = opts.metastore_dir.rstrip("/")
-        builder = (builder.enableHiveSupport()
-                   .config("spark.sql.warehouse.dir", root)
-                   .config("spark.hadoop.javax.jdo.option.ConnectionURL",
-                           f"jdbc:derby:;databaseName={root}/_metastore_db;create=true"))
-        java_options.append(f"-Dderby.system.home={root}")
-    if java_options:
-        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
-    for key, value in opts.extra_conf:
+    builder = SparkSession.builder.appName(opts.app_name).master(opts.master)
+    for key, value in [*local_confs(opts).items(), *storage_confs(opts).items(), *opts.extra_conf]:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     halt_when_driver_dies(spark)  # no write of a dead driver's JVM (issue #39 item 3)
@@ -128,6 +82,60 @@ def build_session(opts: SessionOptions = SessionOptions()):
     if opts.verbose:
         spark_warnings_on(spark)
     return spark
+
+
+def local_confs(opts: SessionOptions) -> dict[str, str]:
+    """A local session's Delta, Python worker and performance settings."""
+    return {
+        "spark.jars": ",".join(local_jars(opts.jars_dir)),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.ui.enabled": str(opts.ui).lower(),
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(opts.shuffle_partitions),
+        # Delta rebuilds a table's state (files, txn versions) in `snapshotPartitions` tasks,
+        # default 50: on 2 cores that was ~1,150 of the ~1,370 tasks of one apply batch over 5
+        # small tables (bench/README.md "Apply", per-batch jobs and tasks).
+        "spark.databricks.delta.snapshotPartitions": str(opts.shuffle_partitions),
+        # Generated classes are cached by their code, 100 by default: an apply batch over five
+        # tables makes more than that (each table's projections, MERGE, Delta's per-file
+        # statistics), so every batch compiled them again. With 2,000 they stayed cached; steady batches
+        # of ~2,900 changes 9.5-15.5 s -> 7.3-8.7 s (bench/README.md "Session 6").
+        "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
+        # Python workers start without the pyspark/py4j zips and spark-core's jar on sys.path:
+        # re-reading their directories cost 126-180 ms of CPU per Python task (libs/worker_path.py).
+        "spark.python.daemon.module": "pipelines.worker_daemon",
+        "spark.driver.memory": opts.driver_memory,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Column DEFAULTs on Delta tables carry the replica-side defaults (WL#5092 R1).
+        "spark.databricks.delta.properties.defaults.feature.allowColumnDefaults": "supported",
+        # The assemble stage's state is one small row per source: Spark's in-memory store (its
+        # default) commits it ~250 ms a micro-batch faster than RocksDB's checkpointing did
+        # (bench/README.md, issue #21 goal 3). A checkpoint keeps the provider it started with
+        # (Spark persists it in the offset log), so existing RocksDB checkpoints go on as they are.
+        "spark.sql.streaming.stateStore.providerClass":
+            "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
+    }
+
+
+def storage_confs(opts: SessionOptions) -> dict[str, str]:
+    """Where a local session keeps catalog tables (a warehouse, or a Derby metastore with Hive
+    support), and the driver JVM's options (the log4j configuration of a checkout)."""
+    confs, java_options = {}, []
+    if LOG4J_CONF.exists():  # a checkout (scripts/dev); an installed wheel keeps Spark's default
+        java_options.append(f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
+    if opts.warehouse_dir:
+        confs["spark.sql.warehouse.dir"] = opts.warehouse_dir
+    if opts.metastore_dir:
+        root = opts.metastore_dir.rstrip("/")
+        confs.update({"spark.sql.catalogImplementation": "hive", "spark.sql.warehouse.dir": root,
+                      "spark.hadoop.javax.jdo.option.ConnectionURL":
+                          f"jdbc:derby:;databaseName={root}/_metastore_db;create=true"})
+        java_options.append(f"-Dderby.system.home={root}")
+    if java_options:
+        confs["spark.driver.extraJavaOptions"] = " ".join(java_options)
+    return confs
 
 
 def spark_warnings_on(spark) -> None:

@@ -21,6 +21,7 @@ left to the batch's truncate, which empties it in the commit of its rows.
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 from typing import Mapping, NamedTuple, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
@@ -44,6 +45,15 @@ class Carried(NamedTuple):
     table: DataFrame  # its rows (a pinned Delta version), the end's columns + _row_id + _lineage
     replaced: DataFrame | None = None  # the rows of the table a rename onto its name replaces
     copied: bool = False  # read from another table's Delta table (renamed to this one in the batch)
+
+
+def _carried_column(target: Target, new: NewColumn):
+    """One column of the carried table: the old column's values, or the fill of a new column,
+    cast to the target's type, with the target's DEFAULT in the column's metadata."""
+    column = target.column(new.name)
+    value = F.expr(D.value_sql(column, new.fill)) if new.source is None else F.col(quote_identifier(new.source))
+    default = D.default_sql(column)
+    return value.cast(D.spark_type(new.spark_type)).alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {})
 
 
 def carried_table(spark: SparkSession, path: TableLocation | str, target: Target, start: EndNames,
@@ -90,17 +100,7 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
             return None
         if plan is None:  # a copy with the same columns
             plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
-    columns = []
-    for new in plan:
-        column = target.column(new.name)
-        if new.source is None:
-            value = F.expr(D.value_sql(column, new.fill))
-        else:
-            value = F.col(quote_identifier(new.source))
-        default = D.default_sql(column)
-        columns.append(value.cast(D.spark_type(new.spark_type))
-                       .alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {}))
-    columns += [F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
+    columns = [*map(partial(_carried_column, target), plan), F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
     ntz = lambda spark_type: type_key(spark_type) == "timestamp_ntz"  # noqa: E731
     if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
