@@ -67,7 +67,7 @@ from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
 from libs.lag import commit_lags, oldest_commits
 from libs.lineage_sql import quote_identifier
-from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayStopped
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayResult, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
@@ -116,6 +116,23 @@ class _Replayed:
     errors: list[ReplayError] = dataclasses.field(default_factory=list)
     plans: list[TablePlan] = dataclasses.field(default_factory=list)
     gone: list[TableLocation] = dataclasses.field(default_factory=list)  # tools' ended working tables
+
+
+def _take(out: _Replayed, work: _TableWork, replayed: tuple[TablePlan, ReplayResult] | None) -> None:
+    """One table's replay into the batch's `out`: its change-log entries, errors, counts and plan."""
+    if replayed is None:  # undeclared table: (entry, error) per change
+        out.log.extend(entry for entry, _ in work.undeclared)
+        out.errors.extend(error for _, error in work.undeclared if error is not None)
+        return
+    plan, result = replayed
+    # A renamed table's inherited changes are replayed on it but logged once, under the table
+    # that logged them (issue #17 item 5).
+    out.log.extend(result.change_log[work.evolve.inherited if work.evolve else 0:])
+    out.errors.extend(result.quarantine)
+    work.tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
+                      quarantined=len(result.quarantine))
+    if plan.path not in out.gone:  # an ended working table's rows are in its table
+        out.plans.append(plan)
 
 
 class DeltaApplier:
@@ -213,67 +230,58 @@ class DeltaApplier:
         each) and replayed side by side, like the writes (BatchWrites); results are taken in
         table order, so the change log's order is fixed."""
         out = _Replayed()
-        row_of = {id(change): row for row, change in enumerate(changes)}
-        work: list[_TableWork] = []
-        selects = self.config.tables.selects
         with ThreadPoolExecutor(max_workers=batch_writes.TABLE_THREADS, thread_name_prefix="replay") as pool:
             groups = group_changes(changes)
             renames = self.ddl.renames(self.catalog, groups, batch_id)
             shadows = ended_shadows(self.config, self.schema_history.history, self.catalog, groups, renames)
             out.gone = [self._location(self.catalog.get(*name), batch_id) for name in sorted(shadows)]
-            for database, table in sorted({*groups, *renames}):
-                rename = renames.get((database, table))
-                group = [*(rename.inherited if rename else ()), *groups.get((database, table), ())]
-                tally = out.counts.setdefault(table_key(database, table), Counter(c["op"] for c in group))
-                if not selects(database, table):  # JobConfig.tables: not replicated
-                    tally["not_selected"] = len(group)
-                    continue
-                current = self.source_schemas.since_snapshot(groups.get((database, table), ()), rename)
-                if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
-                    tally["superseded_by_snapshot"] = len(group) - len(current)
-                    group = current
-                    if not group:
-                        continue
-                target = self.catalog.get(database, table)
-                if target is None:
-                    entries = [undeclared(change, self.undeclared) for change in group]
-                    tally["quarantined"] += sum(error is not None for _, error in entries)
-                    work.append(_TableWork(tally, group, undeclared=entries))
-                    continue
-                target = self._effective(target)
-                path = self._location(target, batch_id)
-                if self.known.already_committed(spark, path, target, batch_id):
-                    tally["already_applied"] = 1
-                    continue
-                # A renamed table's inherited changes lead the group; the change log keeps them
-                # under the table that logged them (the rest as logged: `own`).
-                inherited = {id(c) for c in rename.inherited} & {id(c) for c in group} if rename else set()
-                own = [c for c in group if id(c) not in inherited]
-                replayed, evolve = with_ddl_truncates(group, server_version=self.ddl.server_version), None
-                if self.ddl.follows(target) and (rename or any(c["op"] in ("ddl", TRUNCATE) for c in group)):
-                    replayed, evolve = self.ddl.across_ddl(self.catalog, database, table, own, rename,
-                                                           inherited)
-                work.append(_TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve))
+            work = [w for name in sorted({*groups, *renames})
+                    if (w := self._table_work(spark, batch_id, name, groups, renames, out.counts)) is not None]
             evolving = [(w.target, w.path, w.evolve) for w in work if w.evolve is not None]
             carried = self.ddl.carry_all(spark, pool, batch_id, evolving)  # nothing written yet
             replays = [pool.submit(self._replay_table, spark, batch_id, w.target, w.path, w.changes,
                                    carried.get(w.path)) if w.target is not None else None for w in work]
+            row_of = {id(change): row for row, change in enumerate(changes)}
             for w, replay in zip(work, replays):
                 out.log_rows.extend(row_of[id(change)] for change in w.logged)  # one entry per change, in order
-                if replay is None:  # undeclared table: (entry, error) per change
-                    out.log.extend(entry for entry, _ in w.undeclared)
-                    out.errors.extend(error for _, error in w.undeclared if error is not None)
-                    continue
-                plan, result = replay.result()
-                # A renamed table's inherited changes are replayed on it but logged once, under
-                # the table that logged them (issue #17 item 5).
-                out.log.extend(result.change_log[w.evolve.inherited if w.evolve else 0:])
-                out.errors.extend(result.quarantine)
-                w.tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
-                               quarantined=len(result.quarantine))
-                if plan.path not in out.gone:  # an ended working table's rows are in its table
-                    out.plans.append(plan)
+                _take(out, w, replay.result() if replay is not None else None)
         return out
+
+    def _table_work(self, spark: SparkSession, batch_id: int, name: tuple[str, str], groups: Mapping,
+                    renames: Mapping, counts: dict[str, Counter]) -> _TableWork | None:
+        """One source table's part of the batch, counted in `counts`; None: nothing of it to replay
+        (not selected, all in its snapshot's rows, or already committed by this batch)."""
+        database, table = name
+        rename = renames.get(name)
+        group = [*(rename.inherited if rename else ()), *groups.get(name, ())]
+        tally = counts.setdefault(table_key(database, table), Counter(c["op"] for c in group))
+        if not self.config.tables.selects(database, table):  # JobConfig.tables: not replicated
+            tally["not_selected"] = len(group)
+            return None
+        current = self.source_schemas.since_snapshot(groups.get(name, ()), rename)
+        if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
+            tally["superseded_by_snapshot"] = len(group) - len(current)
+            group = current
+            if not group:
+                return None
+        target = self.catalog.get(database, table)
+        if target is None:
+            entries = [undeclared(change, self.undeclared) for change in group]
+            tally["quarantined"] += sum(error is not None for _, error in entries)
+            return _TableWork(tally, group, undeclared=entries)
+        target = self._effective(target)
+        path = self._location(target, batch_id)
+        if self.known.already_committed(spark, path, target, batch_id):
+            tally["already_applied"] = 1
+            return None
+        # A renamed table's inherited changes lead the group; the change log keeps them
+        # under the table that logged them (the rest as logged: `own`).
+        inherited = {id(c) for c in rename.inherited} & {id(c) for c in group} if rename else set()
+        own = [c for c in group if id(c) not in inherited]
+        replayed, evolve = with_ddl_truncates(group, server_version=self.ddl.server_version), None
+        if self.ddl.follows(target) and (rename or any(c["op"] in ("ddl", TRUNCATE) for c in group)):
+            replayed, evolve = self.ddl.across_ddl(self.catalog, database, table, own, rename, inherited)
+        return _TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve)
 
     def _located(self, declared: Target, batch_id: int) -> tuple[Target, TableLocation]:
         target = self._effective(declared)

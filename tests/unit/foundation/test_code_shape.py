@@ -1,6 +1,7 @@
 """The code's shape (developers' guide: small files; STYLE.md practice 14): every Python file
-that git tracks outside tests/ is at most MAX_LINES lines, and the project's own modules import
-each other without a cycle.
+that git tracks outside tests/ is at most MAX_LINES lines, no function of the product (libs/,
+pipelines/, schemas/) is over MAX_FUNCTION_LINES (issue #37 item 6), and the project's own
+modules import each other without a cycle.
 
 Imports read with `ast`, wherever they stand: at module level, under `if TYPE_CHECKING:`, and
 inside functions. An import inside a function only moves the cycle from import time to call
@@ -23,6 +24,8 @@ import subprocess
 from pathlib import Path
 
 MAX_LINES = 400
+MAX_FUNCTION_LINES = 60
+PRODUCT = ("libs/", "pipelines/", "schemas/")  # bench/ and scripts/ are measurement tools, not held to it
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -41,6 +44,18 @@ def _module_name(path: str) -> str:
 def _oversized(paths: list[str], root: Path = ROOT) -> dict[str, int]:
     sizes = {p: len((root / p).read_text(encoding="utf-8").splitlines()) for p in paths}
     return {p: n for p, n in sizes.items() if n > MAX_LINES}
+
+
+def _long_functions(paths: list[str], root: Path = ROOT) -> dict[str, int]:
+    """"<path>:<function>" -> its lines (decorators left out), for each function over MAX_FUNCTION_LINES."""
+    out = {}
+    for path in paths:
+        for node in ast.walk(ast.parse((root / path).read_text(encoding="utf-8"), filename=path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    out[f"{path}:{node.name}"] = lines
+    return out
 
 
 def _imports(path: str, root: Path, modules: set[str]) -> set[str]:
@@ -138,6 +153,15 @@ def test_no_source_file_is_over_max_lines():
                            + "\n".join(f"  {p}: {n} lines" for p, n in sorted(offenders.items(), key=lambda kv: -kv[1])))
 
 
+def test_no_product_function_is_over_max_function_lines():
+    """Issue #37 item 6: no function over 60 lines in the product's code."""
+    product = [p for p in _tracked("*.py") if p.startswith(PRODUCT)]
+    assert len(product) > 100  # the files were found
+    offenders = _long_functions(product)
+    assert not offenders, (f"{len(offenders)} function(s) over {MAX_FUNCTION_LINES} lines; split them by meaning:\n"
+                           + "\n".join(f"  {f}: {n} lines" for f, n in sorted(offenders.items(), key=lambda kv: -kv[1])))
+
+
 def test_the_project_modules_import_each_other_without_a_cycle():
     graph = _import_graph(_tracked("*.py"), ROOT, _tracked("*.c"))
     assert len(graph) > 100 and sum(map(len, graph.values())) > 300  # the graph was read, not empty
@@ -147,7 +171,7 @@ def test_the_project_modules_import_each_other_without_a_cycle():
 
 
 def test_the_checks_see_a_long_file_a_cycle_and_each_import_form(tmp_path):
-    """The checks themselves, on a small tree: a 401-line file, a cycle through a function-level
+    """The checks themselves, on a small tree: a 401-line file, a 61-line function, a cycle through a function-level
     import, a relative import and a `from package import module` edge."""
     files = {
         "pkg/__init__.py": "",
@@ -157,11 +181,14 @@ def test_the_checks_see_a_long_file_a_cycle_and_each_import_form(tmp_path):
         "pkg/d.py": "from pkg import a\nfrom .c import x\n",
         "pkg/long.py": "x = 1\n" * (MAX_LINES + 1),
         "pkg/fits.py": "x = 1\n" * MAX_LINES,
+        "pkg/funcs.py": ("def long():\n" + "    x = 1\n" * MAX_FUNCTION_LINES
+                         + "def short():\n" + "    x = 1\n" * (MAX_FUNCTION_LINES - 1)),
     }
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     assert _oversized(list(files), tmp_path) == {"pkg/long.py": MAX_LINES + 1}
+    assert _long_functions(list(files), tmp_path) == {"pkg/funcs.py:long": MAX_FUNCTION_LINES + 1}
     graph = _import_graph(list(files), tmp_path, ["pkg/_ext.c"])
     assert graph["pkg.d"] == {"pkg.a", "pkg.c"}
     assert graph["pkg.c"] == {"pkg.a", "pkg._ext"}  # a C extension module, not the package
