@@ -33,7 +33,9 @@ Phases, each printing a figure line (command, figure, load average, commit):
             files, live or not, and the _delta_log); bytes each backlog/live batch wrote to a
             table (its commit's add actions: data files + deletion vector files) against the
             changed rows' size (rows of the batch and table in _cdc_change_log x the table's
-            average row as data: 8 bytes of INTs + the CHARs' characters) (goal b: <= 20x).
+            average row as data: 8 bytes of INTs + the CHARs' characters) (goal b: <= 20x);
+            then each table's bytes on disk against the same table after OPTIMIZE + VACUUM
+            RETAIN 0 HOURS run by the bench (goal b: <= 2x; `--live-seconds 1800` for its 30 minutes).
 
 The batches' timeline (where the seconds go: before the first target commit = read, decode,
 assemble, replay; the target commits; the progress append) is printed for phases 2 and 3.
@@ -57,8 +59,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_support import (checkout_env, commit_hash, load_average, log_tail, private_broker,  # noqa: E402
                            spawn, start_shipper, stop_process, wait_shipper_following)
 from oltp_delta import JobTables  # noqa: E402
-from oltp_report import (Figures, batch_timeline, equality, job_batches, latency_figures,  # noqa: E402
-                         size_figures)
+from oltp_report import (Figures, batch_timeline, compaction_figures, equality, job_batches,  # noqa: E402
+                         latency_figures, size_figures)
 from oltp_sysbench import DB, Sysbench, ensure_sysbench, row_changes  # noqa: E402
 
 from libs.mariadb_server import MariaDBServer  # noqa: E402
@@ -248,6 +250,7 @@ class Run:
 
     def sizes(self) -> None:
         size_figures(self.session(), self.server, self.delta, self.phase_batches, self.figures)
+        compaction_figures(self.session(), self.delta, self.figures)
 
 
 def parse_args(argv):

@@ -165,3 +165,20 @@ def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, i
                                 "numTargetFilesRemoved", "numTargetBytesAdded", "numTargetDeletionVectorsAdded",
                                 "numFiles", "numOutputBytes", "numAddedFiles", "numRemovedFiles")}
             print(f"  v{version} {info.get('operation')}: {metrics}")
+
+
+def compaction_figures(spark, delta: JobTables, figures: Figures) -> None:
+    """Goal b's second half: each target's files and bytes on disk as the job left them, against
+    the same table after OPTIMIZE + VACUUM RETAIN 0 HOURS (run here, the job stopped)."""
+    from delta.tables import DeltaTable
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    for name, path in delta.targets.items():
+        files, data, _ = disk_size(path)
+        table = DeltaTable.forPath(spark, str(path))
+        table.optimize().executeCompaction()
+        table.vacuum(0)
+        compact_files, compact_data, _ = disk_size(path)
+        figures.line("size", f"OPTIMIZE + VACUUM RETAIN 0 HOURS {path.name}", f"{name}: on disk as the job left it / "
+                     "after OPTIMIZE + VACUUM", f"{files} files {data / 2**20:.1f} MB / {compact_files} files "
+                     f"{compact_data / 2**20:.1f} MB = x{data / max(compact_data, 1):.2f} (goal b <= 2)",
+                     met=data <= 2 * compact_data)
