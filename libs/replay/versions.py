@@ -6,9 +6,9 @@
 A version is a row as ONE committed source transaction left it (issue #40 item 1): the replay
 (engine.py) runs the batch's changes in commit order as always, and after the last change of
 each transaction every row that transaction wrote is looked at once. Several changes of one row
-in one transaction give one version (what the transaction committed); a row the transaction
-left as it found it (changed and changed back) gives none, as the server logs no row event for
-an UPDATE that changes nothing. The row's identity is `_row_id`, which key-changing updates keep.
+in one transaction give one version (what the transaction committed); a transaction that
+wrote a row gives it a version even when it left the values as they were (changed and changed
+back: its `_lineage` is the transaction's, as a current target's row's is). The row's identity is `_row_id`, which key-changing updates keep.
 A DELETE closes the row's open version and marks it `_deleted` (no tombstone version), so the
 versions of a row never overlap and a row has no open version once deleted; a TRUNCATE TABLE
 closes every open version of the table the same way (`truncated`: the batch's first one, for
@@ -124,7 +124,7 @@ def replay_versions(target: Target, current_rows: Iterable[Mapping[str, Any]],
         raise ValueError(f"mode must be {STRICT!r} or {IDEMPOTENT!r}, got {mode!r}")
     state = _TouchedState.load(target, ((r[ROW_ID_COLUMN], r) for r in current_rows))
     stored = frozenset(row.row_id for row in state.rows)
-    open_values = {row.row_id: row.values for row in state.rows}  # each row's open version
+    alive = set(stored)  # the rows with an open version
     replayer = _Replayer(target, state, mode)
     versions: list[Version] = []
     truncated = None
@@ -135,13 +135,12 @@ def replay_versions(target: Target, current_rows: Iterable[Mapping[str, Any]],
                 truncated = Mark.of_change(change)
         mark = Mark.of_change(trx[-1])
         for row in state.take_touched():
-            before = open_values.get(row.row_id)
-            if row.alive and before != row.values:
+            if row.alive:
                 versions.append(Version(row.row_id, dict(row.values), row.lineage, mark, row.row_id in stored))
-                open_values[row.row_id] = row.values
-            elif not row.alive and row.row_id in open_values:
+                alive.add(row.row_id)
+            elif row.row_id in alive:
                 versions.append(Version(row.row_id, None, row.lineage, mark, row.row_id in stored))
-                del open_values[row.row_id]
+                alive.discard(row.row_id)
     base = result_of(replayer)
     return VersionedResult(base.upserts, base.deletes, base.change_log, base.quarantine, base.warnings,
                            tuple(versions), truncated)
