@@ -5,6 +5,7 @@ key-changing update, a delete, an ADD COLUMN and a TRUNCATE TABLE. The versions 
 says, and after every batch the open versions equal the table a `history: current` run of the
 same batches leaves (values, _row_id and _lineage)."""
 import datetime as dt
+import re
 
 import pytest
 
@@ -13,6 +14,8 @@ from libs.snapshot.record import ROWS, TABLE
 from libs.stream_assembly import DdlEvent
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier
+
+from libs.paths import REPO_ROOT
 
 from .builders import COMMIT_TS, Source, changes_df, config, delta
 from .test_snapshot_apply import EPOCH, snapshot
@@ -31,15 +34,17 @@ def _batches():
     a = Source("shop", "a", ["id", "v"])
     a3 = Source("shop", "a", ["id", "v", "w"])
     return [
+        # the snapshot and binlog after it; trx 4: row 1 changed twice, row 4 inserted and changed
+        # (one version each); trx 5: a key change (3 -> 30, the same row); trx 6: row 2 deleted;
+        # trx 7: row 1 changed and changed back
         snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x"), (2, "y"), (3, None)])
-        + [a.update({"id": 2}, {"v": "late"}, trx=3)],
-        # trx 4: row 1 changed twice, row 4 inserted and changed (one version each); trx 5: a key
-        # change (3 -> 30, the same row); trx 6: row 2 deleted; trx 7: row 1 changed back and forth
-        [a.update({"id": 1}, {"v": "a"}, trx=4), a.insert({"id": 4, "v": "n"}, trx=4, seq=1),
-         a.update({"id": 1}, {"v": "b"}, trx=4, seq=2), a.update({"id": 4}, {"v": "m"}, trx=4, seq=3),
-         a.update({"id": 3}, {"id": 30}, trx=5), a.delete({"id": 2}, trx=6),
-         a.update({"id": 1}, {"v": "c"}, trx=7), a.update({"id": 1}, {"v": "b"}, trx=7, seq=1)],
-        [a.change("ddl", statement=ADD, trx=8), a3.update({"id": 1}, {"w": 8}, trx=9)],
+        + [a.update({"id": 2}, {"v": "late"}, trx=3),
+           a.update({"id": 1}, {"v": "a"}, trx=4), a.insert({"id": 4, "v": "n"}, trx=4, seq=1),
+           a.update({"id": 1}, {"v": "b"}, trx=4, seq=2), a.update({"id": 4}, {"v": "m"}, trx=4, seq=3),
+           a.update({"id": 3}, {"id": 30}, trx=5), a.delete({"id": 2}, trx=6),
+           a.update({"id": 1}, {"v": "c"}, trx=7), a.update({"id": 1}, {"v": "b"}, trx=7, seq=1)],
+        [a.change("ddl", statement=ADD, trx=8), a3.update({"id": 1}, {"w": 8}, trx=9)],  # the carried write
+        # a MERGE closing a stored version (row 4), and the TRUNCATE every other one
         [a3.update({"id": 4}, {"v": "k"}, trx=10), a3.change("ddl", statement="TRUNCATE TABLE a", trx=11),
          a3.insert({"id": 5, "v": "t"}, trx=12)],
     ]
@@ -90,3 +95,13 @@ def test_scd2_versions_and_their_current_state(spark, tmp_path):
         (ids[5], 5, "t", 7, at(12), None, "0-1-12", None, True, False),
     ], key=repr)
     assert got == expected
+
+    # the README's queries, as written, over this table
+    delta(spark, runs["scd2"][0], "shop__a").createOrReplaceTempView("shop__a")
+    section = (REPO_ROOT / "README.md").read_text().split("## History targets", 1)[1].split("\n## ", 1)[0]
+    queries = re.findall(r"```sql\n(.*?)```", section, re.S)
+    assert [[tuple(r) for r in spark.sql(q).collect()] for q in queries] == [
+        [(5, "t", 7)],
+        [(1, "b", 7), (4, "m", 7), (30, None, 7)],  # at trx 8 (the ADD COLUMN)
+        [("m", "0-1-4", "0-1-10", False), ("k", "0-1-10", "0-1-11", True)],
+    ]
