@@ -8,7 +8,8 @@ A version is a row as ONE committed source transaction left it (issue #40 item 1
 each transaction every row that transaction wrote is looked at once. Several changes of one row
 in one transaction give one version (what the transaction committed); a transaction that
 wrote a row gives it a version even when it left the values as they were (changed and changed
-back: its `_lineage` is the transaction's, as a current target's row's is). The row's identity is `_row_id`, which key-changing updates keep.
+back: its `_lineage` is the transaction's, as a current target's row's is). The row's identity
+is `_row_id`, which key-changing updates keep.
 A DELETE closes the row's open version and marks it `_deleted` (no tombstone version), so the
 versions of a row never overlap and a row has no open version once deleted; a TRUNCATE TABLE
 closes every open version of the table the same way (`truncated`: the batch's first one, for
@@ -136,7 +137,8 @@ def replay_versions(target: Target, current_rows: Iterable[Mapping[str, Any]],
         mark = Mark.of_change(trx[-1])
         for row in state.take_touched():
             if row.alive:
-                versions.append(Version(row.row_id, dict(row.values), row.lineage, mark, row.row_id in stored))
+                versions.append(Version(row.row_id, dict(row.values), row.lineage, mark,
+                                        row.row_id in stored))
                 alive.add(row.row_id)
             elif row.row_id in alive:
                 versions.append(Version(row.row_id, None, row.lineage, mark, row.row_id in stored))
@@ -161,6 +163,6 @@ def history_rows(result: VersionedResult) -> HistoryRows:
                 continue
             closing = (after.mark.closing(after.values is None) if after is not None else
                        {VALID_TO: None, TO_GTID: None, TO_POS: None, IS_CURRENT: True, DELETED: False})
-            openings.append({**version.values, ROW_ID_COLUMN: row_id, LINEAGE_COLUMN: version.lineage.to_dict(),
-                             **version.mark.opening(), **closing})
+            openings.append({**version.values, ROW_ID_COLUMN: row_id,
+                             LINEAGE_COLUMN: version.lineage.to_dict(), **version.mark.opening(), **closing})
     return HistoryRows(closings, openings, result.truncated)

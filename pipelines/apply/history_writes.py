@@ -35,7 +35,7 @@ from pipelines.apply.touched_rows import read_touched
 from pipelines.arrow_frames import arrow_table
 from pipelines.delta_tables import delta_table, exists, located, read, writer
 
-MERGE_KEY = "_cdc_merge_key"  # MERGE source only: the _row_id whose open version a row closes; NULL: a new version
+MERGE_KEY = "_cdc_merge_key"  # MERGE source only: the _row_id whose open version it closes; NULL: a new version
 
 
 @dataclasses.dataclass
@@ -57,12 +57,13 @@ def read_current_versions(spark: SparkSession, path: TableLocation | str | DataF
     return read_touched(spark, current_versions(table), target, lookups)
 
 
-def history_plan(target: Target, path: TableLocation, result, read_rows: Sequence, carried=None) -> HistoryPlan:
+def history_plan(target: Target, path: TableLocation, result, read_rows: Sequence,
+                 carried=None) -> HistoryPlan:
     """The plan of an SCD2 target from its replay_versions result; `read_rows`: the stored open
     versions the replay read (the MERGE's scope)."""
     history = history_rows(result)
-    return HistoryPlan(target, path, history.openings, history.closings, replace=history.truncated is not None,
-                       scope=merge_scope(target, read_rows), carried=carried, history=history)
+    return HistoryPlan(target, path, history.openings, history.closings,
+                       replace=history.truncated is not None, scope=merge_scope(target, read_rows), carried=carried, history=history)
 
 
 def _source(spark: SparkSession, plan: HistoryPlan) -> tuple[DataFrame, list[str]]:
@@ -81,8 +82,8 @@ def _source(spark: SparkSession, plan: HistoryPlan) -> tuple[DataFrame, list[str
 def _truncate_closing(plan: HistoryPlan) -> dict[str, Any]:
     """Column -> literal closing every other open version at the batch's first truncate."""
     closing = plan.history.truncated.closing(deleted=True)
-    return {quote_identifier(c): F.lit(D.to_spark_value(closing[c])).cast(D.target_schema(plan.target)[c].dataType)
-            for c in CLOSING_COLUMNS}
+    types = D.target_schema(plan.target)
+    return {quote_identifier(c): F.lit(D.to_spark_value(closing[c])).cast(types[c].dataType) for c in CLOSING_COLUMNS}
 
 
 def history_write(spark: SparkSession, plan: HistoryPlan):
@@ -101,7 +102,8 @@ def history_write(spark: SparkSession, plan: HistoryPlan):
                  .whenNotMatchedInsert(condition=col("s", MERGE_KEY).isNull(),
                                        values={quote_identifier(n): col("s", n) for n in names}))
         if plan.history.truncated is not None:
-            merge = merge.whenNotMatchedBySourceUpdate(condition=col("t", IS_CURRENT), set=_truncate_closing(plan))
+            merge = merge.whenNotMatchedBySourceUpdate(condition=col("t", IS_CURRENT),
+                                                       set=_truncate_closing(plan))
         merge.execute()
     return write
 

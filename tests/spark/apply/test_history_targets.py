@@ -84,7 +84,8 @@ def test_scd2_versions_and_their_current_state(spark, tmp_path):
     expected = sorted([
         (ids[1], 1, "x", None, snap, at(4), "0-1-9", pos(4), False, False),
         (ids[1], 1, "b", None, at(4), at(7), "0-1-4", pos(7), False, False),
-        (ids[1], 1, "b", 7, at(7), at(9), "0-1-7", pos(9), False, False),  # trx 7 wrote it; open at ADD COLUMN: its fill
+        # trx 7 wrote it (the same values); open at the ADD COLUMN: w as the server filled it
+        (ids[1], 1, "b", 7, at(7), at(9), "0-1-7", pos(9), False, False),
         (ids[1], 1, "b", 8, at(9), at(11), "0-1-9", pos(11), False, True),  # w: MINIMAL image, whole row
         (ids[2], 2, "y", None, snap, at(3), "0-1-9", pos(3), False, False),
         (ids[2], 2, "late", None, at(3), at(6), "0-1-3", pos(6), False, True),

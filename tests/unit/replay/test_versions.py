@@ -74,8 +74,8 @@ def test_versions(current, transactions, closings, openings):
     name = lambda row_id: NEW if row_id in new else row_id  # noqa: E731
     gtid = lambda n: None if n is None else f"0-1-{n}"  # noqa: E731
     pos = lambda n: None if n is None else f"mdb-bin.000002:{1000 + n * 100}"  # noqa: E731
-    assert [(name(c[ROW_ID_COLUMN]), c[TO_GTID], c[TO_POS], c[DELETED], c[IS_CURRENT]) for c in out.closings] == [
-        (row, gtid(n), pos(n), deleted, False) for row, n, deleted in closings]
+    assert [(name(c[ROW_ID_COLUMN]), c[TO_GTID], c[TO_POS], c[DELETED], c[IS_CURRENT])
+            for c in out.closings] == [(row, gtid(n), pos(n), deleted, False) for row, n, deleted in closings]
     assert [(name(o[ROW_ID_COLUMN]), tuple(o[c] for c in target.column_names), o[FROM_GTID], o[FROM_POS],
              o[TO_GTID], o[TO_POS], o[IS_CURRENT], o[DELETED]) for o in out.openings] == [
         (row, values, gtid(n), pos(n), gtid(m), pos(m), m is None, deleted)
@@ -89,7 +89,7 @@ def test_versions_chain_commit_times_and_the_truncate_mark():
     src = Source("test", "t", ["id", "name", "qty"])
     changes = _batch(src, [[("update", {"id": 1}, {"qty": 2})], [("truncate", None, None)]])
     out = history_rows(replay_versions(target, rows(target, (1, "a", 1), (2, "b", 2)), changes))
-    first, truncate = (changes[0]["commit_ts"].replace(tzinfo=None), changes[1]["commit_ts"].replace(tzinfo=None))
+    first, truncate = (c["commit_ts"].replace(tzinfo=None) for c in changes)
     assert out.closings[0][VALID_TO] == first
     assert [(o[VALID_FROM], o[VALID_TO]) for o in out.openings] == [(first, truncate)]
     assert out.truncated.commit_ts == truncate and out.truncated.gtid == "0-1-2"

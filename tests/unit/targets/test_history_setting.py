@@ -1,9 +1,12 @@
 """`history: current | scd2` (README "History targets"): per target and in `defaults:` of the
 targets YAML, checked with one line naming the field; the job's tables.history for targets
 derived from the source where the YAML sets none."""
+import dataclasses
+
 import pytest
 
 from libs.config import ConfigError, JobConfig
+from libs.replay.versions import HISTORY_COLUMNS
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
 
 DDL = "CREATE TABLE d.t (id INT PRIMARY KEY, v INT);\nCREATE TABLE d.u (id INT PRIMARY KEY)"
@@ -42,3 +45,17 @@ def test_the_jobs_history_default_is_checked():
     assert JobConfig(tables={"history": "scd2"}).tables.history == "scd2"
     with pytest.raises(ConfigError, match="history"):
         JobConfig(tables={"history": "full"})
+
+
+def test_an_scd2_target_on_a_table_without_the_history_columns_is_a_mismatch():
+    """Switching a target between current and scd2 in place is refused before anything is read."""
+    import pipelines.apply.tables as D
+
+    catalog = build_catalog({"targets": {"d.t": {"history": "scd2"}}}, "t.yaml", parse_ddl(DDL, "t.sql"))
+    scd2, current = catalog.get("d", "t"), catalog.get("d", "u")
+    assert D.schema_mismatches(D.target_schema(scd2), scd2) == []
+    made_current = D.target_schema(dataclasses.replace(scd2, history="current"))
+    assert D.schema_mismatches(made_current, scd2) == [
+        f"column {name!r} is missing (a `history: scd2` target's, schemas/history_columns.avsc)"
+        for name in HISTORY_COLUMNS]
+    assert D.history_fields(current) == []
