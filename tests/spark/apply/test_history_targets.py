@@ -44,9 +44,10 @@ def _batches():
            a.update({"id": 3}, {"id": 30}, trx=5), a.delete({"id": 2}, trx=6),
            a.update({"id": 1}, {"v": "c"}, trx=7), a.update({"id": 1}, {"v": "b"}, trx=7, seq=1)],
         [a.change("ddl", statement=ADD, trx=8), a3.update({"id": 1}, {"w": 8}, trx=9)],  # the carried write
-        # a MERGE closing a stored version (row 4), and the TRUNCATE every other one
-        [a3.update({"id": 4}, {"v": "k"}, trx=10), a3.change("ddl", statement="TRUNCATE TABLE a", trx=11),
-         a3.insert({"id": 5, "v": "t"}, trx=12)],
+        # a MERGE closing stored versions (row 4; row 30, its key changed again) bounded by their keys
+        [a3.update({"id": 4}, {"v": "k"}, trx=10), a3.update({"id": 30}, {"id": 31}, trx=10, seq=1)],
+        # the TRUNCATE closes every open version; row 5 comes after it
+        [a3.change("ddl", statement="TRUNCATE TABLE a", trx=11), a3.insert({"id": 5, "v": "t"}, trx=12)],
     ]
 
 
@@ -79,7 +80,7 @@ def test_scd2_versions_and_their_current_state(spark, tmp_path):
     ids = {}
     for r in sorted(got, key=lambda r: r[4]):  # each key's first version
         ids.setdefault(r[1], r[0])
-    ids[30] = ids[3]  # the key change kept the row's identity
+    ids[30] = ids[31] = ids[3]  # the key changes kept the row's identity
     pos = lambda trx: f"mdb-bin.000002:{1000 + trx * 100}"  # noqa: E731
     expected = sorted([
         (ids[1], 1, "x", None, snap, at(4), "0-1-9", pos(4), False, False),
@@ -90,7 +91,8 @@ def test_scd2_versions_and_their_current_state(spark, tmp_path):
         (ids[2], 2, "y", None, snap, at(3), "0-1-9", pos(3), False, False),
         (ids[2], 2, "late", None, at(3), at(6), "0-1-3", pos(6), False, True),
         (ids[3], 3, None, None, snap, at(5), "0-1-9", pos(5), False, False),
-        (ids[3], 30, None, 7, at(5), at(11), "0-1-5", pos(11), False, True),  # open at ADD COLUMN: its fill
+        (ids[3], 30, None, 7, at(5), at(10), "0-1-5", pos(10), False, False),  # open at ADD COLUMN: its fill
+        (ids[3], 31, None, 7, at(10), at(11), "0-1-10", pos(11), False, True),
         (ids[4], 4, "m", 7, at(4), at(10), "0-1-4", pos(10), False, False),
         (ids[4], 4, "k", 7, at(10), at(11), "0-1-10", pos(11), False, True),
         (ids[5], 5, "t", 7, at(12), None, "0-1-12", None, True, False),
