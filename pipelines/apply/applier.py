@@ -19,6 +19,8 @@ change of COMPLETE transactions, in any order. Steps:
    written nothing (tables are created lazily, at write time).
 3. Writes, each idempotent per (app_id, batch_id), in this order (batch_writes.py):
    `_cdc_change_log`, `_cdc_quarantine`, ONE write per target table, `_cdc_progress`.
+   An SCD2 target (`history: scd2`) reads its open versions and writes the batch's versions
+   (libs/replay/versions.py, history_writes.py).
    Calling again with the same batch_id changes nothing.
 
 Decisions:

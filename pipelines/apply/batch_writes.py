@@ -4,9 +4,9 @@ txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any targe
 already written implies its change log is committed), `_cdc_quarantine` (append,
 pipelines/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
 insert; or, for a small mirrored table, the whole table replaced by its new content:
-target_writes.py), then `_cdc_progress` (append, one row per source, with the Delta version
-each target write committed: batch_versions.py). Writing a batch again with the same batch_id
-changes nothing.
+target_writes.py; an SCD2 target's versions: history_writes.py), then `_cdc_progress` (append,
+one row per source, with the Delta version each target write committed: batch_versions.py).
+Writing a batch again with the same batch_id changes nothing.
 """
 from __future__ import annotations
 
