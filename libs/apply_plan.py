@@ -138,18 +138,20 @@ def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Look
 
 
 def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
-                   read: Callable[[Lookups], Iterable[Mapping[str, Any]]] | None, *, mode: str) -> ReplayResult:
+                   read: Callable[[Lookups], Iterable[Mapping[str, Any]]] | None, *, mode: str,
+                   run: Callable[..., ReplayResult] = replay) -> ReplayResult:
     """Replay `changes` on the target rows they touch. `read(lookups)` returns the current rows
     matching lookups (rows with `_row_id`; a row may come twice); None: the table is empty.
     Reads the batch's lookups, replays, then reads what missing_lookups names and replays again
     until nothing is missing. Current rows are given in _row_id order (deterministic scan order).
-    Raises ReplayStopped (strict mode) as replay() does."""
+    Raises ReplayStopped (strict mode) as replay() does. `run`: the replay (an SCD2 target's
+    is libs.replay.versions.replay_versions)."""
     lookups, rows = lookups_for(target, changes) if read is not None else Lookups(), {}
     unread = lookups
     for _ in range(MAX_LOOKUP_ROUNDS):
         if read is not None:
             rows.update((r[ROW_ID_COLUMN], r) for r in read(unread))
-        result = replay(target, [rows[k] for k in sorted(rows)], changes, mode=mode)
+        result = run(target, [rows[k] for k in sorted(rows)], changes, mode=mode)
         unread = missing_lookups(target, result, lookups) if read is not None else Lookups()
         if not unread:
             return result

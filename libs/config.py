@@ -20,6 +20,7 @@ from libs.schema_history.shadow_tables import SHADOW_POLICIES, SHADOW_REMOVE
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
 from libs.table_location import TableRoot, parse_catalog_schema
+from libs.targets.model import HISTORIES
 
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
@@ -127,6 +128,9 @@ class TablesSettings:
                                     "changes are dropped before the apply stage", ())
     from_source: bool = _doc("A table without a declaration gets its target from the source's schema as a "
                              "snapshot publishes it (SHOW CREATE TABLE); a declaration always wins", True)
+    history: str = _doc("What a target derived from the source keeps when the targets YAML sets no `history`: "
+                        "current (each row's current state) | scd2 (one row per committed version of each "
+                        "row; README \"History targets\")", "current", choices=HISTORIES)
 
     def __post_init__(self) -> None:
         for name in ("include", "exclude"):

@@ -311,6 +311,12 @@ def replay(target: Target, current_rows: Iterable[Mapping[str, Any]], changes: S
     replayer = _Replayer(target, state, mode)
     for change in changes:
         replayer.run(change)
+    return result_of(replayer)
+
+
+def result_of(replayer: _Replayer) -> ReplayResult:
+    """What a replay did once its changes ran (also libs/replay/versions.py's)."""
+    state = replayer.state
     touched = [r for r in state.rows if r.lineage is not None]
     upserts = tuple(RowWrite(r.row_id, dict(r.values), r.lineage) for r in touched if r.alive)
     deletes = tuple(RowDelete(r.row_id, r.lineage) for r in touched if not r.alive and r.existed)

@@ -52,12 +52,15 @@ def version_columns(schema: TableSchema, source: str) -> tuple[Column, ...]:
 
 
 def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, selects, *,
-                        from_source: bool = True, history: SchemaHistory | None = None) -> TargetCatalog:
+                        from_source: bool = True, history: SchemaHistory | None = None,
+                        keeps: str | None = None) -> TargetCatalog:
     """The declared targets plus one per source table that is selected (JobConfig.tables) and
     not declared, from its followed schema (the history's, else the snapshot's) and the YAML's
-    override for it, if any (README "Onboarding": a declaration always wins)."""
+    override for it, if any (README "Onboarding": a declaration always wins). `keeps`: their
+    history (JobConfig.tables.history) where the YAML sets none."""
     history = history if history is not None else SchemaHistory()
     if not from_source or not (len(snapshots) or history.tables()):
         return declared
     names = {(t.database, t.table) for t in declared.targets}
-    return declared.with_source([d for d in followed_ddl(history, snapshots, names) if selects(d.database, d.table)])
+    return declared.with_source([d for d in followed_ddl(history, snapshots, names) if selects(d.database, d.table)],
+                                keeps)

@@ -8,6 +8,7 @@ conf/targets.example.yaml):
       apply: rows                      # rows | statements | both          (WL#3303)
       on_statement: error              # error | quarantine  (statement DML on a rows-only target)
       zero_dates: to_null              # to_null | fail  (a zero or partial date: NULL, or stop)
+      history: current                 # current | scd2  (one row per version; unset: tables.history)
     targets:
       shop.orders:                     # source `db.table` (`db`.`table` quoted if a name has a ".")
         delta_table: shop__orders      # default <db>__<table>
@@ -48,14 +49,14 @@ from libs.targets.target_entry import build_target as _build_target, check_field
 from libs.targets.target_entry import fail as _fail, override_entry as _override
 
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
-_SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
+_SETTING_FIELDS = {"apply", "on_statement", "zero_dates", "history"}
 _OVERRIDE_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "defaults", "leave_out"}
 _TARGET_FIELDS = _OVERRIDE_FIELDS | {"source_columns", "columns"}
 _APPLY = {"rows": frozenset({model.APPLY_ROWS}), "statements": frozenset({model.APPLY_STATEMENTS}),
           "both": frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS})}
 _ON_STATEMENT = {model.ON_STATEMENT_ERROR, model.ON_STATEMENT_QUARANTINE}
 _BASE_SETTINGS = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR,
-                  "zero_dates": model.ZERO_DATES_TO_NULL}
+                  "zero_dates": model.ZERO_DATES_TO_NULL, "history": None}  # None: the job's tables.history
 
 
 @dataclass(frozen=True)
@@ -109,15 +110,17 @@ class TargetCatalog:
             targets.append(target)
         return replace(self, targets=tuple(targets))
 
-    def with_source(self, source_ddl: Sequence[TableDDL]) -> "TargetCatalog":
+    def with_source(self, source_ddl: Sequence[TableDDL], history: str | None = None) -> "TargetCatalog":
         """This catalog plus a target per source table schema (SHOW CREATE TABLE), built with
-        its override when it has one. The caller passes only tables without a declared target."""
+        its override when it has one. The caller passes only tables without a declared target.
+        `history`: theirs where the YAML sets none (the job's tables.history)."""
         overrides = {o.name: o for o in self.overrides}
         derived = []
         for ddl in source_ddl:
             name = TableName(ddl.database, ddl.table)
             o = overrides.get(name) or TargetOverride(name, {}, self.settings, ddl.path)
-            derived.append(replace(_build_target(o.path, name, o.entry, o.settings, ddl), follows_source=True))
+            settings = {**o.settings, "history": o.settings.get("history") or history}
+            derived.append(replace(_build_target(o.path, name, o.entry, settings, ddl), follows_source=True))
         targets = self.targets + tuple(derived)
         _check_delta_names(targets, self.path)
         return replace(self, targets=targets)
@@ -144,6 +147,10 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
         if data["zero_dates"] not in model.ZERO_DATES:
             raise _fail(path, f"{where}.zero_dates", f"must be one of {list(model.ZERO_DATES)}, got {quoted(data['zero_dates'])}")
         out["zero_dates"] = data["zero_dates"]
+    if "history" in data:
+        if data["history"] not in model.HISTORIES:
+            raise _fail(path, f"{where}.history", f"must be one of {list(model.HISTORIES)}, got {quoted(data['history'])}")
+        out["history"] = data["history"]
     return out
 
 

@@ -26,6 +26,9 @@ ZERO_DATES_TO_NULL = "to_null"  # a zero or partial date ('0000-00-00', '2024-05
 ZERO_DATES_FAIL = "fail"  # ... stops the batch with the column, value and binlog position
 ZERO_DATES = (ZERO_DATES_TO_NULL, ZERO_DATES_FAIL)
 TEMPORAL_FAMILIES = frozenset({"date", "datetime", "timestamp"})  # families that hold zero dates
+HISTORY_CURRENT = "current"  # the target holds each row's current state (a replica's table)
+HISTORY_SCD2 = "scd2"  # ... one row per version of each source row (libs/replay/versions.py)
+HISTORIES = (HISTORY_CURRENT, HISTORY_SCD2)
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,9 @@ class Target:
     """A statement-format DML for a rows-only target: 'error' (stop) or 'quarantine' (skip)."""
     declared_in: str = ""
     """File(s) the declaration came from, for messages."""
+    history: str = HISTORY_CURRENT
+    """'current' (the row as it is now) or 'scd2' (one row per committed version of each row,
+    libs/replay/versions.py; targets YAML `history`, README "History targets")."""
     follows_source: bool = False
     """Its columns follow the source's DDL: derived from the source's schema
     (libs/schema_history/target_schemas.py), or declared by hand with DDL of its table in the

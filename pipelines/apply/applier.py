@@ -19,6 +19,8 @@ change of COMPLETE transactions, in any order. Steps:
    written nothing (tables are created lazily, at write time).
 3. Writes, each idempotent per (app_id, batch_id), in this order (batch_writes.py):
    `_cdc_change_log`, `_cdc_quarantine`, ONE write per target table, `_cdc_progress`.
+   An SCD2 target (`history: scd2`) reads its open versions and writes the batch's versions
+   (libs/replay/versions.py, history_writes.py).
    Calling again with the same batch_id changes nothing.
 
 Decisions:
@@ -67,7 +69,8 @@ from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
 from libs.lag import commit_lags, oldest_commits
 from libs.lineage_sql import quote_identifier
-from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayResult, ReplayStopped
+from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayResult, ReplayStopped, replay
+from libs.replay.versions import replay_versions
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
@@ -78,11 +81,12 @@ from libs.table_location import TableLocation, TableNameError
 from libs.table_names import table_key
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
-from libs.targets.model import Target
+from libs.targets.model import HISTORY_SCD2, Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
 from pipelines.apply.batch_ddl import BatchDdl, Evolve
 from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.executor_parts import replay_parts, split_batch
+from pipelines.apply.history_writes import history_plan, read_current_versions
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.schema_changes import Carried
 from pipelines.apply.schema_history_table import SchemaHistoryTable
@@ -319,17 +323,25 @@ class DeltaApplier:
                 and D.is_delta_table(spark, path)):
             known.check_schema(spark, path, target)
         truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
+        scd2 = target.history == HISTORY_SCD2  # its open versions are its rows (history_writes.py)
         if truncated:
             read = None
             known.mirrors.pop(path, None)
+        elif scd2 and carried is not None:
+            read = partial(read_current_versions, carried.table.sparkSession, carried.table, target)
+        elif scd2:
+            read = partial(read_current_versions, spark, path, target) if known.exists(spark, path) else None
         else:
             read = (self._reader(spark, path, target) if carried is None
                     else partial(read_touched, carried.table.sparkSession, carried.table, target))
         recorder = ReadRecorder(read) if read is not None else None  # what a MERGE can match
         try:
-            result = replay_touched(target, changes, recorder, mode=self.config.exec_mode)
+            result = replay_touched(target, changes, recorder, mode=self.config.exec_mode,
+                                    run=replay_versions if scd2 else replay)
         except ReplayStopped as stop:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
+        if scd2:
+            return history_plan(target, path, result, recorder.rows if recorder is not None else (), carried), result
         upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
         deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
                    for d in result.deletes]

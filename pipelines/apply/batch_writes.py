@@ -4,9 +4,9 @@ txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any targe
 already written implies its change log is committed), `_cdc_quarantine` (append,
 pipelines/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
 insert; or, for a small mirrored table, the whole table replaced by its new content:
-target_writes.py), then `_cdc_progress` (append, one row per source, with the Delta version
-each target write committed: batch_versions.py). Writing a batch again with the same batch_id
-changes nothing.
+target_writes.py; an SCD2 target's versions: history_writes.py), then `_cdc_progress` (append,
+one row per source, with the Delta version each target write committed: batch_versions.py).
+Writing a batch again with the same batch_id changes nothing.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from libs.target_mirror import MirrorOverflow, TargetMirror
 from pipelines.apply.batch_versions import BatchVersions
 from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay
+from pipelines.apply.history_writes import HistoryPlan, history_write
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
 from pipelines.apply.shadow_writes import remove_tables
@@ -167,7 +168,10 @@ class BatchWrites:
         (config.target_overwrite_max_rows) and still at the mirror's version, else a MERGE by
         `_row_id`, bounded by the keys the replay read (plan.scope), or an append when the batch
         only inserted. All give the same table; the overwrite skips the MERGE's planning and its
-        scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py)."""
+        scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py).
+        An SCD2 target's versions: _write_history."""
+        if isinstance(plan, HistoryPlan):
+            return self._write_history(spark, batch_id, plan)
         rows, source_schema, names = merge_source(plan)
         if plan.carried is not None:  # the batch changes its schema: one overwrite with its rows
             self.known.mirrors.pop(plan.path, None)
@@ -199,6 +203,19 @@ class BatchWrites:
         if mirror is not None and base is not None and version == base + 1:
             mirror.version = version
             self.known.mirrors[plan.path] = mirror
+
+    def _write_history(self, spark: SparkSession, batch_id: int, plan: HistoryPlan) -> None:
+        """An SCD2 target's closings and versions, ONE Delta write idempotent per (txn app id,
+        batch_id): a MERGE, or the carried table's overwrite (pipelines/apply/history_writes.py)."""
+        session = spark if plan.carried is None else plan.carried.table.sparkSession  # txn confs: the frame's session
+        if plan.carried is None:
+            self.known.ensure(spark, plan.path, plan.target)
+        with delta_txn(session, table_app_id(self.app_id, plan.target.delta_table), batch_id):
+            forget_last_commit_version(session)
+            history_write(session, plan)(plan.path)
+            self.versions.wrote(batch_id, plan.target.delta_table, last_commit_version(session))
+        self.known.ready.add(plan.path)
+        self.known.written[plan.path] = batch_id
 
     def _advance_mirror(self, plan: TablePlan, rows: pa.Table,
                         created: bool) -> tuple[TargetMirror | None, int | None]:

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Mapping
 from pyspark.sql import DataFrame, SparkSession
 
 from libs.apply_partition import executor_eligible, snapshot_rows_eligible
+from libs.targets.model import HISTORY_SCD2
 from libs.apply_plan import change_sort_key
 from libs.config import JobConfig
 from libs.snapshot.changes import TRUNCATE
@@ -36,8 +37,8 @@ def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig
     tables, snapshots, batch_ops = {}, set(), summary.all_ops
     for (database, table), ops in summary.ops.items():
         target = catalog.get(database, table)
-        if target is None or not config.tables.selects(database, table):
-            continue
+        if target is None or not config.tables.selects(database, table) or target.history == HISTORY_SCD2:
+            continue  # (an SCD2 target's versions are made by the driver's replay: README "History targets")
         if snapshot_rows_eligible(ops, min_changes, batch_ops):
             snapshots.add((database, table))
         elif not executor_eligible(ops, sum(ops.values()), min_changes, summary.has_ddl):

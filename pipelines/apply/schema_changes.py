@@ -34,7 +34,8 @@ from libs.schema_history.column_identity import EndNames
 from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key, unknown_fills
 from libs.system_tables import schema_app_id
 from libs.table_location import TableLocation
-from libs.targets.model import Target
+from libs.replay.versions import IS_CURRENT
+from libs.targets.model import HISTORY_SCD2, Target
 from pipelines.delta_tables import located, read
 from pipelines.delta_txn import committed_version, table_version
 
@@ -51,7 +52,12 @@ def _carried_column(target: Target, new: NewColumn):
     """One column of the carried table: the old column's values, or the fill of a new column,
     cast to the target's type, with the target's DEFAULT in the column's metadata."""
     column = target.column(new.name)
-    value = F.expr(D.value_sql(column, new.fill)) if new.source is None else F.col(quote_identifier(new.source))
+    if new.source is not None:
+        value = F.col(quote_identifier(new.source))
+    else:
+        value = F.expr(D.value_sql(column, new.fill))
+        if target.history == HISTORY_SCD2:  # the versions closed before it came: NULL
+            value = F.when(F.col(IS_CURRENT), value)
     default = D.default_sql(column)
     return value.cast(D.spark_type(new.spark_type)).alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {})
 
@@ -83,7 +89,7 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
     table = (read(spark, source, table_version(spark, source)) if source is not None
              else spark.createDataFrame([], D.target_schema(target)))
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
-                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
+                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN, *D.target_schema(target).names[len(target.columns) + 2:])]
     if empty:  # the table starts anew: none of its rows is in the new one
         same = [(n, type_key(t)) for n, t in delta_columns] == [(c.name, type_key(c.spark_type))
                                                                  for c in target.columns]
@@ -100,7 +106,8 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
             return None
         if plan is None:  # a copy with the same columns
             plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
-    columns = [*map(partial(_carried_column, target), plan), F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
+    columns = [*map(partial(_carried_column, target), plan), F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN),
+               *(F.col(f.name) for f in D.history_fields(target))]
     ntz = lambda spark_type: type_key(spark_type) == "timestamp_ntz"  # noqa: E731
     if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)

@@ -53,7 +53,7 @@ class SourceSchemas:
         if history is not None:
             declared = followed_declarations(declared, history)
         return with_source_targets(declared, self.tables, settings.selects, from_source=settings.from_source,
-                                   history=history)
+                                   history=history, keeps=settings.history)
 
     def load(self, spark: SparkSession) -> SnapshotTables:
         """Every table record kept so far (none when the table does not exist yet)."""

@@ -31,7 +31,7 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.stops import JobStopped
 from libs.table_location import TableLocation, TableRoot
-from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
+from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, HISTORY_SCD2, LITERAL_DEFAULT, Column, Target
 from pipelines.delta_tables import append, located, read
 from pipelines.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
 from pipelines.apply.write_features import DELETION_VECTORS
@@ -86,10 +86,16 @@ def spark_type(type_string: str) -> T.DataType:
 
 
 def target_schema(target: Target) -> T.StructType:
-    """Declared columns + `_row_id` + `_lineage`, in that order."""
+    """Declared columns + `_row_id` + `_lineage`, in that order; an SCD2 target's history
+    columns after them (schemas/history_columns.avsc)."""
     fields = [T.StructField(c.name, spark_type(c.spark_type), c.delta_nullable) for c in target.columns]
     return T.StructType(fields + [T.StructField(ROW_ID_COLUMN, T.StringType(), False),
-                                  T.StructField(LINEAGE_COLUMN, lineage_type(), True)])
+                                  T.StructField(LINEAGE_COLUMN, lineage_type(), True)] + history_fields(target))
+
+
+def history_fields(target: Target) -> list[T.StructField]:
+    """The history columns of an SCD2 target (none for a current one)."""
+    return spark_schema("history_columns").fields if target.history == HISTORY_SCD2 else []
 
 
 def table_path(delta_root: str, name: str) -> str:
@@ -149,6 +155,8 @@ def create_target_sql(path: TableLocation | str, target: Target, deletion_vector
         columns.append(" ".join(parts))
     columns.append(f"{quote_identifier(ROW_ID_COLUMN)} STRING NOT NULL")
     columns.append(f"{quote_identifier(LINEAGE_COLUMN)} {lineage_type().simpleString()}")
+    columns += [f"{quote_identifier(f.name)} {f.dataType.simpleString().upper()}{'' if f.nullable else ' NOT NULL'}"
+                for f in history_fields(target)]
     properties = {**TABLE_PROPERTIES, **({DELETION_VECTORS: "true"} if deletion_vectors else {})}
     props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in properties.items())
     return (f"CREATE TABLE IF NOT EXISTS {located(path).sql_ref()} (\n  " + ",\n  ".join(columns)
@@ -174,6 +182,8 @@ def schema_mismatches(actual: T.StructType, target: Target) -> list[str]:
         elif column.delta_nullable and not field.nullable:
             problems.append(f"column {column.name!r} is NOT NULL, {column.mysql_type} maps to a nullable "
                             f"column (zero dates read as NULL)")
+    problems += [f"column {f.name!r} is missing (a `history: scd2` target's, schemas/history_columns.avsc)"
+                 for f in history_fields(target) if f.name.lower() not in fields]
     return problems
 
 
