@@ -17,6 +17,7 @@ from libs.config_yaml import YamlFileError, read_yaml_file
 from libs.bad_input import BadInputPolicy, BinlogPosition, KafkaPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.schema_history.shadow_tables import SHADOW_POLICIES, SHADOW_REMOVE
+from libs.targets.model import DELETE_HARD, DELETE_MODES
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
 from libs.table_location import TableRoot, parse_catalog_schema
@@ -127,6 +128,10 @@ class TablesSettings:
                                     "changes are dropped before the apply stage", ())
     from_source: bool = _doc("A table without a declaration gets its target from the source's schema as a "
                              "snapshot publishes it (SHOW CREATE TABLE); a declaration always wins", True)
+    delete: str = _doc("What a source DELETE / TRUNCATE does to a target's Delta rows, for every target whose "
+                       "declarations (targets YAML `delete:`, its `defaults:`) leave it unset: hard (the row goes) "
+                       "| soft (it stays with _deleted = true and the deleting change's time and position; README "
+                       "'Soft deletes')", DELETE_HARD, choices=DELETE_MODES)
 
     def __post_init__(self) -> None:
         for name in ("include", "exclude"):

@@ -8,6 +8,7 @@ conf/targets.example.yaml):
       apply: rows                      # rows | statements | both          (WL#3303)
       on_statement: error              # error | quarantine  (statement DML on a rows-only target)
       zero_dates: to_null              # to_null | fail  (a zero or partial date: NULL, or stop)
+      delete: hard                     # hard | soft  (a deleted row stays flagged; unset: tables.delete)
     targets:
       shop.orders:                     # source `db.table` (`db`.`table` quoted if a name has a ".")
         delta_table: shop__orders      # default <db>__<table>
@@ -48,14 +49,14 @@ from libs.targets.target_entry import build_target as _build_target, check_field
 from libs.targets.target_entry import fail as _fail, override_entry as _override
 
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
-_SETTING_FIELDS = {"apply", "on_statement", "zero_dates"}
+_SETTING_FIELDS = {"apply", "on_statement", "zero_dates", "delete"}
 _OVERRIDE_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "defaults", "leave_out"}
 _TARGET_FIELDS = _OVERRIDE_FIELDS | {"source_columns", "columns"}
 _APPLY = {"rows": frozenset({model.APPLY_ROWS}), "statements": frozenset({model.APPLY_STATEMENTS}),
           "both": frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS})}
 _ON_STATEMENT = {model.ON_STATEMENT_ERROR, model.ON_STATEMENT_QUARANTINE}
 _BASE_SETTINGS = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR,
-                  "zero_dates": model.ZERO_DATES_TO_NULL}
+                  "zero_dates": model.ZERO_DATES_TO_NULL, "delete": None}
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,10 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
         if data["zero_dates"] not in model.ZERO_DATES:
             raise _fail(path, f"{where}.zero_dates", f"must be one of {list(model.ZERO_DATES)}, got {quoted(data['zero_dates'])}")
         out["zero_dates"] = data["zero_dates"]
+    if "delete" in data:
+        if data["delete"] not in model.DELETE_MODES:
+            raise _fail(path, f"{where}.delete", f"must be one of {list(model.DELETE_MODES)}, got {quoted(data['delete'])}")
+        out["delete"] = data["delete"]
     return out
 
 

@@ -26,6 +26,9 @@ ZERO_DATES_TO_NULL = "to_null"  # a zero or partial date ('0000-00-00', '2024-05
 ZERO_DATES_FAIL = "fail"  # ... stops the batch with the column, value and binlog position
 ZERO_DATES = (ZERO_DATES_TO_NULL, ZERO_DATES_FAIL)
 TEMPORAL_FAMILIES = frozenset({"date", "datetime", "timestamp"})  # families that hold zero dates
+DELETE_HARD = "hard"  # a row the source deletes leaves the Delta table
+DELETE_SOFT = "soft"  # ... stays, flagged `_deleted` with the deleting change (libs/apply/soft_deletes.py)
+DELETE_MODES = (DELETE_HARD, DELETE_SOFT)
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,19 @@ class Target:
     """A statement-format DML for a rows-only target: 'error' (stop) or 'quarantine' (skip)."""
     declared_in: str = ""
     """File(s) the declaration came from, for messages."""
+    delete: str | None = None
+    """What a source delete does to the Delta row: 'hard' (it goes) or 'soft' (it stays with
+    `_deleted` and the deleting change's time and position; README "Soft deletes"). None: the
+    declarations leave it to the job's `tables.delete` (pipelines/apply/applier.py _effective)."""
     follows_source: bool = False
     """Its columns follow the source's DDL: derived from the source's schema
     (libs/schema_history/target_schemas.py), or declared by hand with DDL of its table in the
     schema history (the declaration as a replica's DDL changes it,
     libs/schema_history/declared_schemas.py). Otherwise rows map onto the declaration by name."""
+
+    @property
+    def soft_delete(self) -> bool:
+        return self.delete == DELETE_SOFT
 
     @property
     def qualified_name(self) -> str:

@@ -178,7 +178,7 @@ def build_target(path: str, name: TableName, data: Mapping[str, Any], settings: 
     return model.Target(
         database=database, table=table, delta_table=delta_table, columns=tuple(columns),
         primary_key=tuple(primary), unique_keys=tuple(uniques), source_column_names=source_columns,
-        apply=settings["apply"], on_statement=settings["on_statement"],
+        apply=settings["apply"], on_statement=settings["on_statement"], delete=settings.get("delete"),
         declared_in=", ".join(p for p in (path, ddl.path if ddl else "") if p),
     )
 
