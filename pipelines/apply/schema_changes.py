@@ -17,6 +17,11 @@ A table that starts anew in the batch (CREATE TABLE of a name whose Delta table 
 table dropped or renamed and another created in its place, renamed from a table made in the
 batch, or snapshotted again) is carried empty in the new schema; in the same columns it is
 left to the batch's truncate, which empties it in the commit of its rows.
+
+A `delete: soft` target's soft-delete columns are carried as they are (with_soft_columns: a
+copy without them has live rows only). Its deleted rows cannot take another table's columns:
+a table starting anew in other columns, or replaced by an online schema change tool's copy,
+stops the batch (SchemaEvolutionError) rather than losing them.
 """
 from __future__ import annotations
 
@@ -30,10 +35,13 @@ import pipelines.apply.tables as D
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key, unknown_fills
+from libs.schema_history.evolution import (
+    AddedColumn, NewColumn, SchemaEvolutionError, evolution, type_key, unknown_fills,
+)
 from libs.system_tables import schema_app_id
 from libs.table_location import TableLocation
 from libs.targets.model import Target
+from pipelines.apply.soft_deletes import with_soft_columns
 from pipelines.delta_tables import located, read
 from pipelines.delta_txn import committed_version, table_version
 
@@ -72,13 +80,18 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
     # pinned to the version read: the batch's writes come later
     table = (read(spark, source, table_version(spark, source)) if source is not None
              else spark.createDataFrame([], D.target_schema(target)))
+    table = with_soft_columns(table, target)
+    soft = [f.name for f in D.soft_delete_fields(target)]
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
-                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN)]
+                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN, *soft)]
     if empty:  # the table starts anew: none of its rows is in the new one
         same = [(n, type_key(t)) for n, t in delta_columns] == [(c.name, type_key(c.spark_type))
                                                                  for c in target.columns]
         if copy_from is None and same:
             return None  # in the same columns: the batch's truncate empties it with its rows' commit
+        if soft and exists:
+            raise SchemaEvolutionError(f"{where}: the `delete: soft` target starts anew in other columns; its "
+                                       f"deleted rows would be lost (not supported)")
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
     else:
@@ -100,12 +113,15 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
         default = D.default_sql(column)
         columns.append(value.cast(D.spark_type(new.spark_type))
                        .alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {}))
-    columns += [F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN)]
+    columns += [F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN), *(F.col(n) for n in soft)]
     ntz = lambda spark_type: type_key(spark_type) == "timestamp_ntz"  # noqa: E731
     if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
     # A table renamed onto an existing one (a swap): the rows it replaces, for their lineage.
     replaced = read(spark, path, table_version(spark, path)) if copy_from is not None and exists else None
+    if soft and replaced is not None:
+        raise SchemaEvolutionError(f"{where}: a copy replaces the `delete: soft` target (an online schema change "
+                                   f"tool's swap); its deleted rows would be lost (not supported)")
     return Carried(table.select(*columns), replaced, source not in (None, path))
 
 
