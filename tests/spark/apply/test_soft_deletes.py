@@ -7,6 +7,7 @@ rows equal the hard target's whole table (`_row_id` and `_lineage` included), an
 log is the same."""
 import pytest
 
+from libs.paths import REPO_ROOT
 from libs.replay import ROW_ID_COLUMN
 from libs.snapshot.changes import TRUNCATE
 from libs.snapshot.record import ROWS, TABLE
@@ -61,6 +62,11 @@ def _run(spark, cfg, catalog, batches):
     return rows, log
 
 
+def _readme_queries() -> list[str]:
+    section = (REPO_ROOT / "README.md").read_text().split("## Soft deletes", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0].strip() for block in section.split("```sql")[1:]]
+
+
 def _split(rows):
     """(live rows without the soft-delete columns, deleted rows)."""
     live = [{k: v for k, v in r.items() if k not in SOFT_COLUMNS} for r in rows if not r["_deleted"]]
@@ -101,6 +107,12 @@ def test_soft_deletes_keep_every_deleted_row_and_the_live_rows_equal_the_hard_ta
     lineage = {(r["id"], r["v"]): r["_lineage"]["operation"] for r in deleted}
     assert lineage == {(2, "v2"): "insert", (5, "v5"): "insert", (3, "x3"): "update", (4, "v4"): "insert",
                        (1, "x1"): "update", (2, "read"): "update", (6, "v6"): "insert"}
+    if way == "merge":  # the README's queries, as written
+        delta(spark, config(tmp_path), "shop__a").createOrReplaceTempView("shop__a")
+        live_sql, deleted_sql = _readme_queries()
+        assert sorted((r.asDict() for r in spark.sql(live_sql).collect()), key=lambda r: r[ROW_ID_COLUMN]) == live
+        gone = sorted((c["binlog_pos"], i, *_flags(c)[1:3]) for (i, _), c in deleted_by.items() if c is not None)
+        assert [tuple(r) for r in spark.sql(deleted_sql).collect()] == [g[1:] for g in gone]
 
 
 def test_an_update_of_a_deleted_key_finds_no_row(spark, tmp_path):
