@@ -1,6 +1,6 @@
 """`delete: soft` targets (libs/apply/soft_deletes.py) through DeltaApplier on every write path:
 the driver's whole-table overwrite of a small mirrored table, its MERGE (no mirror), the
-executors' replay and MERGE, and snapshot rows (driver and executors). A deleted row stays with
+executors' replay and MERGE, and snapshot rows made on the executors. A deleted row stays with
 `_deleted` and the deleting change's time, GTID and position; a key inserted again is a new
 live row; a TRUNCATE, or a snapshot starting the table anew, flags every live row; the live
 rows equal the hard target's whole table (`_row_id` and `_lineage` included), and the change
@@ -85,16 +85,18 @@ def hard_run(spark, tmp_path_factory):
     return _run(spark, config(tmp_path_factory.mktemp("hard")), catalog_from_ddl(DDL), _batches()[0])
 
 
-@pytest.mark.parametrize("way", ["mirror_overwrite", "merge", "executors"])
+@pytest.mark.parametrize("way", ["mirror_overwrite", "merge_and_executors"])
 def test_soft_deletes_keep_every_deleted_row_and_the_live_rows_equal_the_hard_table(spark, tmp_path, way,
                                                                                      hard_run, on_executors):
     batches, deleted_by = _batches()
-    settings = {"mirror_overwrite": {}, "merge": {"target_mirror_max_rows": 0},
-                "executors": {"executor_apply_min_changes": 0}}[way]
+    # merge_and_executors: no mirror, so the truncate's batch (on the driver) reads Delta and
+    # MERGEs; the other batches are replayed and MERGEd by the executors
+    settings = {"mirror_overwrite": {},
+                "merge_and_executors": {"target_mirror_max_rows": 0, "executor_apply_min_changes": 0}}[way]
     hard_rows, hard_log = hard_run
     soft_rows, soft_log = _run(spark, config(tmp_path, **settings),  # the YAML's setting
                                catalog_from_ddl(DDL, {"shop.a": {"delete": "soft"}}), batches)
-    assert on_executors == (["replay_on_executors"] * 3 if way == "executors" else [])  # the truncate's batch: driver
+    assert on_executors == (["replay_on_executors"] * 3 if way != "mirror_overwrite" else [])  # the truncate's batch: driver
     assert "_deleted" not in hard_rows[0]
     live, deleted = _split(soft_rows)
     assert live == hard_rows
@@ -107,7 +109,7 @@ def test_soft_deletes_keep_every_deleted_row_and_the_live_rows_equal_the_hard_ta
     lineage = {(r["id"], r["v"]): r["_lineage"]["operation"] for r in deleted}
     assert lineage == {(2, "v2"): "insert", (5, "v5"): "insert", (3, "x3"): "update", (4, "v4"): "insert",
                        (1, "x1"): "update", (2, "read"): "update", (6, "v6"): "insert"}
-    if way == "merge":  # the README's queries, as written
+    if way == "mirror_overwrite":  # the README's queries, as written
         delta(spark, config(tmp_path), "shop__a").createOrReplaceTempView("shop__a")
         live_sql, deleted_sql = _readme_queries()
         assert sorted((r.asDict() for r in spark.sql(live_sql).collect()), key=lambda r: r[ROW_ID_COLUMN]) == live
