@@ -109,7 +109,8 @@ class Target:
     delete: str | None = None
     """What a source delete does to the Delta row: 'hard' (it goes) or 'soft' (it stays with
     `_deleted` and the deleting change's time and position; README "Soft deletes"). None: the
-    declarations leave it to the job's `tables.delete` (pipelines/apply/applier.py _effective)."""
+    declarations leave it unset, hard unless the job's `tables.delete` says soft
+    (pipelines/apply/applier.py _effective)."""
     follows_source: bool = False
     """Its columns follow the source's DDL: derived from the source's schema
     (libs/schema_history/target_schemas.py), or declared by hand with DDL of its table in the

@@ -79,7 +79,7 @@ from libs.table_location import TableLocation, TableNameError
 from libs.table_names import table_key
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
-from libs.targets.model import Target
+from libs.targets.model import DELETE_HARD, Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
 from pipelines.apply.batch_ddl import BatchDdl, Evolve
 from pipelines.apply.batch_writes import BatchWrites
@@ -292,7 +292,8 @@ class DeltaApplier:
         libs.replay.logging_format.on_statement_under_policy), and the job's tables.delete where
         its declarations leave `delete` unset."""
         on_statement = on_statement_under_policy(target.on_statement, self.config.statement_format_policy)
-        delete = target.delete or self.config.tables.delete  # (the declarations' `delete:` first)
+        # the declarations' `delete:` first; unset and the job's hard: None, hard (no new Target)
+        delete = target.delete or (self.config.tables.delete if self.config.tables.delete != DELETE_HARD else None)
         if on_statement == target.on_statement and delete == target.delete:
             return target
         return dataclasses.replace(target, on_statement=on_statement, delete=delete)
