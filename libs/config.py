@@ -17,6 +17,7 @@ from libs.config_yaml import YamlFileError, read_yaml_file
 from libs.bad_input import BadInputPolicy, BinlogPosition, KafkaPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.schema_history.shadow_tables import SHADOW_POLICIES, SHADOW_REMOVE
+from libs.targets.model import DELETE_HARD, DELETE_MODES
 from libs.snapshot.table_filter import TableFilter
 from libs.stream_assembly import StageConfig
 from libs.table_location import TableRoot, parse_catalog_schema
@@ -131,6 +132,11 @@ class TablesSettings:
     history: str = _doc("What a target derived from the source keeps when the targets YAML sets no `history`: "
                         "current (each row's current state) | scd2 (one row per committed version of each "
                         "row; README \"History targets\")", "current", choices=HISTORIES)
+    delete: str = _doc("What a source DELETE / TRUNCATE does to a target's Delta rows, for every target whose "
+                       "declarations (targets YAML `delete:`, its `defaults:`) leave it unset: hard (the row goes) "
+                       "| soft (it stays with _deleted = true and the deleting change's time and position; README "
+                       "'Soft deletes'; not for `history: scd2` targets: they keep a delete as a closed version)", DELETE_HARD,
+                       choices=DELETE_MODES)
 
     def __post_init__(self) -> None:
         for name in ("include", "exclude"):

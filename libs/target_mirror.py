@@ -13,6 +13,9 @@ that same function, so a lookup answered here equals the one Delta would answer.
 `_lineage` is kept beside it, not in it: lookups return what a touched-row read returns (no
 lineage), and `whole_rows` gives the table's complete content for a whole-table write.
 
+A soft-delete target's deleted rows (libs/apply/soft_deletes.py) are kept apart too: in
+`whole_rows`, never in a lookup (the replay never sees them).
+
 Lookup semantics equal the applier's touched-row read (libs.apply_plan.Lookups): a row is
 selected when its values on a lookup's columns equal one of the lookup's tuples; Python
 equality, so None equals None (by-image lookups are null-safe; by-key tuples hold no None).
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from libs.apply.soft_deletes import is_deleted
 from libs.apply_plan import Lookups
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 
@@ -40,6 +44,7 @@ class TargetMirror:
         self.max_rows = max_rows
         self._rows: dict[str, Row] = {}
         self._lineage: dict[str, Any] = {}
+        self._deleted: dict[str, Row] = {}  # soft-deleted rows, whole (lineage included)
         # columns -> values tuple -> row ids; built on first use of a column set, then kept
         # up to date by apply() (a batch's lookups use the same few column sets every time).
         self._indexes: dict[tuple[str, ...], dict[tuple, set[str]]] = {}
@@ -49,7 +54,7 @@ class TargetMirror:
             raise MirrorOverflow(f"{len(self._rows)} rows > {max_rows}")
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._rows) + len(self._deleted)
 
     def _index(self, columns: tuple[str, ...]) -> dict[tuple, set[str]]:
         index = self._indexes.get(columns)
@@ -72,22 +77,27 @@ class TargetMirror:
         return [dict(self._rows[row_id]) for row_id in sorted(found)]
 
     def whole_rows(self) -> list[Row]:
-        """Every row with its `_lineage`, in _row_id order: the table's content at `version`."""
-        return [{**self._rows[row_id], LINEAGE_COLUMN: self._lineage.get(row_id)}
-                for row_id in sorted(self._rows)]
+        """Every row with its `_lineage`, deleted ones too, in _row_id order: the table's content
+        at `version`."""
+        rows = {**self._deleted, **{row_id: {**row, LINEAGE_COLUMN: self._lineage.get(row_id)}
+                                    for row_id, row in self._rows.items()}}
+        return [rows[row_id] for row_id in sorted(rows)]
 
     def apply(self, upserts: Iterable[Mapping[str, Any]], deleted_row_ids: Iterable[str],
-              version: int | None) -> None:
+              version: int | None, soft: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """The applier's write of a batch: rows by _row_id replaced or added (with their
-        `_lineage`), and rows deleted. `version`: the Delta version that write committed, or
+        `_lineage`), and rows deleted; `soft`: row id -> soft-delete columns, rows that stay,
+        flagged, out of every lookup. `version`: the Delta version that write committed, or
         None while it is not committed yet (set `version` once it is; until then the mirror
         equals no Delta version). Raises MirrorOverflow (the mirror is then unusable) past
         max_rows."""
-        for row_id in deleted_row_ids:
+        for row_id in [*deleted_row_ids, *(soft or {})]:
             row = self._rows.pop(row_id, None)
-            self._lineage.pop(row_id, None)
+            lineage = self._lineage.pop(row_id, None)
             if row is not None:
                 self._unindex(row_id, row)
+                if soft and row_id in soft:
+                    self._deleted[row_id] = {**row, LINEAGE_COLUMN: lineage, **soft[row_id]}
         for upsert in upserts:
             row = dict(upsert)
             old = self._rows.get(row[ROW_ID_COLUMN])
@@ -100,6 +110,13 @@ class TargetMirror:
 
     def _put(self, row: Row) -> None:
         row_id = row[ROW_ID_COLUMN]
+        if is_deleted(row):
+            old = self._rows.pop(row_id, None)
+            if old is not None:
+                self._unindex(row_id, old)
+            self._lineage.pop(row_id, None)
+            self._deleted[row_id] = row
+            return
         if LINEAGE_COLUMN in row:
             self._lineage[row_id] = row.pop(LINEAGE_COLUMN)
         self._rows[row_id] = row

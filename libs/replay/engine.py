@@ -37,7 +37,7 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from libs.binlog.file_names import binlog_sort_key
@@ -72,10 +72,14 @@ class RowWrite:
 
 @dataclass(frozen=True)
 class RowDelete:
-    """A row of current_rows that no longer exists (MERGE: delete by _row_id)."""
+    """A row of current_rows that no longer exists (MERGE: delete by _row_id); in
+    ReplayResult.transient, a row the batch inserted and deleted."""
 
     row_id: str
-    lineage: Lineage
+    lineage: Lineage  # the deleting change
+    values: Mapping[str, Any] = field(default_factory=dict)  # the row as it was deleted
+    written: Lineage | None = None  # the change of the batch that last wrote `values`; None: none did
+
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,9 @@ class ReplayResult:
     """Changes tolerated in idempotent mode (1032 skipped, 1062 skipped or overwritten) and
     quarantined statements: to be written to the quarantine table."""
     warnings: tuple[ReplayWarning, ...]
+    transient: tuple[RowDelete, ...] = ()
+    """Rows the batch inserted and a source change deleted: nothing stored to delete; a
+    soft-delete target keeps them (libs/apply/soft_deletes.py)."""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -319,5 +326,9 @@ def result_of(replayer: _Replayer) -> ReplayResult:
     state = replayer.state
     touched = [r for r in state.rows if r.lineage is not None]
     upserts = tuple(RowWrite(r.row_id, dict(r.values), r.lineage) for r in touched if r.alive)
-    deletes = tuple(RowDelete(r.row_id, r.lineage) for r in touched if not r.alive and r.existed)
-    return ReplayResult(upserts, deletes, tuple(replayer.log), tuple(replayer.quarantine), tuple(replayer.warnings))
+    deletes = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched if not r.alive and r.existed)
+    # (a snapshot row replacing one of its run's rows is no delete of the source)
+    transient = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched
+                      if not r.alive and not r.existed and r.lineage.operation != "snapshot")
+    return ReplayResult(upserts, deletes, tuple(replayer.log), tuple(replayer.quarantine), tuple(replayer.warnings),
+                        transient)

@@ -30,6 +30,7 @@ class Row:
     existed: bool  # came from current_rows (so deleting it is a Delta delete)
     lineage: Lineage | None = None  # set when this batch wrote the row
     alive: bool = True
+    written: Lineage | None = None  # the change of this batch that last wrote `values` (a delete keeps it)
 
 
 @dataclass
@@ -78,7 +79,7 @@ class TableState:
     # -- operations --------------------------------------------------------------------------
     def add(self, row_id: str, values: dict[str, Any], *, existed: bool = False,
             lineage: Lineage | None = None) -> Row:
-        row = Row(row_id, values, self._next_order, existed, lineage)
+        row = Row(row_id, values, self._next_order, existed, lineage, written=lineage)
         self._next_order += 1
         self.rows.append(row)
         self._index(row)
@@ -87,7 +88,7 @@ class TableState:
     def update(self, row: Row, values: dict[str, Any], lineage: Lineage) -> None:
         self._unindex(row)
         row.values = values
-        row.lineage = lineage
+        row.lineage = row.written = lineage
         self._index(row)
 
     def delete(self, row: Row, lineage: Lineage) -> None:

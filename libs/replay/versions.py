@@ -21,7 +21,7 @@ as the source holds it now, as for a `history: current` target.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import groupby
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -144,8 +144,8 @@ def replay_versions(target: Target, current_rows: Iterable[Mapping[str, Any]],
                 versions.append(Version(row.row_id, None, row.lineage, mark, row.row_id in stored))
                 alive.discard(row.row_id)
     base = result_of(replayer)
-    return VersionedResult(base.upserts, base.deletes, base.change_log, base.quarantine, base.warnings,
-                           tuple(versions), truncated)
+    return VersionedResult(**{f.name: getattr(base, f.name) for f in fields(ReplayResult)},
+                           versions=tuple(versions), truncated=truncated)
 
 
 def history_rows(result: VersionedResult) -> HistoryRows:

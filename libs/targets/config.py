@@ -9,6 +9,7 @@ conf/targets.example.yaml):
       on_statement: error              # error | quarantine  (statement DML on a rows-only target)
       zero_dates: to_null              # to_null | fail  (a zero or partial date: NULL, or stop)
       history: current                 # current | scd2  (one row per version; unset: tables.history)
+      delete: hard                     # hard | soft  (a deleted row stays flagged; unset: tables.delete)
     targets:
       shop.orders:                     # source `db.table` (`db`.`table` quoted if a name has a ".")
         delta_table: shop__orders      # default <db>__<table>
@@ -49,14 +50,15 @@ from libs.targets.target_entry import build_target as _build_target, check_field
 from libs.targets.target_entry import fail as _fail, override_entry as _override
 
 _TOP_FIELDS = {"ddl", "defaults", "targets"}
-_SETTING_FIELDS = {"apply", "on_statement", "zero_dates", "history"}
+_SETTING_FIELDS = {"apply", "on_statement", "zero_dates", "history", "delete"}
 _OVERRIDE_FIELDS = _SETTING_FIELDS | {"delta_table", "key", "defaults", "leave_out"}
 _TARGET_FIELDS = _OVERRIDE_FIELDS | {"source_columns", "columns"}
 _APPLY = {"rows": frozenset({model.APPLY_ROWS}), "statements": frozenset({model.APPLY_STATEMENTS}),
           "both": frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS})}
 _ON_STATEMENT = {model.ON_STATEMENT_ERROR, model.ON_STATEMENT_QUARANTINE}
 _BASE_SETTINGS = {"apply": _APPLY["rows"], "on_statement": model.ON_STATEMENT_ERROR,
-                  "zero_dates": model.ZERO_DATES_TO_NULL, "history": None}  # None: the job's tables.history
+                  "zero_dates": model.ZERO_DATES_TO_NULL, "history": None,
+                  "delete": None}  # None: the job's tables.history
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,17 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
         if data["history"] not in model.HISTORIES:
             raise _fail(path, f"{where}.history", f"must be one of {list(model.HISTORIES)}, got {quoted(data['history'])}")
         out["history"] = data["history"]
+    if "delete" in data:
+        if data["delete"] not in model.DELETE_MODES:
+            raise _fail(path, f"{where}.delete", f"must be one of {list(model.DELETE_MODES)}, got {quoted(data['delete'])}")
+        out["delete"] = data["delete"]
+    if out.get("history") == model.HISTORY_SCD2 and out.get("delete") == model.DELETE_SOFT:
+        own = {name for name in ("history", "delete") if name in data}
+        if len(own) != 1:
+            raise _fail(path, where, "`history: scd2` and `delete: soft` together: an SCD2 target keeps a deleted "
+                                     "row as its closed version (`_deleted`) already; set one of them")
+        # the entry's own setting wins over the other one it inherits from `defaults:`
+        out.update(delete=None) if "history" in own else out.update(history=model.HISTORY_CURRENT)
     return out
 
 

@@ -29,6 +29,9 @@ TEMPORAL_FAMILIES = frozenset({"date", "datetime", "timestamp"})  # families tha
 HISTORY_CURRENT = "current"  # the target holds each row's current state (a replica's table)
 HISTORY_SCD2 = "scd2"  # ... one row per version of each source row (libs/replay/versions.py)
 HISTORIES = (HISTORY_CURRENT, HISTORY_SCD2)
+DELETE_HARD = "hard"  # a row the source deletes leaves the Delta table
+DELETE_SOFT = "soft"  # ... stays, flagged `_deleted` with the deleting change (libs/apply/soft_deletes.py)
+DELETE_MODES = (DELETE_HARD, DELETE_SOFT)
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,20 @@ class Target:
     history: str = HISTORY_CURRENT
     """'current' (the row as it is now) or 'scd2' (one row per committed version of each row,
     libs/replay/versions.py; targets YAML `history`, README "History targets")."""
+    delete: str | None = None
+    """What a source delete does to the Delta row: 'hard' (it goes) or 'soft' (it stays with
+    `_deleted` and the deleting change's time and position; README "Soft deletes"). None: the
+    declarations leave it unset, hard unless the job's `tables.delete` says soft
+    (pipelines/apply/applier.py _effective)."""
     follows_source: bool = False
     """Its columns follow the source's DDL: derived from the source's schema
     (libs/schema_history/target_schemas.py), or declared by hand with DDL of its table in the
     schema history (the declaration as a replica's DDL changes it,
     libs/schema_history/declared_schemas.py). Otherwise rows map onto the declaration by name."""
+
+    @property
+    def soft_delete(self) -> bool:
+        return self.delete == DELETE_SOFT
 
     @property
     def qualified_name(self) -> str:

@@ -179,7 +179,7 @@ def build_target(path: str, name: TableName, data: Mapping[str, Any], settings: 
         database=database, table=table, delta_table=delta_table, columns=tuple(columns),
         primary_key=tuple(primary), unique_keys=tuple(uniques), source_column_names=source_columns,
         apply=settings["apply"], on_statement=settings["on_statement"],
-        history=settings.get("history") or model.HISTORY_CURRENT,
+        history=settings.get("history") or model.HISTORY_CURRENT, delete=settings.get("delete"),
         declared_in=", ".join(p for p in (path, ddl.path if ddl else "") if p),
     )
 

@@ -60,6 +60,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
+from libs.apply.soft_deletes import first_truncate, table_writes
 from libs.apply_plan import (
     Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
@@ -69,7 +70,7 @@ from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
 from libs.lag import commit_lags, oldest_commits
 from libs.lineage_sql import quote_identifier
-from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayError, ReplayResult, ReplayStopped, replay
+from libs.replay import ReplayError, ReplayResult, ReplayStopped, replay
 from libs.replay.versions import replay_versions
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
@@ -81,7 +82,7 @@ from libs.table_location import TableLocation, TableNameError
 from libs.table_names import table_key
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
-from libs.targets.model import HISTORY_SCD2, Target
+from libs.targets.model import DELETE_HARD, HISTORY_SCD2, Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
 from pipelines.apply.batch_ddl import BatchDdl, Evolve
 from pipelines.apply.batch_writes import BatchWrites
@@ -300,11 +301,16 @@ class DeltaApplier:
     # -- read + replay (nothing written) -------------------------------------------------------
     def _effective(self, target: Target) -> Target:
         """The target with the job's statement_format_policy applied (WL#3303, one rule:
-        libs.replay.logging_format.on_statement_under_policy)."""
+        libs.replay.logging_format.on_statement_under_policy), and the job's tables.delete where
+        its declarations leave `delete` unset."""
         on_statement = on_statement_under_policy(target.on_statement, self.config.statement_format_policy)
-        if on_statement == target.on_statement:
+        # the declarations' `delete:` first; unset and the job's hard: None, hard (no new Target);
+        # an SCD2 target keeps a deleted row as its closed version already (README "History targets")
+        soft_default = self.config.tables.delete != DELETE_HARD and target.history != HISTORY_SCD2
+        delete = target.delete or (self.config.tables.delete if soft_default else None)
+        if on_statement == target.on_statement and delete == target.delete:
             return target
-        return dataclasses.replace(target, on_statement=on_statement)
+        return dataclasses.replace(target, on_statement=on_statement, delete=delete)
 
     @staticmethod
     def _collect(changes_df: DataFrame) -> pa.Table:
@@ -342,13 +348,15 @@ class DeltaApplier:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
         if scd2:
             return history_plan(target, path, result, recorder.rows if recorder is not None else (), carried), result
-        upserts = [{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts]
-        deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
-                   for d in result.deletes]
+        upserts, deletes = table_writes(target, result)  # (a soft target's deletes: libs/apply/soft_deletes.py)
+        upserts = [{**u, OP_COLUMN: "upsert"} for u in upserts]
+        deletes = [{**d, OP_COLUMN: "delete"} for d in deletes]
         only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
+        only_new = only_new and len(upserts) == len(result.upserts)  # (no tombstone of a stored row)
         replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
         scope = merge_scope(target, recorder.rows if recorder is not None else ())
-        return TablePlan(target, path, upserts, deletes, replace, only_new, scope, carried), result
+        truncated = first_truncate(changes) if target.soft_delete else None
+        return TablePlan(target, path, upserts, deletes, replace, only_new, scope, carried, truncated), result
 
     def _reader(self, spark: SparkSession, path: TableLocation, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

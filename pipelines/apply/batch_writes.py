@@ -18,6 +18,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 import pipelines.apply.tables as D
+from libs.apply.soft_deletes import SOFT_DELETE_COLUMNS
 from libs.apply_plan import progress_rows, quarantine_row
 from libs.config import JobConfig
 from libs.replay import ROW_ID_COLUMN
@@ -31,6 +32,7 @@ from pipelines.apply.history_writes import HistoryPlan, history_write
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
 from pipelines.apply.shadow_writes import remove_tables
+from pipelines.apply.soft_deletes import flag_live
 from pipelines.apply.target_writes import (
     TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
@@ -132,7 +134,7 @@ class BatchWrites:
         self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
         with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
             forget_last_commit_version(spark)
-            merge(spark, part.merge_rows(), part.merge_names, part.path)
+            merge(spark, part.merge_rows(), part.merge_names, part.path, soft=part.target.soft_delete)
             self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
         self.known.written[part.path] = batch_id
 
@@ -147,18 +149,27 @@ class BatchWrites:
                 if plan.upserts or plan.deletes:
                     raise RuntimeError(f"{plan.target.qualified_name}: driver rows beside executor snapshot rows")
                 parts[plan.path].replace, parts[plan.path].carried = plan.replace, plan.carried
+                parts[plan.path].truncated = plan.truncated
         return [plan for plan in plans if plan.path not in parts]
 
     def _write_snapshot_rows(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
         """A table's snapshot rows made on the executors (pipelines/apply/snapshot_rows.py): ONE
         Delta write idempotent per (txn app id, batch_id), an append, or an overwrite when the
-        batch started the table anew (in its end schema when the batch changes it)."""
+        batch started the table anew (in its end schema when the batch changes it); a soft-delete
+        target's earlier rows stay, flagged (a MERGE: target_writes.merge)."""
         self.known.ensure(spark, part.path, part.target)
         self.known.mirrors.pop(part.path, None)
         options = {"overwriteSchema": "true"} if part.carried is not None else {}
+        if part.replace and part.target.soft_delete and part.carried is None:
+            write = partial(merge, spark, part.merge_rows(), part.merge_names, soft=True, truncated=part.truncated)
+        else:
+            rows = part.target_rows()
+            if part.replace and part.carried is not None and part.target.soft_delete:
+                rows = flag_live(part.carried.table, part.target, part.truncated).unionByName(rows)
+            write = writer(rows, "overwrite" if part.replace else "append", **options)
         with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
             forget_last_commit_version(spark)
-            writer(part.target_rows(), "overwrite" if part.replace else "append", **options)(part.path)
+            write(part.path)
             self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
         self.known.written[part.path] = batch_id
 
@@ -185,14 +196,16 @@ class BatchWrites:
         if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
             mirror, base = None, None
             self.known.mirrors.pop(plan.path, None)
-            write = new_rows_write(spark, plan)
+            # (a soft target's table anew keeps its earlier rows, flagged: the MERGE below)
+            write = None if plan.replace and plan.target.soft_delete else new_rows_write(spark, plan)
         else:
             mirror, base = self._advance_mirror(plan, rows, created)
             write = self._overwrite(spark, plan, mirror, base)
             if write is None and plan.inserts_only:  # no stored row can match: an append
                 write = new_rows_write(spark, plan)
         if write is None:
-            write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names, scope=plan.scope)
+            write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names, scope=plan.scope,
+                            soft=plan.target.soft_delete, truncated=plan.truncated)
         with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):
             forget_last_commit_version(spark)
             write(plan.path)
@@ -228,7 +241,11 @@ class BatchWrites:
         # 0, as the (empty) mirror is.
         base = 0 if mirror.version is None and created else mirror.version
         try:
-            mirror.apply(mirrored_upserts(plan, rows), [d[ROW_ID_COLUMN] for d in plan.deletes], None)
+            if plan.target.soft_delete:
+                mirror.apply(mirrored_upserts(plan, rows), (), None,
+                             soft={d[ROW_ID_COLUMN]: {c: d[c] for c in SOFT_DELETE_COLUMNS} for d in plan.deletes})
+            else:
+                mirror.apply(mirrored_upserts(plan, rows), [d[ROW_ID_COLUMN] for d in plan.deletes], None)
         except MirrorOverflow:
             self.known.unmirrored.add(plan.path)
             return None, None

@@ -28,16 +28,18 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
 from libs.apply_partition import change_keys, components, key_text, split_key
+from libs.apply.soft_deletes import table_writes
 from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
 from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
-from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, ReplayStopped
+from libs.replay import ROW_ID_COLUMN, ReplayStopped
 from libs.snapshot.protocol import Position, superseded
 from libs.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN
+from pipelines.apply.touched_rows import live_rows
 from pipelines.delta_tables import read
 from pipelines.quarantine import now_utc, quarantine_schema
 
@@ -62,6 +64,7 @@ class ExecutorReplay:
     new_rows: bool = False  # snapshot rows only (pipelines/apply/snapshot_rows.py): no MERGE
     replace: bool = False  # ... and the batch starts the table anew with them (its truncate)
     carried: Any = None  # ... in the end schema the batch gives it (schema_changes.Carried)
+    truncated: dict[str, Any] | None = None  # ... a soft target's earlier rows flagged by its truncate
 
     def merge_rows(self) -> DataFrame:
         return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))
@@ -159,9 +162,9 @@ class ReplayGroup:
             result = replay_touched(self.target, [rows[k] for k in order], lambda _lookups: stored, mode=self.mode)
         except ReplayStopped as stop:
             return self._rows([{STOP: str(stop.error)}])
-        deletes = [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict(), OP_COLUMN: "delete"}
-                   for d in result.deletes]
-        parts.append(self._rows([{**w.to_record(), OP_COLUMN: "upsert"} for w in result.upserts] + deletes))
+        upserts, deletes = table_writes(self.target, result)  # (a soft target's: libs/apply/soft_deletes.py)
+        parts.append(self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts]
+                                + [{**d, OP_COLUMN: "delete"} for d in deletes]))
         log = change_log_table(records, result.change_log, order, self.batch_id, self.log_schema)
         log_rows = pa.StructArray.from_arrays([c.combine_chunks() for c in log.columns], fields=list(log.schema))
         parts.append(self._column(LOG, log_rows))
@@ -210,7 +213,7 @@ def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: t
         grouped = _grouped(spark, keyed, groups) if key else None
         if grouped is None:  # one group: the whole table's part of the batch on the whole table
             grouped = keyed.withColumn(GROUP, F.lit(0))
-            current = read(spark, path).withColumn(GROUP, F.lit(0)) if exists else None
+            current = live_rows(read(spark, path), target).withColumn(GROUP, F.lit(0)) if exists else None
         else:
             current = _touched_rows(spark, grouped, target, path, key) if exists else None
         if current is None:
@@ -257,7 +260,7 @@ def _touched_rows(spark: SparkSession, grouped: DataFrame, target: Target, path:
                   key: tuple[str, ...]) -> DataFrame:
     """The target's rows whose key a change of the batch names, each with that change's group."""
     keys = grouped.select(F.explode(KEYS).alias("_k"), F.col(GROUP).alias("_g")).distinct()  # a new column: cogrouped with `grouped` later
-    table = read(spark, path)
+    table = live_rows(read(spark, path), target)
     on = reduce(lambda a, b: a & b, (table[quote_identifier(c)] == keys["_k"][f"k{i}"] for i, c in enumerate(key)))
     return table.join(keys, on=on, how="inner").select(*(table[quote_identifier(c)] for c in target.column_names),
                                                         table[ROW_ID_COLUMN], keys["_g"].alias(GROUP))

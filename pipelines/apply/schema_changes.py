@@ -17,6 +17,11 @@ A table that starts anew in the batch (CREATE TABLE of a name whose Delta table 
 table dropped or renamed and another created in its place, renamed from a table made in the
 batch, or snapshotted again) is carried empty in the new schema; in the same columns it is
 left to the batch's truncate, which empties it in the commit of its rows.
+
+A `delete: soft` target's soft-delete columns are carried as they are (with_soft_columns: a
+copy without them has live rows only). Its deleted rows cannot take another table's columns:
+a table starting anew in other columns, or replaced by an online schema change tool's copy,
+stops the batch (SchemaEvolutionError) rather than losing them.
 """
 from __future__ import annotations
 
@@ -31,11 +36,14 @@ import pipelines.apply.tables as D
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import AddedColumn, NewColumn, evolution, type_key, unknown_fills
+from libs.schema_history.evolution import (
+    AddedColumn, NewColumn, SchemaEvolutionError, evolution, type_key, unknown_fills,
+)
 from libs.system_tables import schema_app_id
 from libs.table_location import TableLocation
 from libs.replay.versions import IS_CURRENT
 from libs.targets.model import HISTORY_SCD2, Target
+from pipelines.apply.soft_deletes import with_soft_columns
 from pipelines.delta_tables import located, read
 from pipelines.delta_txn import committed_version, table_version
 
@@ -62,6 +70,19 @@ def _carried_column(target: Target, new: NewColumn):
     return value.cast(D.spark_type(new.spark_type)).alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {})
 
 
+def _carried_from(spark: SparkSession, path: TableLocation | str, exists: bool,
+                  copy_from: TableLocation | str | None, start: EndNames) -> tuple[TableLocation | str | None, bool] | None:
+    """(the table whose rows are carried, None: no rows; whether the table starts anew), or None:
+    nothing to carry."""
+    if copy_from is not None and D.is_delta_table(spark, copy_from):
+        return copy_from, start.others_gone
+    if exists:  # (renamed from a table made in the batch: its rows are all in the batch)
+        return path, start.others_gone or copy_from is not None
+    if copy_from is not None:  # a new name, renamed from a table made in the batch: made with its rows
+        return None, True
+    return None
+
+
 def carried_table(spark: SparkSession, path: TableLocation | str, target: Target, start: EndNames,
                   added_at: dt.datetime, where: str, app_id: str, batch_id: int,
                   copy_from: TableLocation | str | None = None,
@@ -77,24 +98,26 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
     committed = committed_version(spark, path, txn_app_id) if exists else None  # (an earlier release's batch)
     if committed is not None and committed >= batch_id:
         return None
-    if copy_from is not None and D.is_delta_table(spark, copy_from):
-        source, empty = copy_from, start.others_gone
-    elif exists:  # (renamed from a table made in the batch: its rows are all in the batch)
-        source, empty = path, start.others_gone or copy_from is not None
-    elif copy_from is not None:  # a new name, renamed from a table made in the batch: made with its rows
-        source, empty = None, True
-    else:
+    carried_from = _carried_from(spark, path, exists, copy_from, start)
+    if carried_from is None:
         return None
+    source, empty = carried_from
     # pinned to the version read: the batch's writes come later
     table = (read(spark, source, table_version(spark, source)) if source is not None
              else spark.createDataFrame([], D.target_schema(target)))
+    table = with_soft_columns(table, target)
+    soft = [f.name for f in D.soft_delete_fields(target)]
+    extras = [f.name for f in D.extra_fields(target)]  # the history or soft-delete columns
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
-                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN, *D.target_schema(target).names[len(target.columns) + 2:])]
+                     if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN, *extras)]
     if empty:  # the table starts anew: none of its rows is in the new one
         same = [(n, type_key(t)) for n, t in delta_columns] == [(c.name, type_key(c.spark_type))
                                                                  for c in target.columns]
         if copy_from is None and same:
             return None  # in the same columns: the batch's truncate empties it with its rows' commit
+        if soft and exists:
+            raise SchemaEvolutionError(f"{where}: the `delete: soft` target starts anew in other columns; its "
+                                       f"deleted rows would be lost (not supported)")
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
     else:
@@ -107,12 +130,15 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
         if plan is None:  # a copy with the same columns
             plan = [NewColumn(c.name, c.spark_type, c.name) for c in target.columns]
     columns = [*map(partial(_carried_column, target), plan), F.col(ROW_ID_COLUMN), F.col(LINEAGE_COLUMN),
-               *(F.col(f.name) for f in D.history_fields(target))]
+               *map(F.col, extras)]
     ntz = lambda spark_type: type_key(spark_type) == "timestamp_ntz"  # noqa: E731
     if any(ntz(new.spark_type) for new in plan) and not any(ntz(t) for _, t in delta_columns):
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
     # A table renamed onto an existing one (a swap): the rows it replaces, for their lineage.
     replaced = read(spark, path, table_version(spark, path)) if copy_from is not None and exists else None
+    if soft and replaced is not None:
+        raise SchemaEvolutionError(f"{where}: a copy replaces the `delete: soft` target (an online schema change "
+                                   f"tool's swap); its deleted rows would be lost (not supported)")
     return Carried(table.select(*columns), replaced, source not in (None, path))
 
 

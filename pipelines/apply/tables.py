@@ -5,7 +5,8 @@ same names (libs/table_location.py; pipelines/delta_tables.py reads and writes e
   <delta_table>     one per target (Target.delta_table, default `<db>__<table>`): the declared
                     columns (types from libs/targets/types.py, NOT NULL, and Delta column
                     DEFAULTs = the replica-side defaults, table feature allowColumnDefaults),
-                    plus `_row_id STRING NOT NULL` and `_lineage` (schemas/lineage.avsc Lineage).
+                    plus `_row_id STRING NOT NULL` and `_lineage` (schemas/lineage.avsc Lineage),
+                    and with `delete: soft` `_deleted` etc. (schemas/soft_delete.avsc).
   _cdc_change_log   append-only, schemas/lineage.avsc ChangeLogEntry + `batch_id BIGINT`.
   _cdc_progress     append-only, schemas/progress_record.avsc, one row per (source, batch).
   _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
@@ -55,6 +56,11 @@ def lineage_type() -> T.StructType:
     return spark_record_schema("lineage", "Lineage")
 
 
+def soft_delete_fields(target: Target) -> list[T.StructField]:
+    """The soft-delete columns of a `delete: soft` target (libs/apply/soft_deletes.py); none else."""
+    return list(spark_schema("soft_delete").fields) if target.soft_delete else []
+
+
 def change_log_schema() -> T.StructType:
     entry = spark_record_schema("lineage", "ChangeLogEntry")
     return T.StructType(entry.fields + [T.StructField(BATCH_ID_COLUMN, T.LongType(), False)])
@@ -86,16 +92,21 @@ def spark_type(type_string: str) -> T.DataType:
 
 
 def target_schema(target: Target) -> T.StructType:
-    """Declared columns + `_row_id` + `_lineage`, in that order; an SCD2 target's history
-    columns after them (schemas/history_columns.avsc)."""
+    """Declared columns + `_row_id` + `_lineage`, in that order; then an SCD2 target's history
+    columns (schemas/history_columns.avsc) or a `delete: soft` target's columns."""
     fields = [T.StructField(c.name, spark_type(c.spark_type), c.delta_nullable) for c in target.columns]
     return T.StructType(fields + [T.StructField(ROW_ID_COLUMN, T.StringType(), False),
-                                  T.StructField(LINEAGE_COLUMN, lineage_type(), True)] + history_fields(target))
+                                  T.StructField(LINEAGE_COLUMN, lineage_type(), True), *extra_fields(target)])
 
 
 def history_fields(target: Target) -> list[T.StructField]:
     """The history columns of an SCD2 target (none for a current one)."""
     return spark_schema("history_columns").fields if target.history == HISTORY_SCD2 else []
+
+
+def extra_fields(target: Target) -> list[T.StructField]:
+    """The columns after `_lineage`: an SCD2 target's history, a soft-delete target's flags."""
+    return [*history_fields(target), *soft_delete_fields(target)]
 
 
 def table_path(delta_root: str, name: str) -> str:
@@ -156,11 +167,23 @@ def create_target_sql(path: TableLocation | str, target: Target, deletion_vector
     columns.append(f"{quote_identifier(ROW_ID_COLUMN)} STRING NOT NULL")
     columns.append(f"{quote_identifier(LINEAGE_COLUMN)} {lineage_type().simpleString()}")
     columns += [f"{quote_identifier(f.name)} {f.dataType.simpleString().upper()}{'' if f.nullable else ' NOT NULL'}"
-                for f in history_fields(target)]
+                for f in extra_fields(target)]
     properties = {**TABLE_PROPERTIES, **({DELETION_VECTORS: "true"} if deletion_vectors else {})}
     props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in properties.items())
     return (f"CREATE TABLE IF NOT EXISTS {located(path).sql_ref()} (\n  " + ",\n  ".join(columns)
             + f"\n) USING delta TBLPROPERTIES ({props})")
+
+
+def _soft_delete_mismatches(fields: dict, target: Target) -> list[str]:
+    """A table made in the other `delete:` mode: its deleted rows would read as live, or the other way."""
+    soft = [f.name for f in spark_schema("soft_delete").fields]
+    has = [name for name in soft if name in fields]
+    if target.soft_delete and has != soft:
+        return [f"it was made with `delete: hard` (no {', '.join(n for n in soft if n not in has)}), "
+                f"the target says `delete: soft`"]
+    if not target.soft_delete and has:
+        return [f"it was made with `delete: soft` ({', '.join(has)}), the target says `delete: hard`"]
+    return []
 
 
 class TargetSchemaMismatch(JobStopped):
@@ -184,6 +207,8 @@ def schema_mismatches(actual: T.StructType, target: Target) -> list[str]:
                             f"column (zero dates read as NULL)")
     problems += [f"column {f.name!r} is missing (a `history: scd2` target's, schemas/history_columns.avsc)"
                  for f in history_fields(target) if f.name.lower() not in fields]
+    if target.history != HISTORY_SCD2:  # (an SCD2 target's own `_deleted` is a history column)
+        problems += _soft_delete_mismatches(fields, target)
     return problems
 
 

@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import MergeScope
+from libs.apply.soft_deletes import DELETED, SOFT_DELETE_COLUMNS
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.table_location import TableLocation
@@ -21,6 +22,7 @@ from libs.targets.model import Target
 from pipelines.apply.touched_rows import key_in
 from pipelines.arrow_frames import arrow_table
 from pipelines.delta_tables import delta_table, writer
+from pipelines.schemas import spark_schema
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 
@@ -39,6 +41,7 @@ class TablePlan:
     append: bool = False
     scope: MergeScope | None = None  # the stored rows a MERGE can match (libs/apply/merge_scope.py)
     carried: Any = None  # schema_changes.Carried: the table in the batch's end schema, the upserts' base
+    truncated: dict[str, Any] | None = None  # a soft target's truncate: the columns flagging its other rows
 
     @property
     def inserts_only(self) -> bool:
@@ -60,6 +63,7 @@ def merge_source(plan: TablePlan) -> tuple[pa.Table, T.StructType, list[str]]:
 def mirrored_upserts(plan: TablePlan, rows: pa.Table) -> list[dict[str, Any]]:
     """The upserts in the representation of a Delta read (D.python_rows), as a mirror holds rows."""
     kept = list(plan.target.column_names) + [ROW_ID_COLUMN, LINEAGE_COLUMN]
+    kept += [f.name for f in D.soft_delete_fields(plan.target)]
     return D.python_rows(rows.filter(pc.equal(rows[OP_COLUMN], "upsert")).select(kept))
 
 
@@ -81,23 +85,34 @@ def in_scope(scope: MergeScope, alias: str = "t"):
 
 
 def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str,
-          scope: MergeScope | None = None) -> None:
+          scope: MergeScope | None = None, soft: bool = False, truncated: dict[str, Any] | None = None) -> None:
     """MERGE by `_row_id`: delete where the source says delete, else update or insert. The
     clauses run in this order (Delta: the first matching clause wins). With a `scope`, the
     condition also bounds the stored row's key, which Delta uses to skip files by their key
-    statistics (libs/apply/merge_scope.py: it matches the same rows)."""
+    statistics (libs/apply/merge_scope.py: it matches the same rows).
+    `soft` (a `delete: soft` target, libs/apply/soft_deletes.py): a delete sets the stored
+    row's soft-delete columns instead; `truncated`: those columns for every live stored row
+    the source does not name (a TRUNCATE, or a snapshot starting the table anew, in the batch)."""
     assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
     is_delete = _col("s", OP_COLUMN) == F.lit("delete")
     condition = _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN)
-    if scope is not None:
+    if scope is not None and truncated is None:
         condition = in_scope(scope) & condition
-    (delta_table(spark, path).alias("t")
-     .merge(source.alias("s"), condition)
-     .whenMatchedDelete(condition=is_delete)
-     .whenMatchedUpdate(set={k: v for k, v in assignments.items()
-                             if k != quote_identifier(ROW_ID_COLUMN)})
-     .whenNotMatchedInsert(condition=~is_delete, values=assignments)
-     .execute())
+    builder = delta_table(spark, path).alias("t").merge(source.alias("s"), condition)
+    if soft:
+        builder = builder.whenMatchedUpdate(condition=is_delete, set={quote_identifier(n): _col("s", n)
+                                                                      for n in SOFT_DELETE_COLUMNS})
+    else:
+        builder = builder.whenMatchedDelete(condition=is_delete)
+    builder = (builder.whenMatchedUpdate(set={k: v for k, v in assignments.items()
+                                              if k != quote_identifier(ROW_ID_COLUMN)})
+               .whenNotMatchedInsert(condition=~is_delete, values=assignments))
+    if truncated is not None:
+        types = {f.name: f.dataType for f in spark_schema("soft_delete").fields}
+        builder = builder.whenNotMatchedBySourceUpdate(
+            condition=~_col("t", DELETED),
+            set={quote_identifier(n): F.lit(D.to_spark_value(v)).cast(types[n]) for n, v in truncated.items()})
+    builder.execute()
 
 
 def new_rows_write(spark: SparkSession, plan: TablePlan):

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from libs.apply.merge_scope import IN_LIST_MAX, OR_LIST_MAX
+from libs.apply.soft_deletes import DELETED
 from libs.apply_plan import Lookups
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
@@ -31,13 +32,19 @@ def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any
     return D.python_rows(table.select(*(F.col(quote_identifier(n)) for n in names)).toArrow())
 
 
+def live_rows(table: DataFrame, target: Target) -> DataFrame:
+    """The table's rows the replay may see: a soft-delete target's deleted rows are not there
+    for it (libs/apply/soft_deletes.py)."""
+    return table.where(~F.col(DELETED)) if target.soft_delete else table
+
+
 def read_touched(spark: SparkSession, path: TableLocation | str | DataFrame, target: Target,
                  lookups: Lookups) -> list[dict[str, Any]]:
     """Target rows matching the lookups, only those collected. A few key tuples are a filter
     (one scan job; Delta skips files by min/max stats); many, and whole before images, are a
     broadcast left-semi join. Rows matched twice come back twice: the caller keys them by _row_id.
     `path` may be the table itself (a DataFrame: a table the batch's DDL carries, schema_changes.py)."""
-    table = path if isinstance(path, DataFrame) else read(spark, path)
+    table = live_rows(path if isinstance(path, DataFrame) else read(spark, path), target)
     filters, parts = [], []
     for columns, tuples, null_safe in ([(k, v, False) for k, v in lookups.by_key.items()]
                                        + [(k, v, True) for k, v in lookups.by_image.items()]):
@@ -87,4 +94,5 @@ def load_mirror(spark: SparkSession, path: TableLocation | str, target: Target, 
     table = read(spark, path, version)
     if table.count() > max_rows:  # answered from Delta's file statistics
         raise MirrorOverflow(path)
-    return TargetMirror(rows_of(table, target, LINEAGE_COLUMN), version, max_rows)
+    soft = [f.name for f in D.soft_delete_fields(target)]  # deleted rows: kept apart by the mirror
+    return TargetMirror(rows_of(table, target, LINEAGE_COLUMN, *soft), version, max_rows)

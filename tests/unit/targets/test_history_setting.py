@@ -59,3 +59,28 @@ def test_an_scd2_target_on_a_table_without_the_history_columns_is_a_mismatch():
         f"column {name!r} is missing (a `history: scd2` target's, schemas/history_columns.avsc)"
         for name in HISTORY_COLUMNS]
     assert D.history_fields(current) == []
+
+
+def _modes(data):
+    catalog = build_catalog(data, "t.yaml", parse_ddl(DDL, "t.sql"))
+    return {t.table: (t.history, t.delete) for t in catalog.targets}
+
+
+@pytest.mark.parametrize("data, expected", [
+    ({"defaults": {"delete": "soft"}, "targets": {"d.t": {"history": "scd2"}}},
+     {"t": ("scd2", None), "u": ("current", "soft")}),  # the entry's history wins over the defaults' delete
+    ({"defaults": {"history": "scd2"}, "targets": {"d.t": {"delete": "soft"}}},
+     {"t": ("current", "soft"), "u": ("scd2", None)}),  # ... and its delete over the defaults' history
+])
+def test_an_entry_of_its_own_picks_history_or_soft_deletes_over_its_defaults(data, expected):
+    assert _modes(data) == expected
+
+
+@pytest.mark.parametrize("data, where", [
+    ({"targets": {"d.t": {"history": "scd2", "delete": "soft"}}}, "targets.d.t"),
+    ({"defaults": {"history": "scd2", "delete": "soft"}}, "defaults"),
+])
+def test_scd2_and_soft_deletes_together_are_one_line(data, where):
+    with pytest.raises(TargetConfigError, match=f"t.yaml: {where}: `history: scd2` and `delete: soft` together") as err:
+        build_catalog(data, "t.yaml", parse_ddl(DDL, "t.sql"))
+    assert "\n" not in str(err.value)
