@@ -2,6 +2,7 @@
 (bench/README.md "Write path"). Prints its figures; not a test.
 
     .venv/bin/python bench/write_path.py [--rows 1000000] [--files 16] [--batches 8] [--trx 50]
+                                         [--compare history]
 
 A sysbench `sbtest` table (id PK, k, c CHAR(120), pad CHAR(60)) of `--rows` rows, laid out in
 `--files` files by id (as a snapshot in key order leaves it), in two delta roots; then
@@ -12,6 +13,10 @@ id, DELETE by id, INSERT of that id again: minimal row images), applied by Delta
   before this issue had no scope);
 * after: the job's defaults (deletion vectors, the MERGE bounded by the keys read, compaction
   after `--optimize-commits` commits).
+
+`--compare history` (issue #40: "the write-path goals measured again with an SCD2 table"):
+"current" = the job's defaults, "scd2" = the same with `history: scd2` (README "History
+targets"), whose open versions must equal the current table at the end.
 
 The two alternate batch by batch so machine load hits both. Per batch and variant: wall time
 of the applier call, and from the target's Delta history the MERGE's bytes and rows written,
@@ -58,18 +63,22 @@ def sysbench_batches(rows: int, batches: int, trx: int, seed: int = 7) -> list[l
 
 
 def prepare(spark, path, target, rows: int, files: int, deletion_vectors: bool) -> None:
-    """The table as a snapshot in key order leaves it: `files` files of consecutive ids."""
+    """The table as a snapshot in key order leaves it: `files` files of consecutive ids (an SCD2
+    target's: each row's one open version)."""
     from pyspark.sql import functions as F
 
     from pipelines.apply import tables as D
 
     D.ensure_target(spark, path, target, deletion_vectors)
     text = F.lpad(F.col("id").cast("string"), 11, "0")
+    opened = {"_valid_from": F.lit("2026-01-01 00:00:00").cast("timestamp"), "_is_current": F.lit(True),
+              "_deleted": F.lit(False), "_from_pos": F.lit("mdb-bin.000001:4")}
+    extras = [opened.get(f.name, F.lit(None)).cast(f.dataType).alias(f.name) for f in D.extra_fields(target)]
     (spark.range(1, rows + 1, numPartitions=files).select(
         F.col("id").cast("int").alias("id"), (F.col("id") * 7 % rows).cast("int").alias("k"),
         F.concat(*[text] * 10, F.lit("-c")).alias("c"), F.concat(*[text] * 5, F.lit("-p")).alias("pad"),
         F.concat(F.lit("snap-"), F.col("id").cast("string")).alias("_row_id"),
-        F.lit(None).cast(D.lineage_type()).alias("_lineage"))
+        F.lit(None).cast(D.lineage_type()).alias("_lineage"), *extras)
      .write.format("delta").mode("append").save(path.path))
 
 
@@ -96,6 +105,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", type=int, default=8)
     ap.add_argument("--trx", type=int, default=50)
     ap.add_argument("--optimize-commits", type=int, default=32)
+    ap.add_argument("--compare", choices=("write-path", "history"), default="write-path",
+                    help="write-path: before/after issue #37; history: current vs history: scd2 targets")
     args = ap.parse_args(argv)
 
     import pipelines.apply.applier as applier_module
@@ -109,28 +120,34 @@ def main(argv=None) -> int:
 
     spark = build_session(SessionOptions(app_name="write-path"))
     catalog = build_catalog(None, "bench.yaml", parse_ddl(DDL, "bench.sql"))
-    target = catalog.get("sbtest", "sbtest1")
     root = Path(tempfile.mkdtemp(prefix="write-path-"))
-    variants = {
-        "before": JobConfig(delta_root=str(root / "before"), writes={"deletion_vectors": False,
-                                                                     "optimize_after_commits": 0}),
-        "after": JobConfig(delta_root=str(root / "after"), writes={"optimize_after_commits": args.optimize_commits}),
-    }
+    upkeep_on = {"optimize_after_commits": args.optimize_commits}
+    if args.compare == "history":
+        history = build_catalog({"defaults": {"history": "scd2"}}, "bench.yaml", parse_ddl(DDL, "bench.sql"))
+        variants = {"current": (JobConfig(delta_root=str(root / "current"), writes=upkeep_on), catalog),
+                    "scd2": (JobConfig(delta_root=str(root / "scd2"), writes=upkeep_on), history)}
+    else:
+        variants = {"before": (JobConfig(delta_root=str(root / "before"), writes={"deletion_vectors": False,
+                                                                                   "optimize_after_commits": 0}),
+                               catalog),
+                    "after": (JobConfig(delta_root=str(root / "after"), writes=upkeep_on), catalog)}
     appliers, paths = {}, {}
     t0 = time.perf_counter()
-    for name, cfg in variants.items():
+    for name, (cfg, variant_catalog) in variants.items():
+        target = variant_catalog.get("sbtest", "sbtest1")
         paths[name] = cfg.table_root.table(target.delta_table)
         prepare(spark, paths[name], target, args.rows, args.files, cfg.writes.deletion_vectors)
-        appliers[name] = DeltaApplier(catalog, cfg)
+        appliers[name] = DeltaApplier(variant_catalog, cfg)
     print(f"prepared 2 x {args.rows:,} rows in {args.files} files each: {time.perf_counter() - t0:.1f} s")
     real_scope = applier_module.merge_scope
     walls: dict[str, list[float]] = {name: [] for name in variants}
     written: dict[str, list[dict]] = {name: [] for name in variants}
     upkeep = {name: 0.0 for name in variants}  # maintenance seconds after batches, apart from their walls
     load_before = load_average()
+    first, second = variants
     for batch_id, batch in enumerate(sysbench_batches(args.rows, args.batches, args.trx)):
-        for name in (("before", "after") if batch_id % 2 == 0 else ("after", "before")):
-            applier_module.merge_scope = real_scope if name == "after" else (lambda target, rows: None)
+        for name in ((first, second) if batch_id % 2 == 0 else (second, first)):
+            applier_module.merge_scope = real_scope if name != "before" else (lambda target, rows: None)
             df = spark.createDataFrame(batch, spark_schema("change_record"))
             ran = len(appliers[name].writes.maintenance.ran)
             started = time.perf_counter()
@@ -157,9 +174,9 @@ def main(argv=None) -> int:
               f"target on disk {files} files, {size / 1e6:.1f} MB; maintenance {upkeep[name]:.1f} s: "
               f"{[(Path(t).name, op, round(s, 1)) for t, op, s in appliers[name].writes.maintenance.ran]}")
     cols = [*target.column_names, "_row_id"]
-    before = D.read(spark, paths["before"]).select(*cols).exceptAll(D.read(spark, paths["after"]).select(*cols))
-    after = D.read(spark, paths["after"]).select(*cols).exceptAll(D.read(spark, paths["before"]).select(*cols))
-    differ = before.count() + after.count()
+    a, b = (D.read(spark, paths[name]) for name in variants)
+    b = b.where("_is_current") if args.compare == "history" else b  # an SCD2 target's open versions
+    differ = a.select(*cols).exceptAll(b.select(*cols)).count() + b.select(*cols).exceptAll(a.select(*cols)).count()
     print(f"targets equal: {differ == 0} ({differ} rows differ)")
     spark.stop()
     return 0 if differ == 0 else 1
