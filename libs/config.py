@@ -104,7 +104,12 @@ class WritesSettings:
     optimize_after_commits: int = _doc("Compact a table (OPTIMIZE) once it has this many commits since its "
                                        "last compaction; each write of the job adds a file or a few "
                                        "(0: never)", 32, minimum=0)
-    optimize_small_file_mb: int = _doc("Files under this size are compacted", 32, minimum=1)
+    optimize_new_file_mb: int = _doc("Most compactions take only files under this size: what the batches wrote "
+                                     "since the last one, so the table's big files are not rewritten each time "
+                                     "(libs/apply/maintenance.py)", 2, minimum=1)
+    optimize_wide_every: int = _doc("Every this-many-th compaction of a table takes every file under "
+                                    "optimize_small_file_mb instead (1: every one)", 8, minimum=1)
+    optimize_small_file_mb: int = _doc("Files under this size are compacted by a wide compaction", 32, minimum=1)
     optimize_target_file_mb: int = _doc("Size of the files a compaction writes", 128, minimum=1)
     vacuum_every_minutes: int | None = _doc("VACUUM each table this often (null: never)", 60, minimum=1)
     vacuum_retention_hours: int = _doc(
@@ -116,6 +121,9 @@ class WritesSettings:
 
     def __post_init__(self) -> None:
         _check_fields(self)
+        if self.optimize_new_file_mb > self.optimize_small_file_mb:
+            raise ConfigError(f"writes.optimize_new_file_mb ({self.optimize_new_file_mb}) must be at most "
+                              f"writes.optimize_small_file_mb ({self.optimize_small_file_mb})")
 
 
 @dataclass(frozen=True)

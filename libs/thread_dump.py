@@ -23,7 +23,9 @@ STDERR_FD = 2
 
 def thread_stacks(current: int | None = None) -> str:
     """Every thread's stack, innermost frame first; `current`: the thread id marked as current."""
-    names = {t.ident: t.name for t in threading.enumerate()}
+    # threading._active read as it is, not threading.enumerate(): that takes a lock the main thread
+    # may hold where the signal interrupted it (Thread.start), and would wait for itself
+    names = {ident: t.name for ident, t in dict(threading._active).items()}  # noqa: SLF001
     out = []
     for ident, frame in sys._current_frames().items():  # noqa: SLF001 - the documented way to read them
         head = "Current thread" if ident == current else "Thread"
@@ -49,8 +51,16 @@ def dump_on_signal(signum: int = signal.SIGUSR1, fd: int = STDERR_FD) -> None:
     if threading.current_thread() is not threading.main_thread():  # cdc-replicate's main() called in a thread
         return
 
+    dumping = [False]  # a plain flag: the handler takes no lock the code it interrupted may hold
+
     def dump(_signum, _frame) -> None:
-        data = (thread_stacks(threading.get_ident()) + "\n").encode(errors="replace")
-        while data:
-            data = data[os.write(fd, data):]
+        if dumping[0]:  # a signal during a dump (Python runs its handler again inside this one): that dump serves
+            return
+        dumping[0] = True
+        try:
+            data = (thread_stacks(threading.get_ident()) + "\n").encode(errors="replace")
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            dumping[0] = False
     signal.signal(signum, dump)

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from pyspark.sql import SparkSession
 
-from libs.apply.maintenance import OPTIMIZE, MaintenancePlanner, MaintenancePolicy
+from libs.apply.maintenance import COMPACTIONS, OPTIMIZE_WIDE, MaintenancePlanner, MaintenancePolicy
 from libs.config import WritesSettings
 from libs.config_errors import one_line
 from libs.table_location import TableLocation
@@ -28,7 +28,7 @@ DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its c
 def policy_of(settings: WritesSettings) -> MaintenancePolicy:
     every = settings.vacuum_every_minutes
     return MaintenancePolicy(settings.optimize_after_commits, None if every is None else every * 60.0,
-                             settings.maintenance_per_batch)
+                             settings.maintenance_per_batch, settings.optimize_wide_every)
 
 
 class TableMaintenance:
@@ -50,15 +50,19 @@ class TableMaintenance:
             started = time.monotonic()
             session = spark.newSession()
             try:
-                (self._optimize if operation == OPTIMIZE else self._vacuum)(session, by_name[name])
+                if operation in COMPACTIONS:
+                    self._optimize(session, by_name[name], wide=operation == OPTIMIZE_WIDE)
+                else:
+                    self._vacuum(session, by_name[name])
             except Exception as exc:  # noqa: BLE001 - the batch is committed; upkeep waits for its next turn
                 print(f"cdc-replicate: {operation} of {name} skipped until its next turn: "
                       f"{one_line((str(exc).strip().splitlines() or [''])[0])}", file=sys.stderr)
             self.planner.done(name, operation, table_version(spark, by_name[name]), time.monotonic())
             self.ran.append((name, operation, time.monotonic() - started))
 
-    def _optimize(self, session: SparkSession, table: TableLocation) -> None:
-        session.conf.set("spark.databricks.delta.optimize.minFileSize", str(self.settings.optimize_small_file_mb * MB))
+    def _optimize(self, session: SparkSession, table: TableLocation, wide: bool) -> None:
+        small_mb = self.settings.optimize_small_file_mb if wide else self.settings.optimize_new_file_mb
+        session.conf.set("spark.databricks.delta.optimize.minFileSize", str(small_mb * MB))
         session.conf.set("spark.databricks.delta.optimize.maxFileSize", str(self.settings.optimize_target_file_mb * MB))
         session.sql(f"OPTIMIZE {table.sql_ref()}").collect()
 

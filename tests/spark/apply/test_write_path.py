@@ -1,12 +1,13 @@
 """The targets' write path (issue #37, DESIGN.md "Cost follows the changes", "Tables stay
 healthy unattended"): deletion vectors, the MERGE bounded by the keys the replay read, inserts
 appended, and the job's compaction and VACUUM; always the same tables as before."""
+import hashlib
 from pathlib import Path
 
 import pytest
 from delta.tables import DeltaTable
 
-from libs.apply.maintenance import OPTIMIZE, VACUUM, MaintenancePolicy
+from libs.apply.maintenance import OPTIMIZE, OPTIMIZE_WIDE, VACUUM, MaintenancePolicy
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 
@@ -179,7 +180,7 @@ def test_a_failed_maintenance_step_is_one_line_and_the_job_goes_on(spark, tmp_pa
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
 
-    def refused(self, session, table):
+    def refused(self, session, table, wide):
         raise RuntimeError("[DELTA_CONCURRENT_WRITE] another writer\n\tat org.apache.spark...")
 
     monkeypatch.setattr(TableMaintenance, "_optimize", refused)
@@ -188,3 +189,46 @@ def test_a_failed_maintenance_step_is_one_line_and_the_job_goes_on(spark, tmp_pa
     lines = [line for line in capsys.readouterr().err.splitlines() if "skipped until its next turn" in line]
     assert lines and all(line.endswith("[DELTA_CONCURRENT_WRITE] another writer") for line in lines), lines
     assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == [(1, "one"), (2, "v2"), (3, "v3")]
+
+
+BIG_DDL = "CREATE TABLE shop.b (id int NOT NULL, v varchar(2000), PRIMARY KEY (id))"
+ROWS = 4000
+
+
+def _noise(i: int) -> str:
+    """1,920 characters that Parquet cannot squeeze much: 4,000 rows make files over 1 MB."""
+    return "".join(hashlib.sha256(f"{i}-{k}".encode()).hexdigest() for k in range(30))
+
+
+def _live_sizes(spark, cfg, name="shop__b") -> dict[str, int]:
+    """The table's live files (path -> bytes), from its log's latest state."""
+    table = DeltaTable.forPath(spark, D.table_path(cfg.delta_root, name))
+    table.toDF().count()  # (a read: the state is current)
+    files = spark.read.format("delta").load(D.table_path(cfg.delta_root, name)).inputFiles()
+    return {Path(f.replace("file:", "")).name: Path(f.replace("file:", "")).stat().st_size for f in files}
+
+
+def test_a_compaction_leaves_the_big_files_and_a_wide_one_takes_them(spark, tmp_path):
+    """libs/apply/maintenance.py's tiers: a compaction takes only files under optimize_new_file_mb
+    (the batches' small files); every optimize_wide_every-th takes every file under
+    optimize_small_file_mb. Before the tiers, each compaction rewrote a small table whole."""
+    cfg = config(tmp_path, writes={"optimize_after_commits": 3, "optimize_new_file_mb": 1, "optimize_wide_every": 2,
+                                   "maintenance_per_batch": 3}, **MERGE_ONLY)
+    src = Source("shop", "b", ["id", "v"])
+    applier = DeltaApplier(catalog_from_ddl(BIG_DDL), cfg)
+    applier(changes_df(spark, [src.insert({"id": i, "v": _noise(i)}) for i in range(1, ROWS + 1)]), 0)
+    big = {f for f, size in _live_sizes(spark, cfg).items() if size > 1024 * 1024}
+    assert big  # the snapshot-like first batch wrote files over optimize_new_file_mb
+    ran = lambda: [op for t, op, _ in applier.writes.maintenance.ran if Path(t).name == "shop__b"]  # noqa: E731
+    batch = 1
+    while ran() != [OPTIMIZE]:
+        applier(changes_df(spark, [src.update({"id": batch}, {"v": f"b{batch}"})]), batch)
+        batch += 1
+    live = _live_sizes(spark, cfg)
+    assert big <= set(live) and len(live) == len(big) + 1, live  # the small files in one, the big ones as they were
+    while ran() != [OPTIMIZE, OPTIMIZE_WIDE]:
+        applier(changes_df(spark, [src.update({"id": batch}, {"v": f"b{batch}"})]), batch)
+        batch += 1
+    assert not big & set(_live_sizes(spark, cfg))  # the wide one took the big files too
+    assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__b").collect()) == sorted(
+        (i, f"b{i}" if i < batch else _noise(i)) for i in range(1, ROWS + 1))

@@ -1,6 +1,6 @@
 """libs/apply/maintenance.py: when a table is compacted or vacuumed, and how many per batch
 (tables given by their Delta version: commits since the last compaction trigger it)."""
-from libs.apply.maintenance import OPTIMIZE, VACUUM, MaintenancePlanner, MaintenancePolicy
+from libs.apply.maintenance import OPTIMIZE, OPTIMIZE_WIDE, VACUUM, MaintenancePlanner, MaintenancePolicy
 
 
 def planner(min_commits=10, every=100.0, per_batch=1):
@@ -48,3 +48,17 @@ def test_a_table_made_anew_counts_from_its_new_version():
     p.due({"t": 100}, now=0)
     assert p.due({"t": 4}, now=1) == []  # dropped and created again: version 4
     assert p.due({"t": 14}, now=2) == [("t", OPTIMIZE)]
+
+
+def test_every_wide_every_th_compaction_of_a_table_is_wide():
+    p = MaintenancePlanner(MaintenancePolicy(10, None, 2, wide_every=3))
+    p.due({"a": 0, "b": 0}, now=0)
+    ops = []
+    for k in range(1, 8):  # a compacted 7 times, b once in between
+        due = p.due({"a": 10 * k, **({"b": 10} if k == 4 else {})}, now=k)
+        ops += due
+        for table, op in due:
+            p.done(table, op, version_after=10 * k if table == "a" else 10, now=k)
+    assert [op for t, op in ops if t == "a"] == [OPTIMIZE, OPTIMIZE, OPTIMIZE_WIDE, OPTIMIZE, OPTIMIZE,
+                                                OPTIMIZE_WIDE, OPTIMIZE]
+    assert [op for t, op in ops if t == "b"] == [OPTIMIZE]  # counted per table
