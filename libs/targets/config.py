@@ -135,6 +135,9 @@ class TargetCatalog:
         return None
 
 
+_CHOICES = {"zero_dates": model.ZERO_DATES, "history": model.HISTORIES, "delete": model.DELETE_MODES}
+
+
 def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     if "apply" in data:
@@ -145,18 +148,11 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
         if not isinstance(data["on_statement"], str) or data["on_statement"] not in _ON_STATEMENT:
             raise _fail(path, f"{where}.on_statement", f"must be one of {sorted(_ON_STATEMENT)}, got {quoted(data['on_statement'])}")
         out["on_statement"] = data["on_statement"]
-    if "zero_dates" in data:
-        if data["zero_dates"] not in model.ZERO_DATES:
-            raise _fail(path, f"{where}.zero_dates", f"must be one of {list(model.ZERO_DATES)}, got {quoted(data['zero_dates'])}")
-        out["zero_dates"] = data["zero_dates"]
-    if "history" in data:
-        if data["history"] not in model.HISTORIES:
-            raise _fail(path, f"{where}.history", f"must be one of {list(model.HISTORIES)}, got {quoted(data['history'])}")
-        out["history"] = data["history"]
-    if "delete" in data:
-        if data["delete"] not in model.DELETE_MODES:
-            raise _fail(path, f"{where}.delete", f"must be one of {list(model.DELETE_MODES)}, got {quoted(data['delete'])}")
-        out["delete"] = data["delete"]
+    for name, choices in _CHOICES.items():
+        if name in data:
+            if data[name] not in choices:
+                raise _fail(path, f"{where}.{name}", f"must be one of {list(choices)}, got {quoted(data[name])}")
+            out[name] = data[name]
     if out.get("history") == model.HISTORY_SCD2 and out.get("delete") == model.DELETE_SOFT:
         own = {name for name in ("history", "delete") if name in data}
         if len(own) != 1:
