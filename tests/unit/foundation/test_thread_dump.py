@@ -64,10 +64,14 @@ def test_signals_from_outside_while_threads_come_and_go_never_crash_the_process(
     with open(err, "wb") as stderr:
         child = subprocess.Popen([sys.executable, "-c", CHILD], cwd=REPO_ROOT, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=stderr)
-        assert child.stdout.readline() == b"ready\n"
-        for _ in range(SIGNALS):
-            os.kill(child.pid, signal.SIGUSR1)
-        child.stdin.close()
-        assert child.wait(timeout=60) == 0
+        try:
+            assert child.stdout.readline() == b"ready\n"
+            for _ in range(SIGNALS):
+                os.kill(child.pid, signal.SIGUSR1)
+            child.stdin.close()
+            assert child.wait(timeout=60) == 0
+        finally:  # a hung child (a handler waiting for itself) must not outlive the test
+            child.kill()
+            child.wait()
     text = err.read_text()
     assert "Traceback" not in text and text.count("Current thread 0x") >= 1 and "[churner]" in text
