@@ -87,7 +87,7 @@ from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (b
 from pipelines.apply.batch_ddl import BatchDdl, Evolve
 from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.executor_parts import replay_parts, split_batch
-from pipelines.apply.history_writes import history_plan, read_current_versions
+from pipelines.apply.history_writes import history_plan
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.schema_changes import Carried
 from pipelines.apply.schema_history_table import SchemaHistoryTable
@@ -333,13 +333,12 @@ class DeltaApplier:
         if truncated:
             read = None
             known.mirrors.pop(path, None)
-        elif scd2 and carried is not None:
-            read = partial(read_current_versions, carried.table.sparkSession, carried.table, target)
-        elif scd2:
-            read = partial(read_current_versions, spark, path, target) if known.exists(spark, path) else None
+        elif carried is not None:
+            read = partial(read_touched, carried.table.sparkSession, carried.table, target)
+        elif scd2:  # never a mirror: it would hold every version (read_touched reads the open ones)
+            read = partial(self._read_touched, spark, path, target) if known.exists(spark, path) else None
         else:
-            read = (self._reader(spark, path, target) if carried is None
-                    else partial(read_touched, carried.table.sparkSession, carried.table, target))
+            read = self._reader(spark, path, target)
         recorder = ReadRecorder(read) if read is not None else None  # what a MERGE can match
         try:
             result = replay_touched(target, changes, recorder, mode=self.config.exec_mode,

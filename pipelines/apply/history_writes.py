@@ -2,9 +2,9 @@
 libs/replay/versions.py; README "History targets").
 
 The replay's state is the target's open versions (`_is_current`), read as a current target's
-rows are (touched_rows.read_touched, never a mirror). The batch's write is ONE Delta commit,
-idempotent per (txn app id, batch_id) like every target write (batch_writes.py): a MERGE that
-closes the open version of each row the batch changed (by `_row_id`, the open one only) and
+rows are (touched_rows.read_touched, whose live_rows keeps only the open versions; never from a
+mirror). The batch's write is ONE Delta commit, idempotent per (txn app id, batch_id) like every
+target write (batch_writes.py): a MERGE that closes the open version of each row the batch changed (by `_row_id`, the open one only) and
 inserts the batch's versions, already chained among themselves; after a TRUNCATE TABLE it also
 closes every other open version (WHEN NOT MATCHED BY SOURCE). A batch that changes the
 table's schema writes the carried table (schema_changes.py, every version in the new columns)
@@ -31,9 +31,8 @@ from libs.replay.versions import CLOSING_COLUMNS, IS_CURRENT, HistoryRows, histo
 from libs.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.target_writes import TablePlan, in_scope
-from pipelines.apply.touched_rows import read_touched
 from pipelines.arrow_frames import arrow_table
-from pipelines.delta_tables import delta_table, exists, located, read, writer
+from pipelines.delta_tables import delta_table, exists, located, writer
 
 MERGE_KEY = "_cdc_merge_key"  # MERGE source only: the _row_id whose open version it closes; NULL: a new version
 
@@ -44,17 +43,6 @@ class HistoryPlan(TablePlan):
     (upserts / deletes hold the versions opened / the stored versions closed, for the counts)."""
 
     history: HistoryRows | None = None
-
-
-def current_versions(table: DataFrame) -> DataFrame:
-    return table.filter(F.col(IS_CURRENT))
-
-
-def read_current_versions(spark: SparkSession, path: TableLocation | str | DataFrame, target: Target,
-                          lookups) -> list[dict[str, Any]]:
-    """read_touched over the target's open versions only (`path` may be a carried table)."""
-    table = path if isinstance(path, DataFrame) else read(spark, path)
-    return read_touched(spark, current_versions(table), target, lookups)
 
 
 def history_plan(target: Target, path: TableLocation, result, read_rows: Sequence,

@@ -14,9 +14,10 @@ from libs.apply.soft_deletes import DELETED
 from libs.apply_plan import Lookups
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.replay.versions import IS_CURRENT
 from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.table_location import TableLocation
-from libs.targets.model import Target
+from libs.targets.model import HISTORY_SCD2, Target
 import pipelines.apply.tables as D
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_tables import read
@@ -34,7 +35,10 @@ def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any
 
 def live_rows(table: DataFrame, target: Target) -> DataFrame:
     """The table's rows the replay may see: a soft-delete target's deleted rows are not there
-    for it (libs/apply/soft_deletes.py)."""
+    for it (libs/apply/soft_deletes.py), an SCD2 target's closed versions neither (its open
+    versions are its rows: libs/replay/versions.py)."""
+    if target.history == HISTORY_SCD2:
+        return table.where(F.col(IS_CURRENT))
     return table.where(~F.col(DELETED)) if target.soft_delete else table
 
 
