@@ -16,7 +16,7 @@ pairing needs no uniqueness of that identity in the batch, and it is checked.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pyarrow as pa
 
@@ -39,7 +39,19 @@ def change_log_table(changes: pa.Table, entries: Sequence[ChangeLogEntry], rows:
         raise ValueError(f"{len(entries)} change-log entries but {len(rows)} change rows")
     taken = changes.take(pa.array(rows, pa.int64())).combine_chunks()
     _check_pairing(taken, entries)
+    decided = {name: [getattr(e, name) for e in entries] for name in ("row_id", "delta_table", "outcome")}
+    decided["key"] = [e.key for e in entries]
+    return _table(taken, decided, batch_id, schema)
 
+
+def decided_change_log(changes: pa.Table, rows: Sequence[int], decided: Mapping[str, Sequence], batch_id: int,
+                       schema: pa.Schema) -> pa.Table:
+    """The same from what was decided per change as lists (row_id, delta_table, outcome, key:
+    libs/apply/fold.py's), rows[k] the change of the k-th values."""
+    return _table(changes.take(pa.array(rows, pa.int64())).combine_chunks(), decided, batch_id, schema)
+
+
+def _table(taken: pa.Table, decided: Mapping[str, Sequence], batch_id: int, schema: pa.Schema) -> pa.Table:
     def copied(name: str, kind: pa.DataType) -> pa.Array:
         column = taken.column(name)
         array = column.chunk(0) if column.num_chunks else pa.array([], column.type)
@@ -54,11 +66,11 @@ def change_log_table(changes: pa.Table, entries: Sequence[ChangeLogEntry], rows:
             columns.append(pa.StructArray.from_arrays(
                 [copied(_LINEAGE[f.name], f.type) for f in kind], fields=list(kind)))
         elif name == "key":
-            columns.append(pa.array([None if e.key is None else list(e.key.items()) for e in entries], kind))
+            columns.append(pa.array([None if k is None else list(k.items()) for k in decided["key"]], kind))
         elif name == "batch_id":
-            columns.append(pa.array([int(batch_id)] * len(entries), kind))
+            columns.append(pa.array([int(batch_id)] * taken.num_rows, kind))
         else:  # row_id, delta_table, outcome: the replay's own
-            columns.append(pa.array([getattr(e, name) for e in entries], kind))
+            columns.append(pa.array(decided[name], kind))
     return pa.Table.from_arrays(columns, schema=schema)
 
 

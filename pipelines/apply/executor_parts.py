@@ -80,7 +80,8 @@ def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: K
                                                   batch_id, starts.get((database, table)), parallelism)
             else:
                 part = replay_on_executors(spark, changes, (database, table), target, path, exists, config.exec_mode,
-                                           batch_id, source_schemas.tables.positions(database, table), parallelism)
+                                           batch_id, source_schemas.tables.positions(database, table), parallelism,
+                                           fold=config.executor_fold)
             out.append(part)
             if part.stop is not None:
                 raise ApplyStopped(batch_id, target.delta_table, part.stop)

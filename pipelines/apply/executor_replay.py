@@ -31,10 +31,12 @@ from libs.apply_partition import change_keys, components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
 from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
 from libs.arrow_rows import rows as arrow_rows
-from libs.change_log_table import change_log_table
+from libs.apply.fold import fold, foldable
+from libs.change_log_table import change_log_table, decided_change_log
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN, ReplayStopped
+from libs.replay.lineage import LINEAGE_COLUMN
 from libs.snapshot.protocol import Position, superseded
 from libs.table_location import TableLocation
 from libs.targets.model import Target
@@ -128,14 +130,17 @@ class KeyChanges:
 
 class ReplayGroup:
     """cogroup applyInArrow: one group's changes replayed on the target rows they touch; the
-    output frame's rows (output_schema)."""
+    output frame's rows (output_schema). The common case is folded per row in Arrow
+    (libs/apply/fold.py), the rest replayed change by change (libs/replay)."""
 
     def __init__(self, target: Target, mode: str, batch_id: int, snapshots: Mapping[str, Position],
-                 start: tuple | None = None):
+                 start: tuple | None = None, fold: bool = True):
         self.target, self.mode, self.batch_id = target, mode, batch_id
         self.snapshots = snapshots  # source -> the table's latest snapshot position (libs/snapshot/tables.py)
         self.start = start  # change_sort_key of the batch's last truncate of the table: rows before it went
+        self.fold = fold and foldable(target)
         self.schema = to_arrow_schema(output_schema(target))
+        self.row_schema = pa.schema([self.schema.field(n) for n in (*target.column_names, ROW_ID_COLUMN, LINEAGE_COLUMN)])
         self.log_schema = to_arrow_schema(D.change_log_schema())
 
     def function(self):
@@ -147,30 +152,45 @@ class ReplayGroup:
         return replay_group
 
     def _replay(self, changes: pa.Table, current: pa.Table) -> pa.Table:
-        stored = D.python_rows(current.select([*self.target.column_names, ROW_ID_COLUMN]))
+        stored = current.select([*self.target.column_names, ROW_ID_COLUMN])
         return self.replay_records(changes.drop_columns([BEFORE_KEY, AFTER_KEY, KEYS, GROUP]), stored)
 
-    def replay_records(self, records: pa.Table, stored: list[dict[str, Any]]) -> pa.Table:
-        """Change records replayed on the `stored` rows they touch: output_schema rows."""
-        rows = arrow_rows(records)
-        kept = [k for k, c in enumerate(rows) if not self._superseded(c)]
-        order = sorted(kept, key=lambda k: change_sort_key(rows[k]))
-        parts = []
-        if len(kept) < len(rows):
-            parts.append(self._rows([{SUPERSEDED: len(rows) - len(kept)}]))
+    def replay_records(self, records: pa.Table, stored: pa.Table | None) -> pa.Table:
+        """Change records applied to the `stored` rows they touch (None: no stored row, a table
+        started anew): output_schema rows."""
+        order, superseded_count = self._commit_order(records)
+        records = records.take(pa.array(order, pa.int64()))
+        parts = [self._rows([{SUPERSEDED: superseded_count}])] if superseded_count else []
+        folded = fold(self.target, records, stored, self.row_schema) if self.fold and stored is not None else None
+        rest = folded.rest if folded is not None else range(records.num_rows)
+        rest_stored = [] if stored is None else D.python_rows(
+            stored.take(pa.array(folded.rest_stored, pa.int64())) if folded is not None else stored)
+        rows = arrow_rows(records.take(pa.array(rest, pa.int64())))
         try:
-            result = replay_touched(self.target, [rows[k] for k in order], lambda _lookups: stored, mode=self.mode)
+            result = replay_touched(self.target, rows, lambda _lookups: rest_stored, mode=self.mode)
         except ReplayStopped as stop:
             return self._rows([{STOP: str(stop.error)}])
+        if folded is not None:
+            parts += [self._merge_part(folded.upserts, "upsert"), self._merge_part(folded.deletes, "delete"),
+                      self._column(LOG, self._struct(decided_change_log(records, folded.log.at, {
+                          "row_id": folded.log.row_ids, "key": folded.log.keys,
+                          "delta_table": [self.target.delta_table] * len(folded.log.at),
+                          "outcome": ["applied"] * len(folded.log.at)}, self.batch_id, self.log_schema)))]
         upserts, deletes = table_writes(self.target, result)  # (a soft target's: libs/apply/soft_deletes.py)
         parts.append(self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts]
                                 + [{**d, OP_COLUMN: "delete"} for d in deletes]))
-        log = change_log_table(records, result.change_log, order, self.batch_id, self.log_schema)
-        log_rows = pa.StructArray.from_arrays([c.combine_chunks() for c in log.columns], fields=list(log.schema))
-        parts.append(self._column(LOG, log_rows))
+        log = change_log_table(records.take(pa.array(rest, pa.int64())), result.change_log, range(len(rows)),
+                               self.batch_id, self.log_schema)
+        parts.append(self._column(LOG, self._struct(log)))
         now = now_utc()
         parts.append(self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine]))
         return pa.concat_tables(parts)
+
+    def _commit_order(self, records: pa.Table) -> tuple[list[int], int]:
+        """The rows to apply in commit order, and how many went as superseded."""
+        keys = records.select(["source", "trx_file", "trx_end_pos", "commit_ts", "change_seq"]).to_pylist()
+        kept = [k for k, c in enumerate(keys) if not self._superseded(c)]
+        return sorted(kept, key=lambda k: change_sort_key(keys[k])), len(keys) - len(kept)
 
     def _superseded(self, change: Mapping[str, Any]) -> bool:
         """Already in a snapshot's rows (protocol.py rule 2), or before the batch's last truncate
@@ -182,6 +202,17 @@ class ReplayGroup:
 
     def _rows(self, rows: list[dict[str, Any]]) -> pa.Table:
         return pa.Table.from_pylist(rows, schema=self.schema)
+
+    def _merge_part(self, rows: pa.Table, op: str) -> pa.Table:
+        """Folded MERGE rows (some of the output's columns) with their op, every other column null."""
+        n = rows.num_rows
+        return pa.Table.from_arrays(
+            [rows.column(f.name) if f.name in rows.column_names else pa.array([op] * n, f.type) if f.name == OP_COLUMN
+             else pa.nulls(n, f.type) for f in self.schema], schema=self.schema)
+
+    @staticmethod
+    def _struct(table: pa.Table) -> pa.StructArray:
+        return pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
 
     def _column(self, name: str, values: pa.Array) -> pa.Table:
         """`values` in column `name`, every other column null."""
@@ -197,7 +228,7 @@ def spread(changes: DataFrame, parallelism: int) -> DataFrame:
 
 def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: tuple[str, str],
                         target: Target, path: TableLocation, exists: bool, mode: str, batch_id: int,
-                        snapshots: Mapping[str, Position], parallelism: int) -> ExecutorReplay:
+                        snapshots: Mapping[str, Position], parallelism: int, fold: bool = True) -> ExecutorReplay:
     """`changes`: the table's change records (commit_ts as epoch micros). `exists`: the Delta
     table exists (else nothing is read). `parallelism`: the tasks the work spreads over; keys
     hash into twice as many groups."""
@@ -220,7 +251,8 @@ def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: t
             current = spark.createDataFrame([], D.target_schema(target)).withColumn(GROUP, F.lit(0))
         current = current.select(*(F.col(quote_identifier(c)) for c in (*target.column_names, ROW_ID_COLUMN, GROUP)))
         out = (grouped.groupBy(GROUP).cogroup(current.groupBy(GROUP))
-               .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots).function(), output_schema(target)).persist())
+               .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots, fold=fold).function(), output_schema(target))
+               .persist())
         tally, stop = tallied(out)  # out is computed here, keyed still cached
     finally:
         keyed.unpersist()

@@ -36,7 +36,7 @@ class SnapshotRows:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             with gc_paused():
-                out = self.group.replay_records(pa.Table.from_batches([batch]), [])
+                out = self.group.replay_records(pa.Table.from_batches([batch]), None)
             yield from out.to_batches()
 
 
