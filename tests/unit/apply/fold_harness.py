@@ -42,7 +42,9 @@ def row_schema(target: Target) -> pa.Schema:
                       (ROW_ID_COLUMN, pa.string()), (LINEAGE_COLUMN, LINEAGE)])
 
 
-def _micros(ts: dt.datetime) -> int:
+def _micros(ts: dt.datetime | int) -> int:
+    if isinstance(ts, int):  # decoded records carry epoch micros already
+        return ts
     return (ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
 
 
