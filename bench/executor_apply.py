@@ -12,6 +12,9 @@ key-changing UPDATEs (id -> a free id). Each (master, path) runs in a fresh proc
 Spark session): batch 0, then batch 1 timed with DeltaApplier on the executors
 (executor_apply_min_changes 0) or on the driver (null), and a plain Delta append of the same
 change records. The final table is compared with the generator's rows (exact, every row).
+Path `replay`: the executors without the fold (executor_fold false: every change replayed one
+by one, as before issue #37 item 4), to compare with `executors` (the fold, then the replay of
+what it leaves).
 """
 from __future__ import annotations
 
@@ -148,8 +151,8 @@ def _child(args) -> None:
         figures["seconds"] = time.perf_counter() - t
     else:
         cfg = JobConfig(delta_root=str(root / "delta"),
-                        executor_apply_min_changes=0 if args.path == "executors" else None,
-                        target_mirror_max_rows=0)
+                        executor_apply_min_changes=0 if args.path in ("executors", "replay") else None,
+                        executor_fold=args.path != "replay", target_mirror_max_rows=0)
         applier = DeltaApplier(build_catalog(None, "bench", parse_ddl(DDL, "bench.sql")), cfg)
         applier(batches[0], 0)
         t = time.perf_counter()

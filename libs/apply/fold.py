@@ -17,16 +17,17 @@ the same rules, only per row instead of per change:
     last present value since the row's insert, else the stored value;
   * SQL NULL for a NOT NULL column: the column's default at that change (1048);
   * a delete: the row goes; a later insert of the key is a new row (a new _row_id);
+  * a snapshot row: a new row like an insert, replacing a row of its key the batch made;
   * lineage: the row's last change; the change log: one entry per change, outcome applied.
 
 Left to the replay, whole (every change of the key and its stored row): a key whose changes
 are not a valid sequence on it (an insert on a live row: 1062; an update or delete of a missing
 row: 1032; strict mode stops and idempotent mode quarantines, which only the replay decides),
-a key-changing update (both keys), a value that does not convert (the replay stops with its
+a key-changing update (both keys), a snapshot row of a stored key, a value that does not convert (the replay stops with its
 position), a JSON diff (it applies to the stored document). Left to the replay, the whole table:
 a change whose image lacks the key, a target whose rows the replay finds by more than one key
 (another UNIQUE key can conflict across rows), a soft-delete or SCD2 target, a target that
-cannot apply row changes (WL#3303), any op other than insert/update/delete.
+cannot apply row changes (WL#3303), any op other than insert/update/delete/snapshot.
 """
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ from libs.replay.logging_format import ERROR, ROW, decide_apply_format
 from libs.targets import values
 from libs.targets.model import HISTORY_CURRENT, Target
 
-INSERT, UPDATE, DELETE = "insert", "update", "delete"
+INSERT, UPDATE, DELETE, SNAPSHOT = "insert", "update", "delete", "snapshot"
+NEW_ROW = (INSERT, SNAPSHOT)  # ops that make a new row identity
 LINEAGE_FROM = {"operation": "op"}  # lineage field -> change_record column, where the names differ
 
 
@@ -76,7 +78,7 @@ def foldable(target: Target) -> bool:
 def fold(target: Target, changes: pa.Table, stored: pa.Table, row_schema: pa.Schema) -> Folded:
     n = changes.num_rows
     ops = np.array(changes.column("op").to_pylist(), dtype=object)
-    if not foldable(target) or n == 0 or not np.isin(ops, (INSERT, UPDATE, DELETE)).all():
+    if not foldable(target) or n == 0 or not np.isin(ops, (INSERT, UPDATE, DELETE, SNAPSHOT)).all():
         return _nothing_folded(changes, stored, row_schema)
     plan = _KeyPlan.of(target, changes, ops, stored, row_schema)
     if plan is None or not plan.folds.any():
@@ -137,7 +139,7 @@ class _KeyPlan:
         after = ImageEntries.of(target, changes.column("after"))
         before_keys, _ = _image_keys(target, before, n, row_schema)
         after_keys, after_held = _image_keys(target, after, n, row_schema)
-        named = [a if op == INSERT else b for op, a, b in zip(ops, after_keys, before_keys)]
+        named = [a if op in NEW_ROW else b for op, a, b in zip(ops, after_keys, before_keys)]
         if any(k is None for k in named):
             return None  # the replay finds such a row otherwise, or stops: the whole table
         ids: dict[tuple, int] = {}
@@ -179,6 +181,8 @@ class _KeyPlan:
         later = ~first
         live_before[later] = op[np.flatnonzero(later) - 1] != DELETE
         bad = np.where(op == INSERT, live_before, ~live_before)
+        # a snapshot row replaces a live row of its key; one of the stored rows: left to the replay
+        bad[op == SNAPSHOT] = self.stored_at[key[op == SNAPSHOT]] >= 0
         out = np.zeros(len(order), bool)
         out[order] = bad
         return out
@@ -206,14 +210,16 @@ class _Assembly:
         self.work = folded[np.argsort(plan.key_of[folded], kind="stable")]  # by key, then commit order
         key = plan.key_of[self.work]
         op = ops[self.work]
-        starts = op == INSERT
+        starts = np.isin(op, NEW_ROW)
         starts[0:1] = True
         starts[1:] |= key[1:] != key[:-1]
         self.inc = np.cumsum(starts) - 1  # working position -> incarnation
         self.first = np.flatnonzero(starts)  # incarnation -> its first working position
         self.last = np.append(self.first[1:] - 1, len(self.work) - 1)
-        self.from_insert = op[self.first] == INSERT
-        self.alive = op[self.last] != DELETE
+        self.from_insert = np.isin(op[self.first], NEW_ROW)
+        replaced = np.zeros(len(self.first), bool)  # by the next snapshot row of the key
+        replaced[:-1] = (key[self.first[1:]] == key[self.first[:-1]]) & (op[self.first[1:]] == SNAPSHOT)
+        self.alive = (op[self.last] != DELETE) & ~replaced
         self.stored_row = plan.stored_at[key[self.first]]
         self.commit_ts = changes.column("commit_ts").to_numpy()
 

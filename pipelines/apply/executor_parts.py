@@ -77,7 +77,8 @@ def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: K
             changes = split.of_table(database, table)
             if (database, table) in split.snapshots:
                 part = snapshot_rows_on_executors(changes, (database, table), target, path, config.exec_mode,
-                                                  batch_id, starts.get((database, table)), parallelism)
+                                                  batch_id, starts.get((database, table)), parallelism,
+                                                  fold=config.executor_fold)
             else:
                 part = replay_on_executors(spark, changes, (database, table), target, path, exists, config.exec_mode,
                                            batch_id, source_schemas.tables.positions(database, table), parallelism,

@@ -161,10 +161,12 @@ class ReplayGroup:
         order, superseded_count = self._commit_order(records)
         records = records.take(pa.array(order, pa.int64()))
         parts = [self._rows([{SUPERSEDED: superseded_count}])] if superseded_count else []
-        folded = fold(self.target, records, stored, self.row_schema) if self.fold and stored is not None else None
+        if stored is None:  # (snapshot rows: libs/apply/fold.py makes them new rows as inserts)
+            stored = pa.schema([self.schema.field(n) for n in (*self.target.column_names, ROW_ID_COLUMN)]).empty_table()
+        folded = fold(self.target, records, stored, self.row_schema) if self.fold else None
         rest = folded.rest if folded is not None else range(records.num_rows)
-        rest_stored = [] if stored is None else D.python_rows(
-            stored.take(pa.array(folded.rest_stored, pa.int64())) if folded is not None else stored)
+        rest_stored = D.python_rows(stored.take(pa.array(folded.rest_stored, pa.int64())) if folded is not None
+                                    else stored)
         rows = arrow_rows(records.take(pa.array(rest, pa.int64())))
         try:
             result = replay_touched(self.target, rows, lambda _lookups: rest_stored, mode=self.mode)

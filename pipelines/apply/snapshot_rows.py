@@ -3,7 +3,8 @@
 
     snapshot change records of the table (the rows stage decoded them on the executors)
         --mapInArrow: each Arrow batch replayed as the driver replays snapshot rows
-          (libs.apply_plan.replay_touched with nothing to read: the run emptied the table)-->
+          (libs/apply/fold.py: new rows as inserts, the replay for what it leaves; nothing
+          to read: the run emptied the table)-->
     one output frame (executor_replay.output_schema): target rows | change-log rows | quarantine
 
 A snapshot row needs no stored row (libs/apply_partition.snapshot_rows_eligible): the driver
@@ -42,11 +43,11 @@ class SnapshotRows:
 
 def snapshot_rows_on_executors(changes: DataFrame, source_table: tuple[str, str], target: Target,
                                path: TableLocation, mode: str, batch_id: int, start: tuple | None,
-                               parallelism: int) -> ExecutorReplay:
+                               parallelism: int, fold: bool = True) -> ExecutorReplay:
     """`changes`: the table's snapshot change records (commit_ts as epoch micros); `start`: the
     change_sort_key of the batch's last truncate of the table, if it has one."""
     changes = spread(changes, parallelism)
-    group = ReplayGroup(target, mode, batch_id, {}, start)
+    group = ReplayGroup(target, mode, batch_id, {}, start, fold=fold)
     out = changes.mapInArrow(SnapshotRows(group), output_schema(target)).persist()
     tally, stop = tallied(out)
     return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally,

@@ -57,6 +57,11 @@ CASES = [
     ("a JSON diff applies to the stored document: the replay",
      lambda s: [s.update({"id": 1}, {"id": 1, "j": encode_json_diff([{"op": "replace", "path": "$.a", "value": 1}])}),
                 s.update({"id": 2}, {"id": 2, "j": '{"k": 1}'})], (1, 1)),
+    ("snapshot rows, one key twice: the later replaces the earlier",
+     lambda s: [s.change("snapshot", None, {"id": 5, "a": 1, "c": 1}), s.change("snapshot", None, {"id": 6, "c": 2}),
+                s.change("snapshot", None, {"id": 5, "a": 2, "c": 3}), s.update({"id": 6}, {"id": 6, "b": "u"})], (4, 0)),
+    ("a snapshot row of a stored key goes to the replay",
+     lambda s: [s.change("snapshot", None, {"id": 1, "c": 1}), s.change("snapshot", None, {"id": 7, "c": 2})], (1, 1)),
     ("an image without the key: the whole table to the replay",
      lambda s: [s.update({"a": 10}, {"a": 11}), s.update({"id": 2}, {"id": 2, "a": 1})], (0, 2)),
 ]
