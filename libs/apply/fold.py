@@ -32,13 +32,12 @@ cannot apply row changes (WL#3303), any op other than insert/update/delete/snaps
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from libs.apply.fold_values import ColumnValues, ImageEntries
+from libs.apply.fold_values import ColumnValues, ImageEntries, image_keys, plain
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, canonical_text, make_row_id, to_utc_naive
 from libs.replay.logging_format import ERROR, ROW, decide_apply_format
 from libs.targets import values
@@ -92,33 +91,12 @@ def _nothing_folded(changes: pa.Table, stored: pa.Table, row_schema: pa.Schema) 
                   np.arange(changes.num_rows), np.arange(stored.num_rows))
 
 
+def _kinds(target: Target, row_schema: pa.Schema) -> list[pa.DataType]:
+    return [row_schema.field(c).type for c in target.primary_key]
+
+
 def _deletes_schema(row_schema: pa.Schema) -> pa.Schema:
     return pa.schema([row_schema.field(ROW_ID_COLUMN), row_schema.field(LINEAGE_COLUMN)])
-
-
-_MISSING = object()  # a key column the image does not hold
-
-
-def plain(value: Any) -> Any:
-    """A value read from Arrow as the replay holds it: an aware timestamp as naive UTC
-    (pipelines/apply/tables.python_rows)."""
-    if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return value
-
-
-def _image_keys(target: Target, entries: ImageEntries, n: int, row_schema: pa.Schema) -> tuple[list, np.ndarray]:
-    """Per change: its image's PK values as a tuple (None when a column is missing, NULL or does
-    not convert), and whether the image's key is unusable that way."""
-    columns = [[_MISSING] * n for _ in target.primary_key]
-    for j, name in enumerate(target.primary_key):
-        k = target.column_names.index(name)
-        cv = entries.values(k, row_schema.field(name).type)
-        for parent, value, bad in zip(entries.parent[cv.at].tolist(), cv.values.to_pylist(), cv.bad.tolist()):
-            columns[j][parent] = None if bad else plain(value)
-    keys = [None if any(v is _MISSING or v is None for v in kv) else kv for kv in zip(*columns)]
-    held = np.array([not all(v is _MISSING for v in kv) for kv in zip(*columns)], bool)
-    return keys, held
 
 
 @dataclasses.dataclass
@@ -137,8 +115,8 @@ class _KeyPlan:
         n = changes.num_rows
         before = ImageEntries.of(target, changes.column("before"))
         after = ImageEntries.of(target, changes.column("after"))
-        before_keys, _ = _image_keys(target, before, n, row_schema)
-        after_keys, after_held = _image_keys(target, after, n, row_schema)
+        before_keys, _ = image_keys(before, target.primary_key, n, _kinds(target, row_schema))
+        after_keys, after_held = image_keys(after, target.primary_key, n, _kinds(target, row_schema))
         named = [a if op in NEW_ROW else b for op, a, b in zip(ops, after_keys, before_keys)]
         if any(k is None for k in named):
             return None  # the replay finds such a row otherwise, or stops: the whole table

@@ -16,6 +16,8 @@ replay stops the batch on it: the fold leaves its row to the replay), a JSON dif
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -89,6 +91,33 @@ class ImageEntries:
             return ColumnValues(at, converted, sql_null, np.zeros(len(at), bool), _partial(column, text))
         typed, bad = _one_by_one(column, text.to_pylist(), binary.to_pylist())
         return ColumnValues(at, pa.array(typed, kind), sql_null, bad, _partial(column, text))
+
+
+_MISSING = object()  # a key column the image does not hold
+
+
+def plain(value: Any) -> Any:
+    """A value read from Arrow as the replay holds it: an aware timestamp as naive UTC
+    (pipelines/apply/tables.python_rows)."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def image_keys(entries: ImageEntries, key: Sequence[str], n: int, kinds: Sequence[pa.DataType]
+               ) -> tuple[list[tuple | None], np.ndarray]:
+    """Per change of `n`: its image's values of the `key` columns as a tuple, typed as the replay
+    types them (None when a column is missing, NULL or does not convert: libs/replay/images.py
+    typed_key), and whether the image holds any key column."""
+    names = entries.target.column_names
+    columns = [[_MISSING] * n for _ in key]
+    for j, (name, kind) in enumerate(zip(key, kinds)):
+        cv = entries.values(names.index(name), kind)
+        for parent, value, bad in zip(entries.parent[cv.at].tolist(), cv.values.to_pylist(), cv.bad.tolist()):
+            columns[j][parent] = None if bad else plain(value)
+    keys = [None if any(v is _MISSING or v is None for v in kv) else kv for kv in zip(*columns)]
+    held = np.array([not all(v is _MISSING for v in kv) for kv in zip(*columns)], bool)
+    return keys, held
 
 
 def _vectorised(column: Column, text: pa.Array, binary: pa.Array, kind: pa.DataType) -> pa.Array | None:

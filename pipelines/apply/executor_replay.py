@@ -27,11 +27,12 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
-from libs.apply_partition import change_keys, components, key_text, split_key
+from libs.apply_partition import components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
 from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
 from libs.arrow_rows import rows as arrow_rows
 from libs.apply.fold import fold, foldable
+from libs.apply.fold_values import ImageEntries, image_keys
 from libs.change_log_table import change_log_table, decided_change_log
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
@@ -112,12 +113,23 @@ class KeyChanges:
     def __init__(self, target: Target, key: tuple[str, ...] | None, key_type: T.StructType):
         self.target, self.key = target, key
         self.keys_type = to_arrow_schema(T.StructType([T.StructField(KEYS, T.ArrayType(key_type), True)])).field(0).type
+        self.kinds = [f.type for f in self.keys_type.value_type]
+
+    def _keys(self, batch: pa.RecordBatch) -> Iterator[tuple[tuple | None, tuple | None]]:
+        """Each change's (before, after) key as libs/apply_partition.change_keys gives it, the
+        images read column by column (libs/apply/fold_values.py)."""
+        n = batch.num_rows
+        if not self.key:
+            return iter([(None, None)] * n)
+        before, _ = image_keys(ImageEntries.of(self.target, batch.column("before")), self.key, n, self.kinds)
+        after, _ = image_keys(ImageEntries.of(self.target, batch.column("after")), self.key, n, self.kinds)
+        return ((None if op == "insert" else b, (b if op == "update" and a is None else None if op == "delete" else a))
+                for op, b, a in zip(batch.column("op").to_pylist(), before, after))
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             before_text, after_text, values = [], [], []
-            for change in arrow_rows(batch.select(["op", "before", "after"])):
-                before, after = change_keys(self.target, self.key, change) if self.key else (None, None)
+            for before, after in self._keys(batch):
                 named = [k for k in dict.fromkeys((before, after)) if k is not None]
                 whole = self.key is None or not named
                 before_text.append(WHOLE_TABLE if whole else key_text(before) if before else None)

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import pipelines.apply.executor_replay as executor_replay
+from libs.apply_partition import change_keys, split_key
 from pipelines.apply.executor_replay import LOG, QUARANTINED, ReplayGroup
 from tests.change_builders import Source
 from tests.unit.apply.fold_harness import changes_table
@@ -84,3 +85,19 @@ def test_the_fold_gives_the_replays_output(seed, monkeypatch):
         _sorted(out[False].select([LOG]).filter(out[False][LOG].is_valid()))
     assert replayed[False] == len(changes)
     assert 0 < replayed[True] < len(changes) / 2  # the key changes' and the 1032's keys only
+
+
+def test_the_key_pass_reads_keys_as_the_replay_types_them():
+    """KeyChanges reads the images column by column; each change's (before, after) key is what
+    libs/apply_partition.change_keys gives (a key change, a minimal update, NULL and bad keys)."""
+    target = catalog_from_ddl(DDL).get("shop", "a")
+    _, changes = _workload(3)
+    s = Source("shop", "a", ["id", "v", "n", "at"])
+    changes += [s.update({"id": 1}, {"id": 2, "v": "m"}), s.update({"id": 4}, {"v": "m"}), s.insert({"id": None}),
+                s.delete({"id": "x"}), s.update({"v": "no key"}, {"v": "y"})]
+    key = split_key(target)
+    key_type = executor_replay.key_schema(target, key)
+    batch = changes_table(changes).to_batches()[0]
+    got = list(executor_replay.KeyChanges(target, key, key_type)._keys(batch))
+    assert got == [change_keys(target, key, c) for c in changes]
+    assert sum(b != a for b, a in got if b and a) >= 2  # key changes were among them
