@@ -4,13 +4,10 @@ decodes them, cut into batches; batch after batch, fold + the replay of what it 
 the replay's table, change log and deleted rows (or the same stop), and fold most changes."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from libs.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
-from libs.paths import CORPUS_DIR
 from libs.replay import ReplayStopped, commit_order, replay
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import replica_ddl, standard_tables
@@ -19,6 +16,7 @@ from libs.stream_assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
 from libs.targets.decoding import DecodeHints
 from tests.unit.apply.fold_harness import by_fold, by_replay
+from tests.unit.replay.replay_builders import mariadb_corpus
 
 
 def _changes(binlog: bytes, name: str, hints=None) -> list[dict]:
@@ -63,12 +61,7 @@ def test_simulated_streams_fold_as_they_replay(image):
 
 @pytest.mark.parametrize("scenario", ["row_minimal", "row_noblob", "row_full", "all_types"])
 def test_corpus_streams_fold_as_they_replay(scenario):
-    base = CORPUS_DIR / "mariadb" / scenario
-    manifest = json.loads((base / "manifest.json").read_text())
-    database = manifest["tables"][0]["table"].split(".")[0]
-    ddl = f"USE `{database}`;\n" + ";\n".join(t["create_table"] for t in manifest["tables"])
-    catalog = build_catalog(None, "manifest.json", parse_ddl(ddl, "manifest.json"))
-    binlog = next(p for p in base.iterdir() if p.name.startswith("mdb-bin.") and p.suffix[1:].isdigit())
+    catalog, binlog, _ = mariadb_corpus(scenario)
     folded, total = _compare_in_batches(catalog, _changes(binlog.read_bytes(), binlog.name,
                                                           DecodeHints(catalog.targets)))
     assert total > 0 and folded > 0, (folded, total)

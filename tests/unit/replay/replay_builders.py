@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+from pathlib import Path
+
+from libs.paths import CORPUS_DIR
 from libs.replay import ROW_ID_COLUMN
 from libs.targets import parse_ddl
 from libs.targets.model import Target
@@ -28,3 +32,15 @@ def rows(target: Target, *tuples) -> list[dict[str, Any]]:
 def table_of(result, current, target: Target) -> list[tuple]:
     """Final table content as sorted tuples (row identity dropped)."""
     return sorted((tuple(r[c] for c in target.column_names) for r in result.final_table(current)), key=repr)
+
+
+def mariadb_corpus(scenario: str):
+    """(catalog of the scenario's tables from the server's SHOW CREATE TABLE, its binlog file,
+    its database) of a corpus/mariadb scenario."""
+    base = CORPUS_DIR / "mariadb" / scenario
+    manifest = json.loads((base / "manifest.json").read_text())
+    database = manifest["tables"][0]["table"].split(".")[0]
+    ddl = f"USE `{database}`;\n" + ";\n".join(t["create_table"] for t in manifest["tables"])
+    catalog = build_catalog(None, "manifest.json", parse_ddl(ddl, "manifest.json"))
+    binlog: Path = next(p for p in base.iterdir() if p.name.startswith("mdb-bin.") and p.suffix[1:].isdigit())
+    return catalog, binlog, database

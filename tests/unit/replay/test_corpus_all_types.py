@@ -6,7 +6,6 @@ Table_map says most of it. The cells allowed to differ are listed and explained.
 from __future__ import annotations
 
 import gzip
-import json
 import struct
 
 import pytest
@@ -14,11 +13,10 @@ import pytest
 from libs.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.binlog.charsets import encode_text
-from libs.paths import CORPUS_DIR
 from libs.replay.engine import commit_order, replay
 from libs.stream_assembly import InputFrame, assemble_group, decode_segment
-from libs.targets import build_catalog, parse_ddl
 from libs.targets.decoding import DecodeHints
+from tests.unit.replay.replay_builders import mariadb_corpus
 
 ZERO_DATE_CELLS = {  # zero / partial dates: NULL in Delta (zero_dates: to_null)
     ("t_date", "4", "dt"), ("t_date", "5", "dt"), *(("t_datetime", "4", f"dt{i}") for i in range(7)),
@@ -70,12 +68,8 @@ def _dump(path):
 @pytest.mark.parametrize("scenario,allowed", [("all_types", ZERO_DATE_CELLS | MANGLED_DECLARATION),
                                               ("all_types_fullmeta", ZERO_DATE_CELLS)])
 def test_replayed_corpus_equals_the_server_tables(scenario, allowed):
-    base = CORPUS_DIR / "mariadb" / scenario
-    manifest = json.loads((base / "manifest.json").read_text())
-    database = manifest["tables"][0]["table"].split(".")[0]
-    ddl = f"USE `{database}`;\n" + ";\n".join(t["create_table"] for t in manifest["tables"])
-    catalog = build_catalog(None, "manifest.json", parse_ddl(ddl, "manifest.json"))
-    binlog = next(p for p in base.iterdir() if p.name.startswith("mdb-bin.") and p.suffix[1:].isdigit())
+    catalog, binlog, database = mariadb_corpus(scenario)
+    base = binlog.parent
     frames = [InputFrame(raw, binlog.name, pos) for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
     records, _ = assemble_group(scenario, None, frames, InMemorySpillStore())
     hints = DecodeHints(catalog.targets)
