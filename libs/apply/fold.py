@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from libs.apply.fold_values import ColumnValues, ImageEntries, image_keys, plain
-from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, canonical_text, make_row_id, to_utc_naive
+from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, canonical_text, make_row_ids, to_utc_naive
 from libs.replay.logging_format import ERROR, ROW, decide_apply_format
 from libs.targets import values
 from libs.targets.model import HISTORY_CURRENT, Target
@@ -221,8 +221,8 @@ class _Assembly:
         at = self.work[self.first]
         source, trx, seq = (self.changes.column(c).take(pa.array(at, pa.int64())).to_pylist()
                             for c in ("source", "trx_id", "change_seq"))
-        return [make_row_id(s, t, q) if ins else stored_ids[r]
-                for s, t, q, ins, r in zip(source, trx, seq, self.from_insert.tolist(), self.stored_row.tolist())]
+        new = iter(make_row_ids(*(np.array(v, dtype=object)[self.from_insert].tolist() for v in (source, trx, seq))))
+        return [next(new) if ins else stored_ids[r] for ins, r in zip(self.from_insert.tolist(), self.stored_row.tolist())]
 
     def _lineage(self, rows: np.ndarray) -> pa.StructArray:
         kind = self.row_schema.field(LINEAGE_COLUMN).type

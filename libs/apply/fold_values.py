@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from libs.binlog.file_names import binlog_sort_key
 from libs.replay.json_diff import is_json_diff
 from libs.targets import values
 from libs.targets.model import Column, Target
@@ -59,18 +60,7 @@ class ImageEntries:
             images = images.combine_chunks() if images.num_chunks != 1 else images.chunk(0)
         flat = pc.list_flatten(images)
         parent = pc.list_parent_indices(images).to_numpy(zero_copy_only=False).astype(np.int64)
-        ordinals = flat.field("ordinal").to_numpy(zero_copy_only=False)
-        names = flat.field("name").to_pylist()
-        index = {c.name: k for k, c in enumerate(target.columns)}
-        fed: dict[tuple[int, str | None], int] = {}
-        column = np.empty(len(flat), np.int64)
-        for k, key in enumerate(zip(ordinals.tolist(), names)):
-            found = fed.get(key)
-            if found is None:
-                target_column = target.column_for_source(*key)
-                found = fed[key] = -1 if target_column is None else index[target_column.name]
-            column[k] = found
-        return cls(target, parent, column, flat.field("text"), flat.field("binary"))
+        return cls(target, parent, _target_columns(target, flat), flat.field("text"), flat.field("binary"))
 
     def values(self, k: int, kind: pa.DataType) -> ColumnValues:
         """Target column k's entries as `kind` (the column's Arrow type), converted once."""
@@ -93,6 +83,23 @@ class ImageEntries:
         return ColumnValues(at, pa.array(typed, kind), sql_null, bad, _partial(column, text))
 
 
+def _target_columns(target: Target, flat: pa.StructArray) -> np.ndarray:
+    """Entry -> the index of the target column its (ordinal, name) feeds (Target.column_for_source),
+    -1: none; asked once per distinct pair."""
+    ordinals = flat.field("ordinal").to_numpy(zero_copy_only=False).astype(np.int64)
+    names = flat.field("name").dictionary_encode()
+    name_codes = names.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+    pairs, inverse = np.unique(ordinals * (len(names.dictionary) + 1) + name_codes, return_inverse=True)
+    labels = names.dictionary.to_pylist()
+    index = {c.name: k for k, c in enumerate(target.columns)}
+    lookup = np.empty(len(pairs), np.int64)
+    for k, pair in enumerate(pairs.tolist()):
+        ordinal, code = divmod(pair, len(labels) + 1)
+        column = target.column_for_source(ordinal, labels[code - 1] if code else None)
+        lookup[k] = -1 if column is None else index[column.name]
+    return lookup[inverse] if len(pairs) else np.zeros(0, np.int64)
+
+
 _MISSING = object()  # a key column the image does not hold
 
 
@@ -110,13 +117,21 @@ def image_keys(entries: ImageEntries, key: Sequence[str], n: int, kinds: Sequenc
     types them (None when a column is missing, NULL or does not convert: libs/replay/images.py
     typed_key), and whether the image holds any key column."""
     names = entries.target.column_names
-    columns = [[_MISSING] * n for _ in key]
-    for j, (name, kind) in enumerate(zip(key, kinds)):
+    values, held, usable = [], np.zeros(n, bool), np.ones(n, bool)
+    for name, kind in zip(key, kinds):
         cv = entries.values(names.index(name), kind)
-        for parent, value, bad in zip(entries.parent[cv.at].tolist(), cv.values.to_pylist(), cv.bad.tolist()):
-            columns[j][parent] = None if bad else plain(value)
-    keys = [None if any(v is _MISSING or v is None for v in kv) else kv for kv in zip(*columns)]
-    held = np.array([not all(v is _MISSING for v in kv) for kv in zip(*columns)], bool)
+        parents = entries.parent[cv.at]
+        column = np.full(n, None, dtype=object)  # (a later entry of a change overwrites: the last wins)
+        column[parents] = [plain(v) for v in cv.values.to_pylist()] if pa.types.is_timestamp(kind) \
+            else cv.values.to_pylist()
+        present = np.zeros(n, bool)
+        present[parents] = True
+        unusable = np.zeros(n, bool)
+        unusable[parents[cv.bad]] = True
+        held |= present
+        usable &= present & ~unusable & np.not_equal(column, None)
+        values.append(column.tolist())
+    keys = [kv if ok else None for kv, ok in zip(zip(*values), usable.tolist())]
     return keys, held
 
 
@@ -150,3 +165,18 @@ def _partial(column: Column, text: pa.Array) -> np.ndarray:
     if column.family != "json":
         return np.zeros(len(text), bool)
     return np.array([is_json_diff(t) for t in text.to_pylist()], bool)
+
+
+def commit_order_of(changes: pa.Table) -> np.ndarray:
+    """Row indices of `changes` in libs/apply_plan.change_sort_key's order (source, then the
+    binlog file in the servers' order, end position, commit time, change_seq), sorted by columns:
+    binlog_sort_key is asked once per distinct file."""
+    def ranks(column: pa.ChunkedArray, key=None) -> np.ndarray:
+        codes = column.combine_chunks().dictionary_encode()
+        labels = codes.dictionary.to_pylist()
+        rank = np.empty(len(labels), np.int64)
+        rank[sorted(range(len(labels)), key=lambda k: key(labels[k]) if key else labels[k])] = np.arange(len(labels))
+        return rank[codes.indices.to_numpy(zero_copy_only=False)] if len(labels) else np.zeros(0, np.int64)
+
+    numbers = [changes.column(c).to_numpy() for c in ("change_seq", "commit_ts", "trx_end_pos")]
+    return np.lexsort([*numbers, ranks(changes.column("trx_file"), binlog_sort_key), ranks(changes.column("source"))])

@@ -7,10 +7,11 @@ Every row the replay writes carries the Lineage of the change that last wrote it
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 ROW_ID_COLUMN = "_row_id"
 """Hidden row identity: distinguishes identical rows of a keyless table; MERGE matches on it."""
@@ -29,6 +30,15 @@ def make_row_id(source: str, trx_id: str, change_seq: int) -> str:
     """
     digest = hashlib.sha256(json.dumps([source, trx_id, change_seq]).encode("utf-8"))
     return digest.hexdigest()[:32]
+
+
+def make_row_ids(sources: Sequence[str], trx_ids: Sequence[str], change_seqs: Sequence[int]) -> list[str]:
+    """make_row_id of many changes at once: the same JSON text, each distinct string encoded once
+    (a transaction's changes share their source and trx_id)."""
+    text = functools.lru_cache(maxsize=4096)(json.dumps)
+    sha = hashlib.sha256
+    return [sha(f"[{text(s)}, {text(t)}, {int(q)}]".encode("utf-8")).hexdigest()[:32]
+            for s, t, q in zip(sources, trx_ids, change_seqs)]
 
 
 def to_utc_naive(value: Any) -> dt.datetime:

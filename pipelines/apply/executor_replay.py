@@ -32,7 +32,7 @@ from libs.apply.soft_deletes import table_writes
 from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
 from libs.arrow_rows import rows as arrow_rows
 from libs.apply.fold import fold, foldable
-from libs.apply.fold_values import ImageEntries, image_keys
+from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
 from libs.change_log_table import change_log_table, decided_change_log
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
@@ -201,10 +201,14 @@ class ReplayGroup:
         return pa.concat_tables(parts)
 
     def _commit_order(self, records: pa.Table) -> tuple[list[int], int]:
-        """The rows to apply in commit order, and how many went as superseded."""
+        """The rows to apply in commit order (change_sort_key's, sorted by columns), and how many
+        went as superseded."""
+        order = commit_order_of(records)
+        if self.start is None and not self.snapshots:
+            return order.tolist(), 0
         keys = records.select(["source", "trx_file", "trx_end_pos", "commit_ts", "change_seq"]).to_pylist()
-        kept = [k for k, c in enumerate(keys) if not self._superseded(c)]
-        return sorted(kept, key=lambda k: change_sort_key(keys[k])), len(keys) - len(kept)
+        kept = [k for k in order.tolist() if not self._superseded(keys[k])]
+        return kept, len(keys) - len(kept)
 
     def _superseded(self, change: Mapping[str, Any]) -> bool:
         """Already in a snapshot's rows (protocol.py rule 2), or before the batch's last truncate

@@ -56,3 +56,11 @@ def test_every_written_row_carries_the_lineage_of_its_last_change():
     lineage = result.upserts[0].to_record()["_lineage"]
     assert (lineage["statement"], lineage["gtid"], lineage["binlog_pos"], lineage["operation"],
             lineage["server_id"], lineage["source"]) == ("UPDATE t SET v=2", "0-1-1", 1050, "update", 1, "src1")
+
+
+def test_row_ids_of_many_changes_are_each_changes_row_id():
+    from libs.replay.lineage import make_row_id, make_row_ids
+
+    triples = [("src1", "0-1-5", 0), ("src1", "0-1-5", 1 << 20), ('s"q\\', "mdb-bin.000002:1234", 7),
+               ("sö✓", "3E11FA47-71CA-11E1-9E33-C80AA9429562:23", 2 ** 40), ("", "", 0)]
+    assert make_row_ids(*zip(*triples)) == [make_row_id(*t) for t in triples]
