@@ -108,6 +108,7 @@ class _KeyPlan:
     stored_at: np.ndarray  # key id -> row of `stored`, -1: none
     folds: np.ndarray  # change -> folded (else replayed)
     after: ImageEntries
+    unsafe: np.ndarray  # key id -> left to the replay with its stored row
 
     @classmethod
     def of(cls, target: Target, changes: pa.Table, ops: np.ndarray, stored: pa.Table,
@@ -122,22 +123,22 @@ class _KeyPlan:
             return None  # the replay finds such a row otherwise, or stops: the whole table
         ids: dict[tuple, int] = {}
         key_of = np.array([ids.setdefault(k, len(ids)) for k in named], np.int64)
+        moves = [(key_of[j], after_keys[j]) for j in np.flatnonzero((ops == UPDATE) & after_held)
+                 if after_keys[j] != named[j]]
+        if any(moved is None for _, moved in moves):
+            return None
+        # a key-changing update: both keys to the replay, with the stored row of the key it moves
+        # to (a 1062 there), which no change may name otherwise
+        unsafe_ids = {k for k, _ in moves} | {ids.setdefault(moved, len(ids)) for _, moved in moves}
         keys = list(ids)
         unsafe = np.zeros(len(keys), bool)
-        for j in np.flatnonzero((ops == UPDATE) & after_held):  # a key-changing update: both keys
-            moved = after_keys[j]
-            if moved != named[j]:
-                unsafe[key_of[j]] = True
-                if moved is not None and moved in ids:
-                    unsafe[ids[moved]] = True
-                elif moved is None:
-                    return None
+        unsafe[list(unsafe_ids)] = True
         stored_at = np.full(len(keys), -1, np.int64)
         for r, kv in enumerate(zip(*([plain(v) for v in stored.column(c).cast(row_schema.field(c).type).to_pylist()]
                                      for c in target.primary_key))):
             if kv in ids:
                 stored_at[ids[kv]] = r
-        plan = cls(key_of, keys, stored_at, np.ones(n, bool), after)
+        plan = cls(key_of, keys, stored_at, np.ones(n, bool), after, unsafe)
         plan._mark(unsafe, _unconvertible(target, after, n, row_schema) | _unconvertible(target, before, n, row_schema))
         plan._mark(unsafe, plan._invalid_sequences(ops))
         plan.folds = ~unsafe[key_of]
@@ -212,8 +213,7 @@ class _Assembly:
         deletes = pa.Table.from_arrays([pa.array([row_ids[i] for i in gone], pa.string()), lineage.take(gone)],
                                        schema=_deletes_schema(self.row_schema))
         rest = np.flatnonzero(~self.plan.folds)
-        rest_keys = np.unique(self.plan.key_of[rest])
-        rest_stored = self.plan.stored_at[rest_keys]
+        rest_stored = self.plan.stored_at[self.plan.unsafe]
         return Folded(upserts, deletes, self._log(row_ids), rest, np.sort(rest_stored[rest_stored >= 0]))
 
     def _row_ids(self) -> list[str]:

@@ -50,6 +50,9 @@ CASES = [
      lambda s: [s.update({"id": 1}, {"id": 1, "a": 2}), s.insert({"id": 1, "c": 1}), s.delete({"id": 2})], (1, 2)),
     ("a key-changing update: both keys to the replay",
      lambda s: [s.insert({"id": 5, "c": 5}), s.update({"id": 1}, {"id": 5, "a": 3}), s.delete({"id": 2})], (1, 2)),
+    ("a key-changing update onto a stored key no other change names (1062): the replay sees that row",
+     lambda s: [s.update({"id": 1}, {"id": 2}), s.update({"id": 1}, {"id": 1, "a": 5}), s.insert({"id": 9, "c": 1})],
+     (1, 2)),
     ("a key-changing update onto a fresh key, then that key changed again",
      lambda s: [s.update({"id": 1}, {"id": 6}), s.update({"id": 6}, {"id": 6, "a": 1}), s.update({"id": 2}, {"id": 2, "b": "q"})], (1, 2)),
     ("deletes of stored rows carry the deleting change's lineage",
@@ -148,6 +151,8 @@ def _master_log(ops, image: str, stored: dict[int, dict]):
             old = rows_now.pop(key)
             rows_now[arg] = {**old, "id": arg}
             log.append(s.update(before(old), after(rows_now[arg], ["id"])))
+        elif op == "move" and key in rows_now and arg != key and len(log) % 2:  # onto a live key (1062)
+            log.append(s.update(before(rows_now[key]), after({**rows_now[key], "id": arg}, ["id"])))
         elif op in ("insert", "update", "delete") and len(log) % 2:  # refused by the master: logged anyway
             log.append(s.insert({"id": key, **arg}) if op == "insert" else
                        s.update({"id": key}, {"id": key, **arg}) if op == "update" else s.delete({"id": key}))
