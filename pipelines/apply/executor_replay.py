@@ -20,6 +20,7 @@ from collections import Counter
 from functools import reduce
 from typing import Any, Iterator, Mapping
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -31,7 +32,7 @@ from libs.apply_partition import components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
 from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
 from libs.arrow_rows import rows as arrow_rows
-from libs.apply.fold import fold, foldable
+from libs.apply.fold import Folded, fold, foldable
 from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
 from libs.change_log_table import change_log_table, decided_change_log
 from libs.gc_pause import gc_paused
@@ -169,36 +170,44 @@ class ReplayGroup:
 
     def replay_records(self, records: pa.Table, stored: pa.Table | None) -> pa.Table:
         """Change records applied to the `stored` rows they touch (None: no stored row, a table
-        started anew): output_schema rows."""
+        started anew): output_schema rows, or the one row of a strict-mode stop."""
         order, superseded_count = self._commit_order(records)
         records = records.take(pa.array(order, pa.int64()))
         parts = [self._rows([{SUPERSEDED: superseded_count}])] if superseded_count else []
         if stored is None:  # (snapshot rows: libs/apply/fold.py makes them new rows as inserts)
             stored = pa.schema([self.schema.field(n) for n in (*self.target.column_names, ROW_ID_COLUMN)]).empty_table()
-        folded = fold(self.target, records, stored, self.row_schema) if self.fold else None
-        rest = folded.rest if folded is not None else range(records.num_rows)
-        rest_stored = D.python_rows(stored.take(pa.array(folded.rest_stored, pa.int64())) if folded is not None
-                                    else stored)
-        rows = arrow_rows(records.take(pa.array(rest, pa.int64())))
+        rest, rest_stored = np.arange(records.num_rows), np.arange(stored.num_rows)
+        if self.fold:
+            folded = fold(self.target, records, stored, self.row_schema)
+            parts += self._folded(records, folded)
+            rest, rest_stored = folded.rest, folded.rest_stored
+        replayed, stopped = self._replayed(records.take(pa.array(rest, pa.int64())),
+                                           stored.take(pa.array(rest_stored, pa.int64())))
+        return replayed if stopped else pa.concat_tables([*parts, replayed])
+
+    def _folded(self, records: pa.Table, folded: Folded) -> list[pa.Table]:
+        n = len(folded.log.at)
+        log = decided_change_log(records, folded.log.at, {
+            "row_id": folded.log.row_ids, "key": folded.log.keys, "delta_table": [self.target.delta_table] * n,
+            "outcome": ["applied"] * n}, self.batch_id, self.log_schema)
+        return [self._merge_part(folded.upserts, "upsert"), self._merge_part(folded.deletes, "delete"),
+                self._column(LOG, self._struct(log))]
+
+    def _replayed(self, records: pa.Table, stored: pa.Table) -> tuple[pa.Table, bool]:
+        """`records` replayed change by change on `stored` (libs/replay): its rows, or the stop's
+        one row and True."""
+        rows, stored_rows = arrow_rows(records), D.python_rows(stored)
         try:
-            result = replay_touched(self.target, rows, lambda _lookups: rest_stored, mode=self.mode)
+            result = replay_touched(self.target, rows, lambda _lookups: stored_rows, mode=self.mode)
         except ReplayStopped as stop:
-            return self._rows([{STOP: str(stop.error)}])
-        if folded is not None:
-            parts += [self._merge_part(folded.upserts, "upsert"), self._merge_part(folded.deletes, "delete"),
-                      self._column(LOG, self._struct(decided_change_log(records, folded.log.at, {
-                          "row_id": folded.log.row_ids, "key": folded.log.keys,
-                          "delta_table": [self.target.delta_table] * len(folded.log.at),
-                          "outcome": ["applied"] * len(folded.log.at)}, self.batch_id, self.log_schema)))]
+            return self._rows([{STOP: str(stop.error)}]), True
         upserts, deletes = table_writes(self.target, result)  # (a soft target's: libs/apply/soft_deletes.py)
-        parts.append(self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts]
-                                + [{**d, OP_COLUMN: "delete"} for d in deletes]))
-        log = change_log_table(records.take(pa.array(rest, pa.int64())), result.change_log, range(len(rows)),
-                               self.batch_id, self.log_schema)
-        parts.append(self._column(LOG, self._struct(log)))
+        log = change_log_table(records, result.change_log, range(len(rows)), self.batch_id, self.log_schema)
         now = now_utc()
-        parts.append(self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine]))
-        return pa.concat_tables(parts)
+        return pa.concat_tables([
+            self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts] + [{**d, OP_COLUMN: "delete"} for d in deletes]),
+            self._column(LOG, self._struct(log)),
+            self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine])]), False
 
     def _commit_order(self, records: pa.Table) -> tuple[list[int], int]:
         """The rows to apply in commit order (change_sort_key's, sorted by columns), and how many
