@@ -106,6 +106,11 @@ def local_confs(opts: SessionOptions) -> dict[str, str]:
         # re-reading their directories cost 126-180 ms of CPU per Python task (libs/worker_path.py).
         "spark.python.daemon.module": "pipelines.worker_daemon",
         "spark.driver.memory": opts.driver_memory,
+        # The executor is the driver's own JVM here. After a pause longer than the heartbeat
+        # timeout (120 s: a VM snapshot, a laptop's sleep) the driver expired it, its heartbeats
+        # then failed, and 60 failures later it exited the JVM, ending the job ~10 minutes after
+        # the pause ("Exit as unable to send heartbeats to driver"; bench/vm_pause.py).
+        "spark.storage.blockManagerHeartbeatTimeoutMs": str(24 * 3600 * 1000),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Column DEFAULTs on Delta tables carry the replica-side defaults (WL#5092 R1).
