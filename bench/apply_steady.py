@@ -85,11 +85,14 @@ class PhaseTimer:
         return out
 
 
-def job_summary(spark, first_job: int, end_job: int | None = None) -> list[str]:
-    """Jobs with first_job <= id < end_job grouped by description: count, tasks, summed seconds."""
+def job_summary(spark, first_job: int, end_job: int | None = None, group: str | None = None) -> list[str]:
+    """Jobs with first_job <= id < end_job of job group `group` (None: no group) grouped by
+    description: count, tasks, summed seconds."""
     groups: dict[str, list] = collections.defaultdict(lambda: [0, 0, 0.0])
     for job in spark_ui(spark, "/jobs"):
         if job["jobId"] < first_job or (end_job is not None and job["jobId"] >= end_job):
+            continue
+        if job.get("jobGroup") != group:
             continue
         g = groups[(job.get("description") or job["name"])[:100]]
         g[0] += 1
@@ -104,6 +107,7 @@ def job_timeline(spark, first_job: int, end_job: int | None = None) -> list[str]
     seconds, the idle gap since the previous job ended (driver work: planning, Python, commits), tasks."""
     jobs = sorted((j for j in spark_ui(spark, "/jobs")
                    if j["jobId"] >= first_job and (end_job is None or j["jobId"] < end_job)), key=lambda j: j["jobId"])
+    jobs = [j for j in jobs if j.get("jobGroup") is None] + [j for j in jobs if j.get("jobGroup") is not None]
     if not jobs:
         return []
     origin, last_end, lines = ui_time(jobs[0], "submissionTime"), None, []
@@ -112,14 +116,16 @@ def job_timeline(spark, first_job: int, end_job: int | None = None) -> list[str]
         gap = (start - last_end).total_seconds() if last_end else 0.0
         end = ui_time(job, "completionTime") if job.get("completionTime") else start
         last_end = max(last_end or end, end)
+        group = f"[{job['jobGroup']}] " if job.get("jobGroup") else ""
         lines.append(f"{(start - origin).total_seconds():7.2f} s  {job_seconds(job):5.2f} s  gap {gap:5.2f} s "
-                     f"{job['numTasks']:3d} tasks  {(job.get('description') or job['name'])[:80]}")
+                     f"{job['numTasks']:3d} tasks  {group}{(job.get('description') or job['name'])[:80]}")
     return lines
 
 
 # The cuts of issue #37 item 5 (bench/README.md "Issue #37 goal e"), as `--compare` switches
 # them: "before" is the code without them, "after" the job's defaults.
 BEFORE = {"warm": False, "threads": 4}
+WARM_GROUP = "cdc-snapshot-warm"  # pipelines/apply/snapshot_warmer.JOB_GROUP
 
 
 def knobs_of(applier) -> dict:
@@ -150,13 +156,14 @@ class Run:
         self.walls: list[float] = []
         self.tails: list[float] = []
         self.cpus: list[float] = []
+        self.warm_jobs_seen: set[int] = set()
         self.jobs: tuple[int, int] = (0, 0)  # the last batch's job ids [first, end)
 
     def batch(self, spark, df, n: int, batch_id: int) -> None:
         tracker = spark.sparkContext.statusTracker()
         set_knobs(self.applier, self.knobs)
         before = set(tracker.getJobIdsForGroup(None))
-        first_job = max(before, default=-1) + 1
+        first_job = max(before | set(tracker.getJobIdsForGroup(WARM_GROUP)), default=-1) + 1
         cpu0, t0 = tree_cpu(os.getpid()), time.perf_counter()
         self.applier(df, batch_id)
         wall = time.perf_counter() - t0
@@ -164,8 +171,10 @@ class Run:
         self.applier.writes.warmer.wait()  # its background work ends before anything else runs
         tail = time.perf_counter() - t1
         cpu = tree_cpu(os.getpid()) - cpu0  # the driver, its JVM and Python workers, background included
-        new = set(tracker.getJobIdsForGroup(None)) - before
-        self.jobs = (first_job, max(new, default=first_job) + 1)
+        new = set(tracker.getJobIdsForGroup(None)) - before  # the batch's jobs (the warm's have a group)
+        warm_jobs = set(tracker.getJobIdsForGroup(WARM_GROUP)) - self.warm_jobs_seen
+        self.warm_jobs_seen |= warm_jobs
+        self.jobs = (first_job, max(new | warm_jobs, default=first_job) + 1)
         tasks = sum(stage.numTasks for job in new if (info := tracker.getJobInfo(job))
                     for s in info.stageIds if (stage := tracker.getStageInfo(s)))
         self.walls.append(wall)
@@ -173,7 +182,8 @@ class Run:
         self.cpus.append(cpu)
         print(f"{self.name} batch {batch_id}: {n} changes, {wall:.2f} s (+ {tail:.2f} s background after it), "
               f"CPU {cpu:.2f} s, "
-              f"{len(new)} jobs, {tasks} tasks; summed s per phase {self.timer.take()}", flush=True)
+              f"{len(new)} jobs ({len(warm_jobs)} in the background), {tasks} tasks; "
+              f"summed s per phase {self.timer.take()}", flush=True)
 
     def report(self, spark, timeline: bool) -> None:
         steady, tails = self.walls[1:], self.tails[1:]
@@ -185,8 +195,11 @@ class Run:
         print(f"{self.name}: jobs of the last batch:")
         for line in job_summary(spark, *self.jobs):
             print("  " + line)
+        print(f"{self.name}: its background jobs after it ({WARM_GROUP}):")
+        for line in job_summary(spark, *self.jobs, group=WARM_GROUP):
+            print("  " + line)
         if timeline:
-            print(f"{self.name}: timeline of the last batch:")
+            print(f"{self.name}: timeline of the last batch, then its background jobs:")
             for line in job_timeline(spark, *self.jobs):
                 print("  " + line)
 

@@ -27,6 +27,7 @@ from libs.table_location import TableLocation
 from pipelines.delta_tables import snapshot
 
 WARM_THREADS = 2  # the machine's cores: more threads only queue their Spark jobs behind each other
+JOB_GROUP = "cdc-snapshot-warm"  # its Spark jobs' group: the UI (and bench/apply_steady.py) tell them apart
 
 
 def warm_one(spark: SparkSession, path: TableLocation) -> None:
@@ -60,6 +61,7 @@ class SnapshotWarmer:
 
 def _warm_quietly(spark: SparkSession, path: TableLocation) -> None:
     try:
+        spark.sparkContext.setJobGroup(JOB_GROUP, f"Delta state of {path} for its next write")
         warm_one(spark, path)
     except Exception:  # noqa: BLE001 - a head start only: the table's next write builds the state itself
         pass
