@@ -156,7 +156,6 @@ class Run:
         self.walls: list[float] = []
         self.tails: list[float] = []
         self.cpus: list[float] = []
-        self.warm_jobs_seen: set[int] = set()
         self.jobs: tuple[int, int] = (0, 0)  # the last batch's job ids [first, end)
 
     def batch(self, spark, df, n: int, batch_id: int) -> None:
@@ -172,8 +171,7 @@ class Run:
         tail = time.perf_counter() - t1
         cpu = tree_cpu(os.getpid()) - cpu0  # the driver, its JVM and Python workers, background included
         new = set(tracker.getJobIdsForGroup(None)) - before  # the batch's jobs (the warm's have a group)
-        warm_jobs = set(tracker.getJobIdsForGroup(WARM_GROUP)) - self.warm_jobs_seen
-        self.warm_jobs_seen |= warm_jobs
+        warm_jobs = {j for j in tracker.getJobIdsForGroup(WARM_GROUP) if j >= first_job}  # (waited for above)
         self.jobs = (first_job, max(new | warm_jobs, default=first_job) + 1)
         tasks = sum(stage.numTasks for job in new if (info := tracker.getJobInfo(job))
                     for s in info.stageIds if (stage := tracker.getStageInfo(s)))
