@@ -1,5 +1,5 @@
 """After a committed batch, the Delta state of each target it wrote is rebuilt in the background
-(pipelines/apply/snapshot_warmer.py), so the table's next write does not begin with it; the
+(pipelines/apply/snapshot_warmer.py), so the table's next write does not begin with it;
 the tables hold the batches' rows as before."""
 
 import pytest
