@@ -32,6 +32,7 @@ from pipelines.apply.history_writes import HistoryPlan, history_write
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
 from pipelines.apply.shadow_writes import remove_tables
+from pipelines.apply.snapshot_warmer import SnapshotWarmer
 from pipelines.apply.soft_deletes import flag_live
 from pipelines.apply.target_writes import (
     TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
@@ -53,6 +54,7 @@ class BatchWrites:
         self.quarantine = QuarantineWriter(self.tables, app_id, APPLY_STAGE)
         self.maintenance = TableMaintenance(config.writes)  # compaction and VACUUM after batches
         self.versions = BatchVersions(app_id)  # each target write's Delta version, for _cdc_progress
+        self.warmer = SnapshotWarmer()  # the written targets' state rebuilt for their next write
         # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
         self._progress: dict[str, dict] = {}
 
@@ -64,7 +66,8 @@ class BatchWrites:
         then each executor table's), the quarantined changes (`errors`, then the executors'), one
         write per target (`plans` replayed here, `executor` tables MERGEd from the executors),
         the sources' progress (`lasts`: per source, the executors' part's last change and count);
-        then the tables' maintenance (pipelines/apply/maintenance.py). `gone`: the Delta tables of
+        then the tables' maintenance (pipelines/apply/maintenance.py); then, in the background,
+        the written targets' new Delta state for their next write (snapshot_warmer.py). `gone`: the Delta tables of
         online schema change tools' ended working tables, removed after the target writes
         (pipelines/apply/shadow_writes.py)."""
         logs = [part.change_log() for part in executor]
@@ -103,11 +106,15 @@ class BatchWrites:
             versions = self.versions.of_batch(spark, batch_id, targets)
         self.append_progress(spark, batch_id, changes, caught_up, lasts, versions)
         self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
+        self.warmer.warm(spark, self._targets_written_in(batch_id))  # the next batch's head start
+
+    def _targets_written_in(self, batch_id: int) -> list[TableLocation]:
+        return [path for path, written in self.known.written.items() if written == batch_id]
 
     def _written_in(self, batch_id: int) -> list[TableLocation]:
         """The tables a batch may have added files to: its targets and the apply stage's appends."""
-        targets = [path for path, written in self.known.written.items() if written == batch_id]
-        return [*targets, *(self.tables.table(name) for name in (CHANGE_LOG, PROGRESS, QUARANTINE))]
+        appends = [self.tables.table(name) for name in (CHANGE_LOG, PROGRESS, QUARANTINE)]
+        return [*self._targets_written_in(batch_id), *appends]
 
     def _write_targets(self, spark: SparkSession, batch_id: int, writes: list) -> None:
         """One write per target table (_write_target, _merge_from_executors), the tables side
