@@ -2,7 +2,7 @@
 ("old", a second checkout) against this checkout ("new"), in the same run.
 
     .venv/bin/python bench/h_big.py [--old-root /work/wt-old] [--rows 300000 --small 20000]
-                                    [--rounds 1] [--quick] [--keep]
+                                    [--rounds 1] [--only old|new] [--quick] [--keep]
     --quick: 20,000 rows + 2,000 small transactions (validation)
 
 Each run (old, then new; --rounds 2 repeats the pair) has its own private MariaDB 10.11 (ROW,
@@ -150,6 +150,7 @@ def parse_args(argv):
     ap.add_argument("--small", type=int, default=20_000, help="small transactions after it")
     ap.add_argument("--threads", type=int, default=2, help="sysbench --threads")
     ap.add_argument("--rounds", type=int, default=1, help="old-then-new pairs")
+    ap.add_argument("--only", choices=("old", "new"), help="run one side only (no ratio)")
     ap.add_argument("--quick", action="store_true", help="20,000 rows + 2,000 small transactions")
     ap.add_argument("--timeout", type=float, default=3600.0, help="per wait for a job")
     ap.add_argument("--keep", action="store_true", help="keep the work directories (logs, Delta tables)")
@@ -170,6 +171,8 @@ def main(argv=None) -> int:
     try:
         for i in range(args.rounds):
             for label, root in (("old", args.old_root), ("new", ROOT)):
+                if args.only not in (None, label):
+                    continue
                 results.append(one_run(args, root, label, base / f"{label}{i}"))
     finally:
         report(results)
