@@ -7,7 +7,7 @@ Not a test helper: these scripts print figures. Everything is measured on this m
     sampler = Sampler(spark); sampler.start(); ...; sampler.stop()
     sampler.peaks(), sampler.core_busy(t0, t1), sampler.worker_cpu(t0, t1)
     spark_ui(spark, "/jobs"), job_seconds(job)            # the Spark UI REST API (ui=True)
-    spawn(args, log), stop_process(proc), tree_cpu(pid), log_tail(log), commit_hash()
+    spawn(args, log[, root]), stop_process(proc), tree_cpu(pid), log_tail(log), commit_hash([root])
     start_shipper(server, bootstrap, work, topic, source), wait_shipper_following(...)
                                                           # cdc-ship --server --snapshot, as a user runs it
 """
@@ -71,21 +71,21 @@ def private_broker(data_dir: Path):
 
 
 # -- processes the benchmarks start -------------------------------------------------------------
-def checkout_env() -> dict[str, str]:
-    """The environment under which a command, its Spark JVM and its Python workers import this
-    checkout's code: the venv's editable install points at the main checkout, and a console
-    script (cdc-replicate) does not put the working directory on sys.path."""
+def checkout_env(root: Path = ROOT) -> dict[str, str]:
+    """The environment under which a command, its Spark JVM and its Python workers import the
+    code of checkout `root` (default: this one): the venv's editable install points at the main
+    checkout, and a console script (cdc-replicate) does not put the working directory on sys.path."""
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
+            "PYTHONPATH": str(root) + (os.pathsep + path if path else "")}
 
 
-def spawn(args: list[str], log: Path) -> subprocess.Popen:
+def spawn(args: list[str], log: Path, root: Path = ROOT) -> subprocess.Popen:
     """A command in its own session (its process group is ours to kill), output appended to
-    `log`, running this checkout's code (checkout_env)."""
+    `log`, running the code of checkout `root` (checkout_env; default: this one)."""
     with open(log, "ab") as out:
-        return subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=checkout_env(), start_new_session=True)
+        return subprocess.Popen(args, cwd=root, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=checkout_env(root), start_new_session=True)
 
 
 def stop_process(proc: subprocess.Popen | None, timeout: float = 60.0) -> None:
@@ -126,25 +126,26 @@ def log_tail(path: Path, lines: int = 25) -> str:
         return "(no log)"
 
 
-def commit_hash() -> str:
-    """HEAD's short hash, +dirty when tracked files differ from it."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+def commit_hash(root: Path = ROOT) -> str:
+    """HEAD's short hash of checkout `root`, +dirty when tracked files differ from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
                           text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                            capture_output=True, text=True).stdout.strip()
     return head + ("+dirty" if dirty else "")
 
 
-def start_shipper(server, bootstrap: str, work: Path, topic: str, source: str) -> subprocess.Popen:
+def start_shipper(server, bootstrap: str, work: Path, topic: str, source: str,
+                  root: Path = ROOT) -> subprocess.Popen:
     """`cdc-ship --server --snapshot` of database `source` (its tables' rows, then its binlog)
-    into `topic`, records keyed by `source`; log in work/cdc-ship.log."""
+    into `topic`, records keyed by `source`, running checkout `root`'s code; log in work/cdc-ship.log."""
     password = work / "replica-password"
     password.write_text(server.password + "\n")
     password.chmod(0o600)
     return spawn([sys.executable, "-m", "pipelines.ship", "--server", f"{server.host}:{server.port}",
                   "--user", server.user, "--password-file", str(password), "--bootstrap", bootstrap,
                   "--topic", topic, "--source", source, "--snapshot", "--include", rf"{source}\..*",
-                  "--progress", "30"], work / "cdc-ship.log")
+                  "--progress", "30"], work / "cdc-ship.log", root)
 
 
 def wait_shipper_following(server, bootstrap: str, topic: str, source: str, proc: subprocess.Popen,

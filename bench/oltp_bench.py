@@ -61,26 +61,25 @@ from bench_support import (checkout_env, commit_hash, load_average, log_tail, pr
 from oltp_delta import JobTables  # noqa: E402
 from oltp_report import (Figures, batch_timeline, compaction_figures, equality, job_batches,  # noqa: E402
                          latency_figures, size_figures)
-from oltp_sysbench import DB, Sysbench, ensure_sysbench, row_changes  # noqa: E402
+from oltp_sysbench import DB, Sysbench, ensure_sysbench, row_changes, start_server  # noqa: E402
 
 from libs.mariadb_server import MariaDBServer  # noqa: E402
 
 TOPIC = "binlog"
-SERVER_OPTIONS = ("--binlog-row-image=MINIMAL", "--binlog-format=ROW", "--binlog-annotate-row-events=ON",
-                  "--innodb-buffer-pool-size=512M")
 POLL_S = 0.1
 
 
 class Run:
     """The server, broker, shipper and job of one bench run, and what it measured."""
 
-    def __init__(self, args, work: Path, server: MariaDBServer, bootstrap: str):
-        self.args, self.work, self.server, self.bootstrap = args, work, server, bootstrap
+    def __init__(self, args, work: Path, server: MariaDBServer, bootstrap: str, root: Path = ROOT):
+        """`root`: the checkout whose cdc-ship and cdc-replicate run (default: this one)."""
+        self.args, self.work, self.server, self.bootstrap, self.root = args, work, server, bootstrap, root
         self.table_names = [f"sbtest{i}" for i in range(1, args.tables + 1)]
         self.delta = JobTables.under(work / "delta", DB, self.table_names)
         self.sysbench = Sysbench(ensure_sysbench(), server.host, server.port, server.user, server.password,
                                  args.tables, args.rows)
-        self.figures = Figures(commit_hash())
+        self.figures = Figures(commit_hash(root))
         self.job = self.shipper = self.spark = None
         self.job_log = work / "cdc-replicate.log"
 
@@ -91,7 +90,7 @@ class Run:
         started = time.time()
         self.job = spawn([str(Path(sys.executable).parent / "cdc-replicate"), "--conf", str(conf),
                           "--bootstrap", self.bootstrap, "--topic", TOPIC, "--delta-root", str(self.work / "delta"),
-                          "--checkpoint", str(self.work / "ckpt")], self.job_log)
+                          "--checkpoint", str(self.work / "ckpt")], self.job_log, self.root)
         return started
 
     def stop_job(self) -> None:
@@ -140,7 +139,7 @@ class Run:
         self.sysbench.prepare()
         self.figures.line("prepare", cmd, "sysbench prepare", f"{time.monotonic() - t0:.1f} s")
         t0 = time.time()
-        self.shipper = start_shipper(self.server, self.bootstrap, self.work, TOPIC, DB)
+        self.shipper = start_shipper(self.server, self.bootstrap, self.work, TOPIC, DB, self.root)
         self.start_job()
         wait_shipper_following(self.server, self.bootstrap, TOPIC, DB, self.shipper, self.work / "cdc-ship.log",
                                timeout=a.timeout)
@@ -275,16 +274,9 @@ def main(argv=None) -> int:
     os.environ.update(checkout_env())  # this process' Spark session and its workers too
     work = Path(tempfile.mkdtemp(prefix="oltp-bench-"))
     print(f"oltp bench: HEAD {commit_hash()}, load average {load_average()}, work {work}", flush=True)
-    server = MariaDBServer.start(work / "mariadb", extra_options=SERVER_OPTIONS)
+    server = start_server(work / "mariadb")
     run, ok = None, False
     try:
-        settings = server.query("SELECT @@version, @@binlog_format, @@binlog_row_image, "
-                                "@@binlog_annotate_row_events")[0]
-        print("MariaDB {}: binlog_format={} binlog_row_image={} binlog_annotate_row_events={}".format(*settings),
-              flush=True)
-        if tuple(settings[1:]) != ("ROW", "MINIMAL", 1):
-            raise SystemExit(f"server settings {settings[1:]} are not ROW, MINIMAL, annotate ON")
-        server.query(f"CREATE DATABASE `{DB}`")
         with private_broker(work / "kafka") as bootstrap:
             run = Run(args, work, server, bootstrap)
             try:

@@ -24,6 +24,28 @@ from dataclasses import dataclass
 DB = "sbtest"
 SCRIPT = "oltp_read_write"
 COUNTERS = ("Handler_write", "Handler_update", "Handler_delete")
+SERVER_OPTIONS = ("--binlog-row-image=MINIMAL", "--binlog-format=ROW", "--binlog-annotate-row-events=ON",
+                  "--innodb-buffer-pool-size=512M")
+
+
+def start_server(base_dir):
+    """A private MariaDB (libs/mariadb_server.py) with ROW, MINIMAL images, annotate ON (checked:
+    stops otherwise) and an empty database `sbtest`."""
+    from libs.mariadb_server import MariaDBServer
+
+    server = MariaDBServer.start(base_dir, extra_options=SERVER_OPTIONS)
+    try:
+        settings = server.query("SELECT @@version, @@binlog_format, @@binlog_row_image, "
+                                "@@binlog_annotate_row_events")[0]
+        print("MariaDB {}: binlog_format={} binlog_row_image={} binlog_annotate_row_events={}".format(*settings),
+              flush=True)
+        if tuple(settings[1:]) != ("ROW", "MINIMAL", 1):
+            raise SystemExit(f"server settings {settings[1:]} are not ROW, MINIMAL, annotate ON")
+        server.query(f"CREATE DATABASE `{DB}`")
+    except BaseException:
+        server.stop()
+        raise
+    return server
 
 
 def ensure_sysbench() -> str:
@@ -49,9 +71,10 @@ class Sysbench:
     password: str
     tables: int
     rows: int
+    script: str = SCRIPT
 
     def args(self, command: str, *extra: str) -> list[str]:
-        return [self.binary, SCRIPT, "--db-driver=mysql", f"--mysql-host={self.host}",
+        return [self.binary, self.script, "--db-driver=mysql", f"--mysql-host={self.host}",
                 f"--mysql-port={self.port}", f"--mysql-user={self.user}", f"--mysql-password={self.password}",
                 f"--mysql-db={DB}", f"--tables={self.tables}", f"--table-size={self.rows}", *extra, command]
 
@@ -60,10 +83,13 @@ class Sysbench:
         if done.returncode != 0:
             raise SystemExit(f"sysbench prepare failed ({done.returncode}): {done.stderr.strip()[-500:]}")
 
-    def run(self, seconds: float, *, rate: float | None = None, threads: int = 2) -> "Run":
-        """`sysbench oltp_read_write run` for `seconds`, at `rate` transactions/s (None: as fast
-        as it can)."""
+    def run(self, seconds: float, *, rate: float | None = None, threads: int = 2,
+            events: int | None = None) -> "Run":
+        """`sysbench <script> run` for `seconds` (0: no limit), at `rate` transactions/s (None: as
+        fast as it can), or until `events` transactions in all."""
         extra = [f"--threads={threads}", f"--time={int(seconds)}", "--report-interval=0"]
+        if events is not None:
+            extra.append(f"--events={events}")
         if rate is not None:
             extra.append(f"--rate={rate:g}")
         done = subprocess.run(self.args("run", *extra), capture_output=True, text=True)
