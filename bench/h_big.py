@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_support import (checkout_env, commit_hash, load_average, private_broker, start_shipper,  # noqa: E402
-                           stop_process, wait_shipper_following)
+                           wait_shipper_following)
 from oltp_bench import TOPIC, Run  # noqa: E402
 from oltp_report import batch_timeline, job_batches  # noqa: E402
 from oltp_sysbench import DB, start_server  # noqa: E402
@@ -117,10 +117,7 @@ def one_run(args, root: Path, label: str, work: Path) -> dict:
                 load_after = load_average()
                 equal = run.check_equal()
             finally:
-                run.stop_job()
-                stop_process(run.shipper)
-                if run.spark is not None:
-                    run.spark.stop()
+                run.tear_down()
     finally:
         server.stop()
         if run is not None:

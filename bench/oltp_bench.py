@@ -97,6 +97,13 @@ class Run:
         stop_process(self.job)
         self.job = None
 
+    def tear_down(self) -> None:
+        """The job, the shipper and this process' Spark session stopped."""
+        self.stop_job()
+        stop_process(self.shipper)
+        if self.spark is not None:
+            self.spark.stop()
+
     def check_alive(self) -> None:
         for name, proc, log in (("cdc-replicate", self.job, self.job_log),
                                 ("cdc-ship", self.shipper, self.work / "cdc-ship.log")):
@@ -286,10 +293,7 @@ def main(argv=None) -> int:
                 ok = run.check_equal()
                 run.sizes()
             finally:
-                run.stop_job()
-                stop_process(run.shipper)
-                if run.spark is not None:
-                    run.spark.stop()
+                run.tear_down()
     finally:
         server.stop()
         if run is not None:
