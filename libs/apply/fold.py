@@ -109,6 +109,7 @@ class _KeyPlan:
     folds: np.ndarray  # change -> folded (else replayed)
     after: ImageEntries
     unsafe: np.ndarray  # key id -> left to the replay with its stored row
+    ops: np.ndarray  # change -> its op
 
     @classmethod
     def of(cls, target: Target, changes: pa.Table, ops: np.ndarray, stored: pa.Table,
@@ -138,21 +139,21 @@ class _KeyPlan:
                                      for c in target.primary_key))):
             if kv in ids:
                 stored_at[ids[kv]] = r
-        plan = cls(key_of, keys, stored_at, np.ones(n, bool), after, unsafe)
+        plan = cls(key_of, keys, stored_at, np.ones(n, bool), after, unsafe, ops)
         plan._mark(unsafe, _unconvertible(target, after, n, row_schema) | _unconvertible(target, before, n, row_schema))
-        plan._mark(unsafe, plan._invalid_sequences(ops))
+        plan._mark(unsafe, plan._invalid_sequences())
         plan.folds = ~unsafe[key_of]
         return plan
 
     def _mark(self, unsafe: np.ndarray, changes: np.ndarray) -> None:
         unsafe[np.unique(self.key_of[changes])] = True
 
-    def _invalid_sequences(self, ops: np.ndarray) -> np.ndarray:
+    def _invalid_sequences(self) -> np.ndarray:
         """Changes that meet a row that is there for an insert, or not there for an update or
         delete (walking each key's changes in commit order from the stored row)."""
         order = np.argsort(self.key_of, kind="stable")
         key = self.key_of[order]
-        op = ops[order]
+        op = self.ops[order]
         first = np.ones(len(order), bool)
         first[1:] = key[1:] != key[:-1]
         live_before = np.empty(len(order), bool)
@@ -184,11 +185,12 @@ class _Assembly:
     def __init__(self, target: Target, changes: pa.Table, stored: pa.Table, row_schema: pa.Schema,
                  plan: _KeyPlan):
         self.target, self.changes, self.stored, self.row_schema, self.plan = target, changes, stored, row_schema, plan
-        ops = np.array(changes.column("op").to_pylist(), dtype=object)
         folded = np.flatnonzero(plan.folds)
         self.work = folded[np.argsort(plan.key_of[folded], kind="stable")]  # by key, then commit order
+        self.position = np.full(changes.num_rows, -1, np.int64)  # change -> working position, -1: replayed
+        self.position[self.work] = np.arange(len(self.work))
         key = plan.key_of[self.work]
-        op = ops[self.work]
+        op = plan.ops[self.work]
         starts = np.isin(op, NEW_ROW)
         starts[0:1] = True
         starts[1:] |= key[1:] != key[:-1]
@@ -260,9 +262,7 @@ class _Assembly:
 
     def _winners(self, cv: ColumnValues) -> np.ndarray:
         """Incarnation -> its last entry of the column in the working order (-1: none)."""
-        position = np.full(self.changes.num_rows, -1, np.int64)
-        position[self.work] = np.arange(len(self.work))
-        pos = position[self.plan.after.parent[cv.at]]
+        pos = self.position[self.plan.after.parent[cv.at]]
         entries = np.flatnonzero(pos >= 0)
         winners = np.full(len(self.first), -1, np.int64)
         if len(entries):
@@ -273,9 +273,7 @@ class _Assembly:
 
     def _log(self, row_ids: list[str]) -> FoldedLog:
         at = np.sort(self.work)  # commit order
-        position = np.empty(self.changes.num_rows, np.int64)
-        position[self.work] = np.arange(len(self.work))
-        incs = self.inc[position[at]]
+        incs = self.inc[self.position[at]]
         key_text = [{c: canonical_text(v) for c, v in zip(self.target.primary_key, kv)} for kv in self.plan.keys]
         key_of = self.plan.key_of
         return FoldedLog(at, [row_ids[i] for i in incs.tolist()], [key_text[key_of[c]] for c in at.tolist()])

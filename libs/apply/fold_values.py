@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from libs.binlog.file_names import binlog_sort_key
 from libs.replay.json_diff import is_json_diff
+from libs.replay.lineage import to_utc_naive
 from libs.targets import values
 from libs.targets.model import Column, Target
 
@@ -100,15 +101,10 @@ def _target_columns(target: Target, flat: pa.StructArray) -> np.ndarray:
     return lookup[inverse] if len(pairs) else np.zeros(0, np.int64)
 
 
-_MISSING = object()  # a key column the image does not hold
-
-
 def plain(value: Any) -> Any:
-    """A value read from Arrow as the replay holds it: an aware timestamp as naive UTC
-    (pipelines/apply/tables.python_rows)."""
-    if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return value
+    """A value read from Arrow as the replay holds it: a timestamp as naive UTC (to_utc_naive, as
+    pipelines/apply/tables.python_rows reads stored rows)."""
+    return to_utc_naive(value) if isinstance(value, dt.datetime) else value
 
 
 def image_keys(entries: ImageEntries, key: Sequence[str], n: int, kinds: Sequence[pa.DataType]

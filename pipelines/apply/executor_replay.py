@@ -154,6 +154,7 @@ class ReplayGroup:
         self.fold = fold and foldable(target)
         self.schema = to_arrow_schema(output_schema(target))
         self.row_schema = pa.schema([self.schema.field(n) for n in (*target.column_names, ROW_ID_COLUMN, LINEAGE_COLUMN)])
+        self.no_rows = self.row_schema.remove(self.row_schema.get_field_index(LINEAGE_COLUMN)).empty_table()
         self.log_schema = to_arrow_schema(D.change_log_schema())
 
     def function(self):
@@ -175,7 +176,7 @@ class ReplayGroup:
         records = records.take(pa.array(order, pa.int64()))
         parts = [self._rows([{SUPERSEDED: superseded_count}])] if superseded_count else []
         if stored is None:  # (snapshot rows: libs/apply/fold.py makes them new rows as inserts)
-            stored = pa.schema([self.schema.field(n) for n in (*self.target.column_names, ROW_ID_COLUMN)]).empty_table()
+            stored = self.no_rows
         rest, rest_stored = np.arange(records.num_rows), np.arange(stored.num_rows)
         if self.fold:
             folded = fold(self.target, records, stored, self.row_schema)
@@ -231,20 +232,20 @@ class ReplayGroup:
         return pa.Table.from_pylist(rows, schema=self.schema)
 
     def _merge_part(self, rows: pa.Table, op: str) -> pa.Table:
-        """Folded MERGE rows (some of the output's columns) with their op, every other column null."""
-        n = rows.num_rows
-        return pa.Table.from_arrays(
-            [rows.column(f.name) if f.name in rows.column_names else pa.array([op] * n, f.type) if f.name == OP_COLUMN
-             else pa.nulls(n, f.type) for f in self.schema], schema=self.schema)
+        """Folded MERGE rows (some of the output's columns) with their op."""
+        return self._part({**{name: rows.column(name) for name in rows.column_names},
+                           OP_COLUMN: pa.array([op] * rows.num_rows, pa.string())}, rows.num_rows)
 
     @staticmethod
     def _struct(table: pa.Table) -> pa.StructArray:
         return pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
 
     def _column(self, name: str, values: pa.Array) -> pa.Table:
-        """`values` in column `name`, every other column null."""
-        n = len(values)
-        return pa.Table.from_arrays([values if f.name == name else pa.nulls(n, f.type) for f in self.schema],
+        return self._part({name: values}, len(values))
+
+    def _part(self, columns: Mapping[str, pa.Array | pa.ChunkedArray], n: int) -> pa.Table:
+        """`n` output rows holding `columns`, every other column null."""
+        return pa.Table.from_arrays([columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in self.schema],
                                     schema=self.schema)
 
 

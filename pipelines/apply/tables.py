@@ -30,6 +30,7 @@ from pyspark.sql import types as T
 from libs.arrow_rows import rows as arrow_rows
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
+from libs.replay.lineage import to_utc_naive
 from libs.stops import JobStopped
 from libs.table_location import TableLocation, TableRoot
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, HISTORY_SCD2, LITERAL_DEFAULT, Column, Target
@@ -284,7 +285,6 @@ def python_rows(table: pa.Table) -> list[dict[str, Any]]:
     if zoned:
         for row in rows:
             for name in zoned:
-                value = row[name]
-                if value is not None and value.tzinfo is not None:
-                    row[name] = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+                if row[name] is not None:
+                    row[name] = to_utc_naive(row[name])
     return rows
