@@ -9,7 +9,7 @@ rows stage: `change_records` turns one into change records (schemas/change_recor
             source's SHOW CREATE TABLE),
   rows   -> one `snapshot` per row (an insert that replaces a row with the same key), statement
             = the SELECT that read it; the server's bytes converted here, on the executors, by
-            the binlog path's rules (SnapshotRecord.row_images),
+            the binlog path's rules (SnapshotRecord.row_images; change_batch: the same as Arrow columns),
   begin / table_end / end -> none (they order the run; the shipper needs them to resume).
 Every record of a run is at the run's consistent position P: trx_file/trx_end_pos and
 binlog_file/binlog_pos = P, commit_ts = the snapshot's time, trx_id = one per (run, table).
@@ -18,7 +18,11 @@ first and a row id (source, trx_id, change_seq) is unique.
 """
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
 from libs.assembler.change_records import ROWS_PER_EVENT
+from libs.snapshot.chunk_images import after_images
 
 from .record import ROWS, TABLE, SnapshotRecord
 
@@ -53,10 +57,42 @@ def change_records(source: str, record: SnapshotRecord) -> list[dict]:
             "before": None, "binlog_file": record.binlog_file, "binlog_pos": record.binlog_pos}
     if record.kind == TABLE:
         return [{**base, "change_seq": 0, "op": TRUNCATE, "after": None, "statement": record.create_table}]
-    first = (record.chunk_no + 1) * ROWS_PER_EVENT
     images = record.row_images()
-    if len(images) >= ROWS_PER_EVENT:
-        raise ValueError(f"snapshot chunk {record.chunk_no} of {record.qualified_table} holds {len(images)} "
-                         f"rows, more than {ROWS_PER_EVENT - 1}")
+    first = _first_change_seq(record, len(images))
     return [{**base, "change_seq": first + i, "op": SNAPSHOT_OP, "after": row, "statement": record.statement}
             for i, row in enumerate(images)]
+
+
+def change_batch(source: str, record: SnapshotRecord, schema: pa.Schema) -> pa.RecordBatch:
+    """A `rows` record's change records as one Arrow batch of `schema` (change_record's fields,
+    any more null; timestamps as the schema types them): `change_records`' rows, built column
+    by column (libs/snapshot/chunk_images.py)."""
+    if record.kind != ROWS:
+        raise ValueError(f"change_batch of a {record.kind} record")
+    images = after_images(record.columns, record.values)
+    n = len(images)
+    first = _first_change_seq(record, n)
+    constants = {"source": source, "trx_id": record.trx_id, "gtid": record.gtid, "server_id": record.server_id,
+                 "commit_ts": record.snapshot_ts, "trx_file": record.binlog_file, "trx_end_pos": record.binlog_pos,
+                 "database": record.database, "table": record.table, "op": SNAPSHOT_OP,
+                 "statement": record.statement, "binlog_file": record.binlog_file, "binlog_pos": record.binlog_pos}
+    columns = []
+    for field in schema:
+        if field.name == "after":
+            columns.append(images.cast(field.type))
+        elif field.name == "change_seq":
+            columns.append(pa.array(np.arange(first, first + n, dtype=np.int64)).cast(field.type))
+        elif pa.types.is_timestamp(field.type) and constants.get(field.name) is not None:
+            columns.append(pa.repeat(pa.scalar(constants[field.name], pa.int64()), n).cast(field.type))
+        else:
+            columns.append(pa.repeat(pa.scalar(constants.get(field.name), field.type), n))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _first_change_seq(record: SnapshotRecord, rows: int) -> int:
+    """change_seq of the chunk's first row (module docstring); ValueError when its rows would
+    reach the next chunk's."""
+    if rows >= ROWS_PER_EVENT:
+        raise ValueError(f"snapshot chunk {record.chunk_no} of {record.qualified_table} holds {rows} "
+                         f"rows, more than {ROWS_PER_EVENT - 1}")
+    return (record.chunk_no + 1) * ROWS_PER_EVENT

@@ -47,17 +47,23 @@ def encode(columns: Sequence[SourceColumn], rows) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def decode(columns: Sequence[SourceColumn], raw: bytes) -> list[list[bytes | None]]:
-    """The server's bytes per column (list i = column i's values); ValueError when `raw` is not a
+def table(columns: Sequence[SourceColumn], raw: bytes) -> pa.Table:
+    """The chunk as its Arrow table (column i = columns[i]'s bytes); ValueError when `raw` is not a
     chunk of these columns."""
     try:
-        table = pa.ipc.open_stream(raw).read_all()
+        data = pa.ipc.open_stream(raw).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         raise ValueError(f"snapshot chunk values are not an Arrow IPC stream ({exc})") from None
     expected = [_field(c).name for c in columns]
-    if table.column_names != expected or any(not pa.types.is_binary(t) for t in table.schema.types):
-        raise ValueError(f"snapshot chunk columns {table.schema} do not match the record's columns {expected}")
-    return [table.column(i).to_pylist() for i in range(table.num_columns)]
+    if data.column_names != expected or any(not pa.types.is_binary(t) for t in data.schema.types):
+        raise ValueError(f"snapshot chunk columns {data.schema} do not match the record's columns {expected}")
+    return data
+
+
+def decode(columns: Sequence[SourceColumn], raw: bytes) -> list[list[bytes | None]]:
+    """The server's bytes per column (list i = column i's values); ValueError as `table`."""
+    data = table(columns, raw)
+    return [data.column(i).to_pylist() for i in range(data.num_columns)]
 
 
 def row_images(columns: Sequence[SourceColumn], raw: bytes) -> list[list[dict]]:

@@ -228,6 +228,11 @@ def _rule(column: SourceColumn) -> _Rule:
     return rule
 
 
+def type_code(column: SourceColumn) -> int:
+    """The real type the Table_map logs for the column (the table above)."""
+    return _rule(column).type_code
+
+
 def select_expression(column: SourceColumn) -> str:
     """The SELECT-list expression for the column (see the table above)."""
     return _rule(column).select.format(quote_identifier(column.name))

@@ -191,8 +191,8 @@ class ReplayGroup:
         log = decided_change_log(records, folded.log.at, {
             "row_id": folded.log.row_ids, "key": folded.log.keys, "delta_table": [self.target.delta_table] * n,
             "outcome": ["applied"] * n}, self.batch_id, self.log_schema)
-        return [self._merge_part(folded.upserts, "upsert"), self._merge_part(folded.deletes, "delete"),
-                self._column(LOG, self._struct(log))]
+        merge = pa.concat_tables([self._merge_part(folded.upserts, "upsert"), self._merge_part(folded.deletes, "delete")])
+        return [self._beside(merge, LOG, self._struct(log))]
 
     def _replayed(self, records: pa.Table, stored: pa.Table) -> tuple[pa.Table, bool]:
         """`records` replayed change by change on `stored` (libs/replay): its rows, or the stop's
@@ -239,6 +239,15 @@ class ReplayGroup:
     @staticmethod
     def _struct(table: pa.Table) -> pa.StructArray:
         return pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
+
+    def _beside(self, part: pa.Table, name: str, values: pa.Array) -> pa.Table:
+        """`part` with `values` in its column `name` (null there), null rows added when `values`
+        is longer: MERGE rows and change-log entries share output rows (the readers filter each
+        by its own column), half the rows to move to the JVM and cache."""
+        n = max(part.num_rows, len(values))
+        part = pa.concat_tables([part, self._part({}, n - part.num_rows)])
+        column = pa.concat_arrays([values, pa.nulls(n - len(values), values.type)])
+        return part.set_column(part.schema.get_field_index(name), self.schema.field(name), column)
 
     def _column(self, name: str, values: pa.Array) -> pa.Table:
         return self._part({name: values}, len(values))

@@ -19,7 +19,7 @@ from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.table_location import TableLocation
 from libs.targets.model import Target
-from pipelines.apply.touched_rows import key_in
+from pipelines.apply.key_predicates import key_in
 from pipelines.arrow_frames import arrow_table
 from pipelines.delta_tables import delta_table, writer
 from pipelines.schemas import spark_schema
@@ -81,7 +81,7 @@ def in_scope(scope: MergeScope, alias: str = "t"):
     """Column predicate: the stored row's key is one of the scope's values."""
     if not scope.values:
         return F.lit(False)
-    return key_in([_col(alias, c) for c in scope.columns], sorted(scope.values, key=repr))
+    return key_in(scope.columns, sorted(scope.values, key=repr), qualifier=alias)
 
 
 def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str,

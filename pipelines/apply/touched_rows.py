@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import reduce
 from typing import Any, Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -19,6 +19,7 @@ from libs.target_mirror import MirrorOverflow, TargetMirror
 from libs.table_location import TableLocation
 from libs.targets.model import HISTORY_SCD2, Target
 import pipelines.apply.tables as D
+from pipelines.apply.key_predicates import key_in
 from pipelines.arrow_frames import arrow_frame
 from pipelines.delta_tables import read
 
@@ -55,7 +56,7 @@ def read_touched(spark: SparkSession, path: TableLocation | str | DataFrame, tar
         if not tuples:
             continue
         if not null_safe and len(tuples) <= (IN_LIST_MAX if len(columns) == 1 else OR_LIST_MAX):
-            filters.append(_matches_any(table, columns, tuples))
+            filters.append(key_in(columns, tuples))
         else:
             parts.append(_semi_join(spark, table, columns, tuples, null_safe))
     if filters:
@@ -72,21 +73,6 @@ def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tu
     conds = [(table[quote_identifier(c)].eqNullSafe(keys[f"_k{i}"]) if null_safe
               else table[quote_identifier(c)] == keys[f"_k{i}"]) for i, c in enumerate(columns)]
     return table.join(F.broadcast(keys), on=reduce(lambda a, b: a & b, conds), how="left_semi")
-
-
-def _matches_any(table: DataFrame, columns: Sequence[str], tuples):
-    return key_in([table[quote_identifier(c)] for c in columns], tuples)
-
-
-def key_in(cols: Sequence[Column], tuples):
-    """Column predicate: the key columns `cols` equal one of `tuples` (an IN list for one
-    column, an OR of ANDs for several). Literals go through D.to_spark_value: a naive datetime
-    is UTC here, not the driver's zone."""
-    if len(cols) == 1:
-        return cols[0].isin([D.to_spark_value(t[0]) for t in tuples])
-    return reduce(lambda a, b: a | b, (
-        reduce(lambda a, b: a & b, (c == F.lit(D.to_spark_value(v)) for c, v in zip(cols, t)))
-        for t in tuples))
 
 
 def load_mirror(spark: SparkSession, path: TableLocation | str, target: Target, version: int | None,

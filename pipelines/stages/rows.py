@@ -25,6 +25,9 @@ from libs.arrow_rows import rows as arrow_rows
 from libs.binlog.errors import BinlogError
 from libs.binlog.limits import DecodeLimits
 from libs.gc_pause import gc_paused
+from libs.shipper.record import SNAPSHOT
+from libs.snapshot.changes import change_batch
+from libs.snapshot.record import ROWS, SnapshotRecord
 from libs.stream_assembly import decode_segment
 from libs.targets.decoding import DecodeHints
 from pipelines.schemas import CHANGE_RECORD, spark_schema
@@ -60,6 +63,10 @@ class DecodeSegments:
         for batch in batches:
             with gc_paused():  # libs/gc_pause.py: one input batch's segments and records
                 for seg in arrow_rows(_as_micros(batch)):
+                    rows = _snapshot_rows(seg, self.out_schema)
+                    if rows is not None:
+                        yield rows
+                        continue
                     pending.extend(_decoded_or_error(seg, self.limits, self.hints))
                     # Full batches only: RecordBatch.from_pylist costs ~0.4 ms a call whatever the
                     # row count, so one call per (small) segment was most of this stage's time.
@@ -68,6 +75,19 @@ class DecodeSegments:
                         del pending[:OUT_BATCH_ROWS]
         if pending:
             yield pa.RecordBatch.from_pylist(pending, schema=self.out_schema)
+
+
+def _snapshot_rows(seg: dict, schema: pa.Schema) -> pa.RecordBatch | None:
+    """A snapshot chunk's change records as one Arrow batch, built column by column
+    (libs/snapshot/changes.change_batch: no dict per row); None for anything else, and for a
+    record that does not decode (decode_segment then makes its error row)."""
+    if seg.get("kind") != SNAPSHOT:
+        return None
+    try:
+        record = SnapshotRecord.decode(seg["frames"][0]["raw"])
+        return change_batch(seg["source"], record, schema) if record.kind == ROWS else None
+    except ValueError:
+        return None
 
 
 def _decoded_or_error(seg: dict, limits: DecodeLimits, hints: DecodeHints | None) -> list[dict]:
