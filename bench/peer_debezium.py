@@ -2,7 +2,8 @@
 
   peer: MariaDB -> Debezium 3.1 MariaDB connector (Kafka Connect standalone) -> JSON topics
         -> Spark Structured Streaming, foreachBatch: latest change per key, MERGE into Delta
-        (bench/peer_connect.py, bench/peer_merge_job.py)
+        (bench/peer_connect.py, bench/peer_merge_job.py); its tables have deletion vectors, as
+        ours (issue #37 goal d; --peer-no-deletion-vectors: without, as before)
   ours: MariaDB -> cdc-ship --server --snapshot -> one topic of raw binlog frames
         -> cdc-replicate (targets declared by --target-ddl, the workload's own CREATE TABLEs)
 
@@ -109,7 +110,8 @@ def start_peer(bootstrap: str, work: Path, args) -> subprocess.Popen:
                    "--topic-prefix", PEER_PREFIX, "--delta-root", str(work / "peer" / "delta"),
                    "--checkpoint", str(work / "peer" / "ckpt"),
                    "--trigger-seconds", str(args.trigger_seconds),
-                   "--max-offsets", str(args.max_offsets)], work / "peer-job.log")
+                   "--max-offsets", str(args.max_offsets),
+                   *(["--no-deletion-vectors"] if args.peer_no_deletion_vectors else [])], work / "peer-job.log")
 
 
 def create_topics(bootstrap: str) -> None:
@@ -179,6 +181,8 @@ def parse_args(argv: list[str] | None):
     ap.add_argument("--trigger-seconds", type=float, default=1.0, help="both jobs' processing-time trigger")
     ap.add_argument("--max-offsets", type=int, default=200_000,
                     help="both jobs' maxOffsetsPerTrigger (ours: its default)")
+    ap.add_argument("--peer-no-deletion-vectors", action="store_true",
+                    help="the peer's tables without deletion vectors (ours have them: issue #37 goal d compares both with)")
     ap.add_argument("--jobs", default="ours,peer", help="which Spark jobs run (both capturers always do)")
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench-debezium")
     ap.add_argument("--timeout", type=float, default=1800.0, help="per phase, for both to catch up")

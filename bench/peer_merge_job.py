@@ -102,8 +102,9 @@ class LatestChangeMerge:
     """foreachBatch sink: each table's latest change per key MERGEd into its Delta table at
     `root/<table>`, one table after another, each MERGE idempotent per (APP_ID, batch id)."""
 
-    def __init__(self, root: str, topic_prefix: str):
+    def __init__(self, root: str, topic_prefix: str, deletion_vectors: bool = True):
         self.root, self.topic_prefix = root, topic_prefix
+        self.deletion_vectors = deletion_vectors  # issue #37 goal d: DVs on both sides' tables
 
     def topic(self, table: Table) -> str:
         return f"{self.topic_prefix}.{DB}.{table.name}"
@@ -115,7 +116,8 @@ class LatestChangeMerge:
         from delta.tables import DeltaTable
         for table in TABLES:
             (DeltaTable.createIfNotExists(spark).location(self.path(table))
-             .addColumns(delta_schema(table)).execute())
+             .addColumns(delta_schema(table))
+             .property("delta.enableDeletionVectors", str(self.deletion_vectors).lower()).execute())
 
     def __call__(self, batch_df, batch_id: int) -> None:
         from delta.tables import DeltaTable
@@ -153,11 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", required=True)
     ap.add_argument("--trigger-seconds", type=float, default=1.0)
     ap.add_argument("--max-offsets", type=int, default=200_000)
+    ap.add_argument("--no-deletion-vectors", action="store_true", help="the tables without deletion vectors")
     args = ap.parse_args(argv)
 
     from pipelines.spark_session import SessionOptions, build_session
     spark = build_session(SessionOptions(app_name=QUERY_NAME))
-    sink = LatestChangeMerge(str(Path(args.delta_root).resolve()), args.topic_prefix)
+    sink = LatestChangeMerge(str(Path(args.delta_root).resolve()), args.topic_prefix,
+                             deletion_vectors=not args.no_deletion_vectors)
     sink.create_tables(spark)
     query = (spark.readStream.format("kafka")
              .option("kafka.bootstrap.servers", args.bootstrap)
