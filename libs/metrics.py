@@ -17,6 +17,8 @@ for timestamps: the age is `time() - metric` in PromQL.
                    cdc_commit_to_delta_lag_seconds{source,table} (the same for the table's source
                    commits; libs/lag_gauge.py),
                    cdc_caught_up_as_of_seconds{source}, cdc_quarantined_total{source},
+                   cdc_applied_changes_total{table,how} (row changes applied to the Delta table:
+                   how="folded" per row in Arrow, libs/apply/fold.py; "replayed" change by change),
                    cdc_ignorable_events_total{source}, cdc_dummy_events_total{source},
                    cdc_spilled_bytes_total{source} (written to the spill store, ever),
                    cdc_spill_held_bytes{source} (held in it now by open and XA-prepared transactions)

@@ -52,6 +52,7 @@ class JobMetrics:
         self.assembler: dict[str, SourceCounters] = {}  # the last counts of each source
         self.caught_up_as_of: dict[str, float] = {}
         self.quarantined: Counter = Counter()
+        self.applied_changes: Counter = Counter()  # (delta table, "folded" | "replayed") -> row changes
         self.listener: StreamingQueryListener | None = None  # the one feeding progress(), once added
 
     def read(self, batch_id: int, counters: Iterable[SourceCounters]) -> None:
@@ -79,6 +80,13 @@ class JobMetrics:
             self.caught_up_as_of.update({s: at / 1e6 for s, at in caught_up_micros.items()})
             self.quarantined.update(quarantined)
             self.assembler.update({c.source: c for c in counters})  # totals: the latest replaces
+
+    def applied(self, folded: Mapping[str, int], replayed: Mapping[str, int]) -> None:
+        """How a committed batch's row changes were applied, per Delta table: folded per row in
+        Arrow (libs/apply/fold.py) or replayed change by change (libs/replay)."""
+        with self._lock:
+            self.applied_changes.update({(t, "folded"): n for t, n in folded.items()})
+            self.applied_changes.update({(t, "replayed"): n for t, n in replayed.items()})
 
     def progress(self, progress: Mapping) -> None:
         """A trigger's StreamingQueryProgress (as its JSON dict)."""
@@ -119,6 +127,8 @@ class JobMetrics:
                          ("source",), {(s,): v for s, v in self.caught_up_as_of.items()}),
                 labelled("counter", "cdc_quarantined", "Frames and changes kept in _cdc_quarantine",
                          ("source",), {(s,): v for s, v in self.quarantined.items()}),
+                labelled("counter", "cdc_applied_changes", "Row changes applied to the Delta table, folded per "
+                         "row in Arrow or replayed change by change", ("table", "how"), dict(self.applied_changes)),
                 *self._assembler_families(),
             ]
 

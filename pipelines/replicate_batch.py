@@ -160,6 +160,8 @@ class ReplicateBatch:
             quarantined = quarantined + applied.quarantined
         self.metrics.batch(batch_id, applied.commit_lags if applied is not None else {}, seen.caught_up,
                            quarantined, counters=seen.counters, newest_commits=seen.newest_commits)
+        if applied is not None:
+            self.metrics.applied(applied.folded, applied.replayed)
 
     # -- the stages, in the order _replicate runs them ----------------------------------------------
     def _delete_released_chunks(self, batch_id: int) -> None:

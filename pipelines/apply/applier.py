@@ -75,6 +75,8 @@ from libs.replay.versions import replay_versions
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
+
+REPLAYED_OPS = frozenset({"insert", "update", "delete", SNAPSHOT_OP})  # the row changes the metrics count
 from libs.snapshot.tables import SnapshotTable
 from libs.stream_assembly import DdlEvent
 from libs.system_tables import APP_ID, PROGRESS
@@ -121,6 +123,7 @@ class _Replayed:
     errors: list[ReplayError] = dataclasses.field(default_factory=list)
     plans: list[TablePlan] = dataclasses.field(default_factory=list)
     gone: list[TableLocation] = dataclasses.field(default_factory=list)  # tools' ended working tables
+    replayed: Counter = dataclasses.field(default_factory=Counter)  # delta table -> row changes replayed
 
 
 def _take(out: _Replayed, work: _TableWork, replayed: tuple[TablePlan, ReplayResult] | None) -> None:
@@ -134,6 +137,7 @@ def _take(out: _Replayed, work: _TableWork, replayed: tuple[TablePlan, ReplayRes
     # that logged them (issue #17 item 5).
     out.log.extend(result.change_log[work.evolve.inherited if work.evolve else 0:])
     out.errors.extend(result.quarantine)
+    out.replayed[work.target.delta_table] += sum(c["op"] in REPLAYED_OPS for c in work.changes)
     work.tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
                       quarantined=len(result.quarantine))
     if plan.path not in out.gone:  # an ended working table's rows are in its table
@@ -220,7 +224,9 @@ class DeltaApplier:
             for part in executor:
                 part.unpersist()
         quarantined = Counter(e.lineage.source for e in replayed.errors) + split.quarantined(executor)
-        self.last_batch = AppliedBatch(commit_lags([*changes, *split.oldest], time.time()), quarantined)
+        self.last_batch = AppliedBatch(commit_lags([*changes, *split.oldest], time.time()), quarantined,
+                                       Counter({p.target.delta_table: p.folded for p in executor if p.folded}),
+                                       replayed.replayed + Counter({p.target.delta_table: p.replayed for p in executor}))
         return split.counts(executor, replayed.counts)
 
     def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
@@ -378,3 +384,5 @@ class AppliedBatch(NamedTuple):
 
     commit_lags: dict[tuple[str, str], float] = {}  # (source, db.table) -> commit -> visible, s
     quarantined: Counter = Counter()  # source -> changes the replay quarantined
+    folded: Counter = Counter()  # delta table -> row changes applied per row in Arrow (libs/apply/fold.py)
+    replayed: Counter = Counter()  # delta table -> row changes replayed change by change (libs/replay)

@@ -49,6 +49,7 @@ from pipelines.quarantine import now_utc, quarantine_schema
 
 BEFORE_KEY, AFTER_KEY, KEYS, GROUP = "_cdc_key_before", "_cdc_key_after", "_cdc_keys", "_cdc_group"
 LOG, QUARANTINED, STOP, SUPERSEDED = "_cdc_log", "_cdc_quarantined", "_cdc_stop", "_cdc_superseded"
+FOLDED, REPLAYED = "_cdc_folded", "_cdc_replayed"  # a group's changes folded / replayed change by change
 MAX_KEY_CHANGES = 100_000  # key-changing UPDATEs collected for the union-find; more: one group
 WHOLE_TABLE = "whole table"  # the group of a table whose changes cannot be split
 
@@ -69,6 +70,8 @@ class ExecutorReplay:
     replace: bool = False  # ... and the batch starts the table anew with them (its truncate)
     carried: Any = None  # ... in the end schema the batch gives it (schema_changes.Carried)
     truncated: dict[str, Any] | None = None  # ... a soft target's earlier rows flagged by its truncate
+    folded: int = 0  # changes the fold applied (libs/apply/fold.py), for the job's metrics
+    replayed: int = 0  # changes replayed change by change (libs/replay)
 
     def merge_rows(self) -> DataFrame:
         return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))
@@ -98,7 +101,8 @@ def merge_schema(target: Target) -> T.StructType:
 def output_schema(target: Target) -> T.StructType:
     return T.StructType(merge_schema(target).fields + [
         T.StructField(LOG, D.change_log_schema(), True), T.StructField(QUARANTINED, quarantine_schema(), True),
-        T.StructField(STOP, T.StringType(), True), T.StructField(SUPERSEDED, T.LongType(), True)])
+        T.StructField(STOP, T.StringType(), True), T.StructField(SUPERSEDED, T.LongType(), True),
+        T.StructField(FOLDED, T.LongType(), True), T.StructField(REPLAYED, T.LongType(), True)])
 
 
 def key_schema(target: Target, key: tuple[str, ...]) -> T.StructType:
@@ -184,7 +188,8 @@ class ReplayGroup:
             rest, rest_stored = folded.rest, folded.rest_stored
         replayed, stopped = self._replayed(records.take(pa.array(rest, pa.int64())),
                                            stored.take(pa.array(rest_stored, pa.int64())))
-        return replayed if stopped else pa.concat_tables([*parts, replayed])
+        how = {FOLDED: records.num_rows - len(rest), REPLAYED: len(rest)}  # (the job's metrics)
+        return replayed if stopped else pa.concat_tables([*parts, replayed, self._rows([how])])
 
     def _folded(self, records: pa.Table, folded: Folded) -> list[pa.Table]:
         n = len(folded.log.at)
@@ -290,22 +295,26 @@ def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: t
         out = (grouped.groupBy(GROUP).cogroup(current.groupBy(GROUP))
                .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots, fold=fold).function(), output_schema(target))
                .persist())
-        tally, stop = tallied(out)  # out is computed here, keyed still cached
+        tally, stop, folded, replayed = tallied(out)  # out is computed here, keyed still cached
     finally:
         keyed.unpersist()
-    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally, stop)
+    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally, stop,
+                          folded=folded, replayed=replayed)
 
 
-def tallied(out: DataFrame) -> tuple[Counter, str | None]:
+def tallied(out: DataFrame) -> tuple[Counter, str | None, int, int]:
     """An output frame's counts (one job: it computes the persisted frame) as the driver's tally
-    (the row counts always, superseded_by_snapshot when there were any), and its stop."""
+    (the row counts always, superseded_by_snapshot when there were any), its stop, and how many
+    changes were folded and replayed (ExecutorReplay's fields, in this order)."""
     stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == "upsert", 1)).alias("rows_upserted"),
                     F.count(F.when(F.col(OP_COLUMN) == "delete", 1)).alias("rows_deleted"),
                     F.count(QUARANTINED).alias("quarantined"),
                     F.sum(SUPERSEDED).alias("superseded_by_snapshot"),
-                    F.first(STOP, ignorenulls=True).alias(STOP)).first()
-    tally = Counter({k: int(v or 0) for k, v in stats.asDict().items() if k != STOP and (v or k != "superseded_by_snapshot")})
-    return tally, stats[STOP]
+                    F.first(STOP, ignorenulls=True).alias(STOP),
+                    F.sum(FOLDED).alias(FOLDED), F.sum(REPLAYED).alias(REPLAYED)).first().asDict()
+    how = {k: int(stats.pop(k) or 0) for k in (FOLDED, REPLAYED)}
+    tally = Counter({k: int(v or 0) for k, v in stats.items() if k != STOP and (v or k != "superseded_by_snapshot")})
+    return tally, stats[STOP], how[FOLDED], how[REPLAYED]
 
 
 def _grouped(spark: SparkSession, keyed: DataFrame, groups: int) -> DataFrame | None:

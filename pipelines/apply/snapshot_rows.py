@@ -49,6 +49,6 @@ def snapshot_rows_on_executors(changes: DataFrame, source_table: tuple[str, str]
     changes = spread(changes, parallelism)
     group = ReplayGroup(target, mode, batch_id, {}, start, fold=fold)
     out = changes.mapInArrow(SnapshotRows(group), output_schema(target)).persist()
-    tally, stop = tallied(out)
+    tally, stop, folded, replayed = tallied(out)
     return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally,
-                          stop, new_rows=True)
+                          stop, new_rows=True, folded=folded, replayed=replayed)

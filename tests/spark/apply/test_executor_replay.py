@@ -6,6 +6,8 @@ None (driver) and 0 (every table that can goes to the executors) leave equal tar
 import os
 import random
 
+from collections import Counter
+
 import pytest
 
 from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
@@ -93,13 +95,24 @@ def _everything(spark, cfg):
 def test_executor_replay_equals_the_driver_replay(spark, tmp_path, seed):
     batches = _workload(seed)
     results, counts = {}, {}
+    applied, replayed = {"driver": Counter(), "executors": Counter()}, {"driver": Counter(), "executors": Counter()}
     for name, min_changes in (("driver", None), ("executors", 0)):
         cfg = config(tmp_path / name, executor_apply_min_changes=min_changes)
         applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
-        counts[name] = [applier(changes_df(spark, batch), n) for n, batch in enumerate(batches)]
+        counts[name] = []
+        for n, batch in enumerate(batches):
+            counts[name].append(applier(changes_df(spark, batch), n))
+            applied[name].update(applier.last_batch.folded)
+            replayed[name].update(applier.last_batch.replayed)
         results[name] = _everything(spark, cfg)
     assert results["executors"] == results["driver"]
     assert counts["executors"] == counts["driver"]
+    # the job's metrics (AppliedBatch): the driver replays every row change; the executors fold
+    # most of the same changes (the keyed table's) and replay the rest
+    row_changes = sum(c["op"] in ("insert", "update", "delete") for b in batches for c in b)
+    assert not applied["driver"] and sum(replayed["driver"].values()) == row_changes
+    assert applied["executors"]["shop__a"] > 0
+    assert sum(applied["executors"].values()) + sum(replayed["executors"].values()) == row_changes
     tables, log, _ = results["driver"]
     assert len(tables["shop__a"]) > 10 and len(log) == sum(map(len, batches))
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute.sum
 import pytest
 
 import pipelines.apply.executor_replay as executor_replay
 from libs.apply_partition import change_keys, split_key
-from pipelines.apply.executor_replay import LOG, QUARANTINED, ReplayGroup
+from pipelines.apply.executor_replay import FOLDED, LOG, QUARANTINED, REPLAYED, ReplayGroup
 from tests.change_builders import Source
 from tests.unit.apply.fold_harness import changes_table
 
@@ -81,7 +82,10 @@ def test_the_fold_gives_the_replays_output(seed, monkeypatch):
                             lambda t, rows, read, mode: seen.append(len(rows)) or real(t, rows, read, mode=mode))
         out[fold] = group.replay_records(changes_table(changes), stored_table)
         replayed[fold] = sum(seen)
-    merge = [f.name for f in group.schema if f.name not in (LOG,)]
+    how = {fold: {c: pa.compute.sum(out[fold][c]).as_py() for c in (FOLDED, REPLAYED)} for fold in out}
+    assert how[False] == {FOLDED: 0, REPLAYED: len(changes)}  # what the job's metrics count
+    assert how[True] == {FOLDED: len(changes) - replayed[True], REPLAYED: replayed[True]}
+    merge = [f.name for f in group.schema if f.name not in (LOG, FOLDED, REPLAYED)]
     assert _sorted(out[True].select(merge)) == _sorted(out[False].select(merge))
     assert _sorted(out[True].select([LOG]).filter(out[True][LOG].is_valid())) == \
         _sorted(out[False].select([LOG]).filter(out[False][LOG].is_valid()))

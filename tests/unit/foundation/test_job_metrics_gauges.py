@@ -95,3 +95,12 @@ def test_an_idle_trigger_s_progress_does_not_end_the_batch_that_runs():
     metrics.progress({"batchId": 3, "timestamp": "2025-11-24T16:00:00.000Z", "durationMs": {}, "observedMetrics": {}})
     clock.now = T + 9
     assert kafka(metrics) == 10
+
+
+def test_applied_changes_count_per_table_how_each_batch_applied_them():
+    metrics = JobMetrics(clock=Clock(T))
+    metrics.applied({"d__t": 900}, {"d__t": 100, "d__k": 7})
+    metrics.applied({}, {"d__k": 3})
+    family = next(f for f in metrics.families() if f.name == "cdc_applied_changes")
+    samples = {tuple(s.labels.values()): s.value for s in family.samples if s.name.endswith("_total")}
+    assert samples == {("d__t", "folded"): 900, ("d__t", "replayed"): 100, ("d__k", "replayed"): 10}

@@ -1,0 +1,134 @@
+"""A snapshot batch without server or broker (issue #37 goal c, where its seconds go): --rows
+sysbench-shaped rows (id INT PK, k INT, c CHAR(120), pad CHAR(60)) as snapshot records of
+--chunk-rows rows (the shipper's layout, libs/snapshot/record.py), handed to the job's stages
+as the assembler hands them over:
+
+  prepare   DeltaApplier.prepare_batch: the run's start (its table record, the source schema)
+  decode    the rows stage (pipelines/stages/rows.py decode_rows), cached, its errors asked
+  apply     DeltaApplier on the decoded change records: the executors' snapshot rows, the change
+            log, the target's one write, the progress row
+  append    a plain Spark append of the same rows to a new Delta table (goal c's yardstick)
+
+and the seconds of the apply's steps (wrapped functions; an append is each marked append:
+change log, progress, the run's _cdc_source_schemas/_cdc_schema_history rows). One process,
+local[2]; the Kafka read and the assembler, which bench/oltp_bench.py includes, are not here.
+
+    .venv/bin/python bench/snapshot_batch.py [--rows 300000] [--chunk-rows 5000]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime as dt
+import functools
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_support import commit_hash, load_average  # noqa: E402
+
+CREATE = ("CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `k` int(11) NOT NULL DEFAULT 0,\n"
+          "  `c` char(120) NOT NULL DEFAULT '',\n  `pad` char(60) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
+          "  KEY `k_1` (`k`)\n) ENGINE=InnoDB")
+HEAD = dict(snapshot_id="run", binlog_file="mdb-bin.000002", binlog_pos=1250, server_id=1, snapshot_ts=10**15,
+            gtid="0-1-9", database="sbtest", table="sbtest1")
+
+
+def records(rows: int, chunk_rows: int) -> list:
+    from libs.snapshot.record import TABLE, SnapshotRecord
+    from libs.snapshot.values import SourceColumn
+
+    columns = (SourceColumn(0, "id", "int", "int(11)", None), SourceColumn(1, "k", "int", "int(11)", None),
+               SourceColumn(2, "c", "char", "char(120)", "latin1"), SourceColumn(3, "pad", "char", "char(60)", "latin1"))
+    rng = random.Random(7)
+
+    def text(n: int) -> bytes:
+        return "-".join(f"{rng.randrange(10**11):011d}" for _ in range(n // 12)).encode()
+
+    out = [SnapshotRecord(TABLE, create_table=CREATE, **HEAD)]
+    for chunk, first in enumerate(range(1, rows + 1, chunk_rows)):
+        values = [(str(i).encode(), str(rng.randrange(rows)).encode(), text(120), text(60))
+                  for i in range(first, min(first + chunk_rows, rows + 1))]
+        out.append(SnapshotRecord.chunk(columns, values, statement="SELECT id, k, c, pad FROM sbtest1",
+                                        chunk_no=chunk, **HEAD))
+    return out
+
+
+def timed(spent: collections.Counter, owner, name: str) -> None:
+    fn = getattr(owner, name)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        started = time.monotonic()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] += time.monotonic() - started
+    setattr(owner, name, wrapper)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=300_000)
+    parser.add_argument("--chunk-rows", type=int, default=5000)
+    args = parser.parse_args()
+    from pyspark.sql import functions as F
+
+    from libs.config import JobConfig
+    from libs.snapshot.changes import assembled_record, change_records
+    from libs.targets import TargetCatalog
+    from pipelines.apply import DeltaApplier, applier, batch_writes, executor_parts
+    from pipelines.marked_appends import MarkedAppends
+    from pipelines.schemas import spark_schema
+    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.stages.rows import decode_rows
+
+    print(f"snapshot batch: HEAD {commit_hash()}, {args.rows:,} rows in chunks of {args.chunk_rows:,}, "
+          f"load {load_average()}", flush=True)
+    made = records(args.rows, args.chunk_rows)
+    work = Path(tempfile.mkdtemp(prefix="snapshot-batch-"))
+    spark = build_session(SessionOptions(app_name="snapshot-batch", driver_memory="4g", warehouse_dir=str(work / "wh")))
+    schema = spark_schema("assembled_record")
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    assembled = []
+    for k, record in enumerate(made):
+        row = assembled_record("src1", record.encode(), HEAD["binlog_file"], HEAD["binlog_pos"], 0, k)
+        row["commit_ts"] = epoch + dt.timedelta(microseconds=row["commit_ts"])
+        assembled.append({f.name: row.get(f.name) for f in schema.fields})
+    batch = spark.createDataFrame(assembled, schema).persist()
+    batch.count()
+
+    spent: collections.Counter = collections.Counter()
+    for owner, name in ((executor_parts, "snapshot_rows_on_executors"), (applier, "split_batch"),
+                        (applier, "replay_parts"), (MarkedAppends, "append"),
+                        (batch_writes.BatchWrites, "_write_snapshot_rows"), (batch_writes.BatchWrites, "write")):
+        timed(spent, owner, name)
+    apply = DeltaApplier(TargetCatalog(()), JobConfig(delta_root=str(work / "delta")))
+    started = time.monotonic()
+    apply.prepare_batch(spark, change_records("src1", made[0]), 0)
+    prepared = time.monotonic()
+    decoded = decode_rows(batch.filter(F.col("kind") == "snapshot"), 2, hints=apply.decode_hints).persist()
+    errors = decoded.filter(F.col("decode_error").isNotNull()).count()
+    done_decoding = time.monotonic()
+    counts = apply(decoded.select(*spark_schema("change_record").fieldNames()), 0)
+    applied = time.monotonic()
+    target = spark.read.format("delta").load(str(work / "delta" / "sbtest__sbtest1"))
+    rows = target.count()
+    append_started = time.monotonic()
+    target.select("id", "k", "c", "pad").write.format("delta").save(str(work / "plain"))
+    append = time.monotonic() - append_started
+    total = applied - started
+    print(f"prepare {prepared - started:.1f} s, decode {done_decoding - prepared:.1f} s ({errors} errors), "
+          f"apply {applied - done_decoding:.1f} s: {total:.1f} s for {rows:,} rows")
+    print("apply's steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items()))
+    print(f"plain append of the same rows: {append:.1f} s; ratio {total / append:.2f} "
+          f"(counts {counts['sbtest.sbtest1']})")
+    return 0 if rows == args.rows and not errors else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
