@@ -18,9 +18,7 @@ local[2]; the Kafka read and the assembler, which bench/oltp_bench.py includes, 
 from __future__ import annotations
 
 import argparse
-import collections
 import datetime as dt
-import functools
 import random
 import sys
 import tempfile
@@ -29,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.apply_steady import PhaseTimer  # noqa: E402
 from bench.bench_support import commit_hash, load_average  # noqa: E402
 
 CREATE = ("CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `k` int(11) NOT NULL DEFAULT 0,\n"
@@ -56,19 +55,6 @@ def records(rows: int, chunk_rows: int) -> list:
         out.append(SnapshotRecord.chunk(columns, values, statement="SELECT id, k, c, pad FROM sbtest1",
                                         chunk_no=chunk, **HEAD))
     return out
-
-
-def timed(spent: collections.Counter, owner, name: str) -> None:
-    fn = getattr(owner, name)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        started = time.monotonic()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            spent[name] += time.monotonic() - started
-    setattr(owner, name, wrapper)
 
 
 def main() -> int:
@@ -102,11 +88,8 @@ def main() -> int:
     batch = spark.createDataFrame(assembled, schema).persist()
     batch.count()
 
-    spent: collections.Counter = collections.Counter()
-    for owner, name in ((executor_parts, "snapshot_rows_on_executors"), (applier, "split_batch"),
-                        (applier, "replay_parts"), (MarkedAppends, "append"),
-                        (batch_writes.BatchWrites, "_write_snapshot_rows"), (batch_writes.BatchWrites, "write")):
-        timed(spent, owner, name)
+    timer = PhaseTimer((executor_parts, ["snapshot_rows_on_executors"]), (applier, ["split_batch", "replay_parts"]),
+                       (MarkedAppends, ["append"]), (batch_writes.BatchWrites, ["_write_snapshot_rows", "write"]))
     apply = DeltaApplier(TargetCatalog(()), JobConfig(delta_root=str(work / "delta")))
     started = time.monotonic()
     apply.prepare_batch(spark, change_records("src1", made[0]), 0)
@@ -124,7 +107,7 @@ def main() -> int:
     total = applied - started
     print(f"prepare {prepared - started:.1f} s, decode {done_decoding - prepared:.1f} s ({errors} errors), "
           f"apply {applied - done_decoding:.1f} s: {total:.1f} s for {rows:,} rows")
-    print("apply's steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items()))
+    print("apply's steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timer.take().items()))
     print(f"plain append of the same rows: {append:.1f} s; ratio {total / append:.2f} "
           f"(counts {counts['sbtest.sbtest1']})")
     return 0 if rows == args.rows and not errors else 1
