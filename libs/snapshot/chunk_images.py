@@ -82,9 +82,10 @@ def _by_kernel(column: SourceColumn, raw: pa.BinaryArray, type_code: int) -> tup
         return None if text is None else (text, no_binary)
     if kind not in _BYTES:
         return None
-    if column.charset is None or type_code not in CHARACTER_TYPES or charsets.python_codec(column.charset) is None:
+    codec = None if column.charset is None else charsets.python_codec(column.charset)
+    if codec is None or type_code not in CHARACTER_TYPES:
         return pa.nulls(len(raw), pa.string()), raw.cast(pa.binary())  # bytes stay bytes
-    if charsets.python_codec(column.charset) not in _ASCII_ALIKE:
+    if codec not in _ASCII_ALIKE:
         return None
     text = _ascii_text(raw)
     return None if text is None else (text, no_binary)

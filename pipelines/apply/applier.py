@@ -62,7 +62,7 @@ import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
 from libs.apply.soft_deletes import first_truncate, table_writes
 from libs.apply_plan import (
-    Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
+    ROW_OPS, Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
 from libs.arrow_rows import rows as arrow_rows
 from libs.change_log_table import change_log_table
@@ -75,8 +75,6 @@ from libs.replay.versions import replay_versions
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
-
-REPLAYED_OPS = frozenset({"insert", "update", "delete", SNAPSHOT_OP})  # the row changes the metrics count
 from libs.snapshot.tables import SnapshotTable
 from libs.stream_assembly import DdlEvent
 from libs.system_tables import APP_ID, PROGRESS
@@ -99,6 +97,8 @@ from pipelines.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameS
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
 from pipelines.apply.touched_rows import read_touched
 
+
+REPLAYED_OPS = frozenset({*ROW_OPS, SNAPSHOT_OP})  # the row changes the job's metrics count
 
 @dataclasses.dataclass
 class _TableWork:

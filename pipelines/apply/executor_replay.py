@@ -178,7 +178,7 @@ class ReplayGroup:
         started anew): output_schema rows, or the one row of a strict-mode stop."""
         order, superseded_count = self._commit_order(records)
         records = records.take(pa.array(order, pa.int64()))
-        parts = [self._rows([{SUPERSEDED: superseded_count}])] if superseded_count else []
+        parts = []
         if stored is None:  # (snapshot rows: libs/apply/fold.py makes them new rows as inserts)
             stored = self.no_rows
         rest, rest_stored = np.arange(records.num_rows), np.arange(stored.num_rows)
@@ -188,8 +188,9 @@ class ReplayGroup:
             rest, rest_stored = folded.rest, folded.rest_stored
         replayed, stopped = self._replayed(records.take(pa.array(rest, pa.int64())),
                                            stored.take(pa.array(rest_stored, pa.int64())))
-        how = {FOLDED: records.num_rows - len(rest), REPLAYED: len(rest)}  # (the job's metrics)
-        return replayed if stopped else pa.concat_tables([*parts, replayed, self._rows([how])])
+        counts = {SUPERSEDED: superseded_count or None,  # (the tally's; folded/replayed: the job's metrics)
+                  FOLDED: records.num_rows - len(rest), REPLAYED: len(rest)}
+        return replayed if stopped else pa.concat_tables([*parts, replayed, self._rows([counts])])
 
     def _folded(self, records: pa.Table, folded: Folded) -> list[pa.Table]:
         n = len(folded.log.at)
