@@ -1,19 +1,22 @@
 """A snapshot batch without server or broker (issue #37 goal c, where its seconds go): --rows
 sysbench-shaped rows (id INT PK, k INT, c CHAR(120), pad CHAR(60)) as snapshot records of
---chunk-rows rows (the shipper's layout, libs/snapshot/record.py), handed to the job's stages
-as the assembler hands them over:
+--chunk-rows rows (the shipper's layout, libs/snapshot/record.py), handed to the job's foreachBatch
+(pipelines/replicate_batch.ReplicateBatch) as the assembler hands them over, and the seconds of
+its steps (wrapped functions; threads overlap, so steps are sums, not walls):
 
-  prepare   DeltaApplier.prepare_batch: the run's start (its table record, the source schema)
-  decode    the rows stage (pipelines/stages/rows.py decode_rows), cached, its errors asked
-  apply     DeltaApplier on the decoded change records: the executors' snapshot rows, the change
-            log, the target's one write, the progress row
+  prepare   the run's start (its table record, the source schema)
+  rows      the rows stage: the chunks the applier did not plan to replay from their bytes
+            (pipelines/apply/snapshot_fusion.py), decoded and cached, their errors asked
+  fusion    the planned chunks decoded and replayed in one pass (pipelines/apply/snapshot_rows.py)
+  apply     the writes: change log, the target's one write, progress (an append: each marked
+            append, change log, progress, the run's _cdc_source_schemas/_cdc_schema_history rows)
   append    a plain Spark append of the same rows to a new Delta table (goal c's yardstick)
 
-and the seconds of the apply's steps (wrapped functions; an append is each marked append:
-change log, progress, the run's _cdc_source_schemas/_cdc_schema_history rows). One process,
-local[2]; the Kafka read and the assembler, which bench/oltp_bench.py includes, are not here.
+One process, local[2]; the Kafka read and the assembler, which bench/oltp_bench.py includes, are
+not here. --rows-stage: no plan (every chunk through the rows stage, the change records replayed
+by the applier's executor part), the way before the fusion.
 
-    .venv/bin/python bench/snapshot_batch.py [--rows 300000] [--chunk-rows 5000]
+    .venv/bin/python bench/snapshot_batch.py [--rows 300000] [--chunk-rows 5000] [--rows-stage]
 """
 from __future__ import annotations
 
@@ -61,19 +64,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=300_000)
     parser.add_argument("--chunk-rows", type=int, default=5000)
+    parser.add_argument("--rows-stage", action="store_true", help="every chunk through the rows stage")
     args = parser.parse_args()
-    from pyspark.sql import functions as F
-
     from libs.config import JobConfig
-    from libs.snapshot.changes import assembled_record, change_records
+    from libs.snapshot.changes import assembled_record
     from libs.targets import TargetCatalog
-    from pipelines.apply import DeltaApplier, applier, batch_writes, executor_parts
+    from pipelines.apply import DeltaApplier, batch_writes, snapshot_fusion
     from pipelines.marked_appends import MarkedAppends
+    from pipelines.replicate_batch import BatchPaths, ReplicateBatch
     from pipelines.schemas import spark_schema
     from pipelines.spark_session import SessionOptions, build_session
-    from pipelines.stages.rows import decode_rows
 
-    print(f"snapshot batch: HEAD {commit_hash()}, {args.rows:,} rows in chunks of {args.chunk_rows:,}, "
+    way = "every chunk through the rows stage" if args.rows_stage else "chunks replayed from their bytes"
+    print(f"snapshot batch: HEAD {commit_hash()}, {args.rows:,} rows in chunks of {args.chunk_rows:,}, {way}, "
           f"load {load_average()}", flush=True)
     made = records(args.rows, args.chunk_rows)
     work = Path(tempfile.mkdtemp(prefix="snapshot-batch-"))
@@ -88,29 +91,28 @@ def main() -> int:
     batch = spark.createDataFrame(assembled, schema).persist()
     batch.count()
 
-    timer = PhaseTimer((executor_parts, ["snapshot_rows_on_executors"]), (applier, ["split_batch", "replay_parts"]),
-                       (MarkedAppends, ["append"]), (batch_writes.BatchWrites, ["_write_snapshot_rows", "write"]))
     apply = DeltaApplier(TargetCatalog(()), JobConfig(delta_root=str(work / "delta")))
+    if args.rows_stage:
+        apply.plan_fusion = lambda *a, **k: None
+    stream = ReplicateBatch(BatchPaths(str(work / "delta"), str(work / "ckpt")), apply)
+    timer = PhaseTimer((ReplicateBatch, ["_prepare", "_rows"]), (snapshot_fusion.SnapshotFusion, ["run"]),
+                       (DeltaApplier, ["__call__"]), (MarkedAppends, ["append"]),
+                       (batch_writes.BatchWrites, ["_write_snapshot_rows"]))
     started = time.monotonic()
-    apply.prepare_batch(spark, change_records("src1", made[0]), 0)
-    prepared = time.monotonic()
-    decoded = decode_rows(batch.filter(F.col("kind") == "snapshot"), 2, hints=apply.decode_hints).persist()
-    errors = decoded.filter(F.col("decode_error").isNotNull()).count()
-    done_decoding = time.monotonic()
-    counts = apply(decoded.select(*spark_schema("change_record").fieldNames()), 0)
+    stream(batch, 0)
     applied = time.monotonic()
+    steps = timer.take()
     target = spark.read.format("delta").load(str(work / "delta" / "sbtest__sbtest1"))
     rows = target.count()
     append_started = time.monotonic()
     target.select("id", "k", "c", "pad").write.format("delta").save(str(work / "plain"))
     append = time.monotonic() - append_started
     total = applied - started
-    print(f"prepare {prepared - started:.1f} s, decode {done_decoding - prepared:.1f} s ({errors} errors), "
-          f"apply {applied - done_decoding:.1f} s: {total:.1f} s for {rows:,} rows")
-    print("apply's steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timer.take().items()))
-    print(f"plain append of the same rows: {append:.1f} s; ratio {total / append:.2f} "
-          f"(counts {counts['sbtest.sbtest1']})")
-    return 0 if rows == args.rows and not errors else 1
+    print(f"the batch: {total:.1f} s for {rows:,} rows")
+    print("its steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in steps.items())
+          + " (_rows holds run; __call__ holds _write_snapshot_rows and the appends after the first)")
+    print(f"plain append of the same rows: {append:.1f} s; ratio {total / append:.2f}")
+    return 0 if rows == args.rows else 1
 
 
 if __name__ == "__main__":

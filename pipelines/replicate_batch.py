@@ -28,6 +28,7 @@ from libs.assembler.release_log import Release, ReleaseLog
 from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, KafkaPosition, stop_message
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
+from libs.shipper.record import SNAPSHOT
 from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.source_counters import COUNTERS, SourceCounters
 from libs.stops import JobStopped
@@ -35,6 +36,7 @@ from libs.stream_assembly import segment_ddl
 from libs.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
 from libs.table_location import TableLocation, TableRoot
 from libs.targets.decoding import DecodeHints
+from pipelines.apply.snapshot_fusion import SnapshotFusion, chunk_groups
 from pipelines.marked_appends import MarkedAppends
 from pipelines.quarantine import QuarantineWriter, assembler_rejects, failed_transaction_frames
 from pipelines.stages.rows import change_records, decode_rows
@@ -79,6 +81,7 @@ class DecodedRows:
     decoded: DataFrame
     failed_rows: list
     failed: DataFrame | None
+    fused: SnapshotFusion | None = None  # tables whose snapshot chunks skipped the rows stage, replayed
 
     def changes(self) -> DataFrame:
         """Change records of the transactions that decoded completely."""
@@ -131,23 +134,26 @@ class ReplicateBatch:
             if seen.kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
                 self._record_caught_up(batch, batch_id, caught_up)
             else:
-                quarantined.update(self._replicate_records(batch, batch_id, caught_up))
+                quarantined.update(self._replicate_records(batch, batch_id, caught_up, seen.kinds))
             if RELEASE in seen.kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
             self._report(batch_id, seen, quarantined)
         finally:
             batch.unpersist()
 
-    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int]) -> Counter:
+    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int], kinds: set[str]) -> Counter:
         """The stages; returns the transactions the rows stage quarantined, per source."""
-        hints = self._prepare(batch, batch_id)          # source schemas of snapshot tables -> targets
-        rows = self._rows(batch, hints)                 # change records | failed transactions
+        hints, has_ddl = self._prepare(batch, batch_id)  # source schemas of snapshot tables -> targets
+        fused = self._plan_fusion(batch, batch_id, has_ddl) if SNAPSHOT in kinds else None
+        rows = self._rows(batch, hints, fused)          # change records | failed transactions
         try:
             if self._quarantine(batch, rows, batch_id):         # -> _cdc_quarantine
                 self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
-            self._apply(rows.changes(), batch_id, caught_up)    # -> targets (or _cdc_changes)
+            self._apply(rows.changes(), batch_id, caught_up, rows.fused)  # -> targets (or _cdc_changes)
         finally:
             rows.decoded.unpersist()
+            if rows.fused is not None:
+                rows.fused.unpersist()
         return Counter(r["source"] for r in rows.failed_rows)
 
     def _report(self, batch_id: int, seen: "BatchKinds", quarantined: Counter) -> None:
@@ -168,29 +174,47 @@ class ReplicateBatch:
         """Earlier batches are committed (this one runs): the spill chunks they released can go."""
         self.release_log.delete_before(batch_id, FileSpillStore(self.paths.spill_root))
 
-    def _prepare(self, batch: DataFrame, batch_id: int) -> DecodeHints | None:
+    def _prepare(self, batch: DataFrame, batch_id: int) -> tuple[DecodeHints | None, bool]:
         """The batch's snapshot `table` records and DDL statements (a few small rows) go to the
         apply stage first: a table's source schema may give it a target whose declaration tells
         the rows stage what the binlog does not say (libs/snapshot/tables.py), and each row image
         reads with its table's schema version at its position (libs/schema_history). Returns
-        the hints for the batch."""
+        the hints for the batch, and whether it holds DDL."""
         prepare = getattr(self.apply, "prepare_batch", None)
         if prepare is None:
-            return self.hints
+            return self.hints, False
         tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
                   .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
         truncates = [c for r in tables for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
         ddl = [e for s in batch.filter((F.col("kind") == "segment") & F.col("ddl"))
                .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect()
                for e in segment_ddl(s.asDict(recursive=True), self.limits)]
-        return prepare(batch.sparkSession, truncates, batch_id, ddl)
+        return prepare(batch.sparkSession, truncates, batch_id, ddl), bool(ddl)
 
-    def _rows(self, batch: DataFrame, hints: DecodeHints | None) -> DecodedRows:
+    def _rows(self, batch: DataFrame, hints: DecodeHints | None, fused: SnapshotFusion | None) -> DecodedRows:
         """Segments and snapshot records -> decoded change records, spread over `partitions`
-        tasks (pipelines/stages/rows.py)."""
+        tasks (pipelines/stages/rows.py). The snapshot chunks of tables the applier plans to
+        replay from their bytes skip it (pipelines/apply/snapshot_fusion.py); those it then
+        refuses are decoded here after all."""
         segments = batch.filter(F.col("kind").isin("segment", "snapshot"))
-        decoded = decode_rows(segments, self.partitions, self.limits, hints).persist()
-        return DecodedRows(segments, decoded, *_failed(decoded))
+        rest = segments if fused is None else segments.filter(~fused.taken())
+        decoded = decode_rows(rest, self.partitions, self.limits, hints).persist()
+        refused = None if fused is None else fused.run(batch.sparkSession, segments, change_records(decoded))
+        if refused is None:
+            return DecodedRows(segments, decoded, *_failed(decoded), fused)
+        first, decoded = decoded, decoded.unionByName(decode_rows(refused, self.partitions, self.limits, hints)).persist()
+        try:
+            return DecodedRows(segments, decoded, *_failed(decoded), fused)  # (computes the union's cache)
+        finally:
+            first.unpersist()
+
+    def _plan_fusion(self, batch: DataFrame, batch_id: int, has_ddl: bool) -> SnapshotFusion | None:
+        """The applier's plan for the batch's snapshot chunks (None: they go the rows stage's way)."""
+        plan = getattr(self.apply, "plan_fusion", None)
+        if plan is None:
+            return None
+        groups = chunk_groups(batch)
+        return plan(batch.sparkSession, batch_id, groups, has_ddl) if groups else None
 
     def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> bool:
         """The assembler's quarantine records and every frame of a failed transaction; False
@@ -227,14 +251,15 @@ class ReplicateBatch:
         if record is not None:  # also without heartbeats: it resets the applier's last_batch, which _report reads
             record(batch.sparkSession, batch_id, caught_up)
 
-    def _apply(self, changes: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
+    def _apply(self, changes: DataFrame, batch_id: int, caught_up: dict[str, int], fused=None) -> None:
         """The apply stage when targets are declared; else the change records as they are.
-        `caught_up`: the batch's heartbeats, for _cdc_progress (no progress without targets)."""
+        `caught_up`: the batch's heartbeats, for _cdc_progress (no progress without targets);
+        `fused`: snapshot tables replayed from their chunks (given only when there are some)."""
         if self.apply is not None:
-            if caught_up:
-                self.apply(changes, batch_id, caught_up=caught_up)
-            else:
-                self.apply(changes, batch_id)
+            more = {"caught_up": caught_up} if caught_up else {}
+            if fused is not None:
+                more["fused"] = fused
+            self.apply(changes, batch_id, **more)
         else:
             self.appends.append(changes, self.paths.table(CHANGES), changes_app_id(self.app_id), batch_id)
 

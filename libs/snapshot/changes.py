@@ -40,7 +40,8 @@ def assembled_record(source: str, raw: bytes, file: str | None, pos: int | None,
     except ValueError as err:
         return {"kind": "quarantine", **where, "type_code": None, "q_kind": "bad_snapshot_record",
                 "reason": f"{err} (source {source}, offset {kafka_offset})", "raw": raw}
-    return {"kind": "snapshot", **where, "snapshot_kind": head.kind,
+    return {"kind": "snapshot", **where, "snapshot_kind": head.kind, "snapshot_rows": head.row_count if head.kind == ROWS else None,
+            "snapshot_table": head.qualified_table if head.table is not None else None,
             "trx_id": head.trx_id if head.table is not None else f"snapshot:{head.snapshot_id}",
             "gtid": head.gtid, "server_id": head.server_id, "commit_ts": head.snapshot_ts,
             "trx_file": head.binlog_file, "trx_end_pos": head.binlog_pos, "segment_no": head.chunk_no or 0,

@@ -92,6 +92,7 @@ from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.schema_changes import Carried
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.shadow_writes import ended_shadows
+from pipelines.apply.snapshot_fusion import SnapshotFusion, plan_fusion
 from pipelines.apply.source_schemas import SourceSchemas
 from pipelines.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameStopped
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
@@ -193,16 +194,23 @@ class DeltaApplier:
             self.decode_hints = DecodeHints(self.catalog.targets, self.schema_history.layouts())
         return self.decode_hints
 
-    def __call__(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int] | None = None) -> dict:
-        """`caught_up`: source -> epoch micros of the batch's heartbeat, when it held one
-        (_cdc_progress.caught_up_as_of, schemas/heartbeat_record.avsc)."""
-        with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
-            return self._apply(changes_df, batch_id, caught_up or {})
+    def plan_fusion(self, spark: SparkSession, batch_id: int, chunks: list, batch_has_ddl: bool) -> SnapshotFusion | None:
+        """After prepare_batch, before the rows stage: the tables whose snapshot chunks (their
+        BatchSummary groups, snapshot_fusion.chunk_groups) skip it."""
+        return plan_fusion(spark, batch_id, chunks, batch_has_ddl, self.catalog, self.config, self.known,
+                           lambda declared: self._located(declared, batch_id))
 
-    def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int]) -> dict:
+    def __call__(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int] | None = None,
+                 fused: SnapshotFusion | None = None) -> dict:
+        """`caught_up`: source -> epoch micros of the batch's heartbeat, when it held one
+        (_cdc_progress.caught_up_as_of, schemas/heartbeat_record.avsc); `fused`: plan_fusion's, run."""
+        with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
+            return self._apply(changes_df, batch_id, caught_up or {}, fused)
+
+    def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int], fused) -> dict:
         spark = changes_df.sparkSession
         split = split_batch(changes_df, self.catalog, self.config,  # big tables' parts stay on the executors
-                            lambda declared: self._located(declared, batch_id))
+                            lambda declared: self._located(declared, batch_id), fused)
         collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
         changes = arrow_rows(collected)                          # dicts, the replay's input
         self.tables_read(batch_id, oldest_commits([*changes, *split.oldest]))

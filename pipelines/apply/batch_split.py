@@ -58,13 +58,14 @@ class BatchSummary:
     groups: tuple[Mapping[str, Any], ...]
 
     @classmethod
-    def of(cls, changes: DataFrame) -> "BatchSummary":
+    def of(cls, changes: DataFrame, more: tuple = ()) -> "BatchSummary":
+        """`more`: groups of changes not in `changes` (snapshot chunks replayed from their bytes)."""
         micros = F.unix_micros("commit_ts").alias("commit_ts")
         rows = (changes.groupBy("source", "database", "table", "op", "trx_file")
                 .agg(F.count(F.lit(1)).alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
                      F.max(F.struct(*(micros if c == "commit_ts" else F.col(c) for c in _LAST))).alias("last"))
                 .collect())
-        return cls(tuple(r.asDict(recursive=True) for r in rows))
+        return cls(tuple(r.asDict(recursive=True) for r in rows) + tuple(more))
 
     @property
     def ops(self) -> dict[tuple[str, str], Counter]:
@@ -95,6 +96,7 @@ class BatchSplit:
     tables: Mapping[tuple[str, str], tuple[Target, TableLocation]] = dataclasses.field(default_factory=dict)
     snapshots: frozenset = frozenset()
     already_applied: set = dataclasses.field(default_factory=set)
+    made: Mapping[tuple[str, str], ExecutorReplay] = dataclasses.field(default_factory=dict)  # replayed already
 
     @property
     def rest(self) -> DataFrame:

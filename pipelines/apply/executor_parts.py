@@ -26,16 +26,21 @@ from pipelines.apply.stops import ApplyStopped
 
 
 def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig,
-                located: Callable[[Target], tuple[Target, TableLocation]]) -> BatchSplit:
+                located: Callable[[Target], tuple[Target, TableLocation]], fused=None) -> BatchSplit:
     """The batch's executor parts (config.executor_apply_min_changes): one small aggregate of the
-    batch, then the rest. `located`: a declared target -> (effective target, location)."""
+    batch, then the rest. `located`: a declared target -> (effective target, location); `fused`:
+    the tables whose snapshot chunks were replayed already (snapshot_fusion.SnapshotFusion)."""
     min_changes = config.executor_apply_min_changes
+    made = {part.source_table: part for part in fused.parts} if fused is not None else {}
     at_most = rows_at_most(changes_df)  # no job: a small batch skips the aggregate (~150 ms)
-    if min_changes is None or (at_most is not None and at_most < min_changes):
+    if not made and (min_changes is None or (at_most is not None and at_most < min_changes)):
         return BatchSplit(changes_df)
-    summary = BatchSummary.of(changes_df)
-    tables, snapshots, batch_ops = {}, set(), summary.all_ops
+    summary = BatchSummary.of(changes_df, fused.fused_groups if made else ())
+    tables = {name: (part.target, part.path) for name, part in made.items()}
+    snapshots, batch_ops = set(made), summary.all_ops
     for (database, table), ops in summary.ops.items():
+        if (database, table) in made:
+            continue
         target = catalog.get(database, table)
         if target is None or not config.tables.selects(database, table) or target.history == HISTORY_SCD2:
             continue  # (an SCD2 target's versions are made by the driver's replay: README "History targets")
@@ -44,7 +49,7 @@ def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig
         elif not executor_eligible(ops, sum(ops.values()), min_changes, summary.has_ddl):
             continue
         tables[(database, table)] = located(target)
-    return BatchSplit(changes_df, summary, tables, frozenset(snapshots))
+    return BatchSplit(changes_df, summary, tables, frozenset(snapshots), made=made)
 
 
 def last_truncates(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], tuple]:
@@ -68,14 +73,17 @@ def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: K
     starts = last_truncates(driver_changes) if split.snapshots else {}
     try:
         for (database, table), (target, path) in sorted(split.tables.items()):
-            if known.already_committed(spark, path, target, batch_id):
+            made = split.made.get((database, table))  # replayed from its chunks (snapshot_fusion.py)
+            if made is None and known.already_committed(spark, path, target, batch_id):
                 split.already_applied.add((database, table))
                 continue
             exists = known.exists(spark, path)
             if exists and path not in known.schema_checked:
                 known.check_schema(spark, path, target)
             changes = split.of_table(database, table)
-            if (database, table) in split.snapshots:
+            if made is not None:
+                part = made
+            elif (database, table) in split.snapshots:
                 part = snapshot_rows_on_executors(changes, (database, table), target, path, config.exec_mode,
                                                   batch_id, starts.get((database, table)), parallelism,
                                                   fold=config.executor_fold)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from functools import reduce
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -50,6 +50,7 @@ from pipelines.quarantine import now_utc, quarantine_schema
 BEFORE_KEY, AFTER_KEY, KEYS, GROUP = "_cdc_key_before", "_cdc_key_after", "_cdc_keys", "_cdc_group"
 LOG, QUARANTINED, STOP, SUPERSEDED = "_cdc_log", "_cdc_quarantined", "_cdc_stop", "_cdc_superseded"
 FOLDED, REPLAYED = "_cdc_folded", "_cdc_replayed"  # a group's changes folded / replayed change by change
+UNDECODABLE = "_cdc_undecodable"  # a snapshot chunk that did not decode (pipelines/apply/snapshot_rows.py)
 MAX_KEY_CHANGES = 100_000  # key-changing UPDATEs collected for the union-find; more: one group
 WHOLE_TABLE = "whole table"  # the group of a table whose changes cannot be split
 
@@ -72,6 +73,7 @@ class ExecutorReplay:
     truncated: dict[str, Any] | None = None  # ... a soft target's earlier rows flagged by its truncate
     folded: int = 0  # changes the fold applied (libs/apply/fold.py), for the job's metrics
     replayed: int = 0  # changes replayed change by change (libs/replay)
+    undecodable: str | None = None  # snapshot rows: the first chunk that did not decode, as text
 
     def merge_rows(self) -> DataFrame:
         return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))
@@ -102,7 +104,8 @@ def output_schema(target: Target) -> T.StructType:
     return T.StructType(merge_schema(target).fields + [
         T.StructField(LOG, D.change_log_schema(), True), T.StructField(QUARANTINED, quarantine_schema(), True),
         T.StructField(STOP, T.StringType(), True), T.StructField(SUPERSEDED, T.LongType(), True),
-        T.StructField(FOLDED, T.LongType(), True), T.StructField(REPLAYED, T.LongType(), True)])
+        T.StructField(FOLDED, T.LongType(), True), T.StructField(REPLAYED, T.LongType(), True),
+        T.StructField(UNDECODABLE, T.StringType(), True)])
 
 
 def key_schema(target: Target, key: tuple[str, ...]) -> T.StructType:
@@ -296,26 +299,35 @@ def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: t
         out = (grouped.groupBy(GROUP).cogroup(current.groupBy(GROUP))
                .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots, fold=fold).function(), output_schema(target))
                .persist())
-        tally, stop, folded, replayed = tallied(out)  # out is computed here, keyed still cached
+        tally = tallied(out)  # out is computed here, keyed still cached
     finally:
         keyed.unpersist()
-    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields], tally, stop,
-                          folded=folded, replayed=replayed)
+    return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields],
+                          tally.counts, tally.stop, folded=tally.folded, replayed=tally.replayed)
 
 
-def tallied(out: DataFrame) -> tuple[Counter, str | None, int, int]:
-    """An output frame's counts (one job: it computes the persisted frame) as the driver's tally
-    (the row counts always, superseded_by_snapshot when there were any), its stop, and how many
-    changes were folded and replayed (ExecutorReplay's fields, in this order)."""
+class Tally(NamedTuple):
+    counts: Counter  # the driver's tally: the row counts always, superseded_by_snapshot when any
+    stop: str | None
+    folded: int
+    replayed: int
+    undecodable: str | None  # the first snapshot chunk that did not decode, as text
+
+
+def tallied(out: DataFrame) -> Tally:
+    """An output frame's counts (one job: it computes the persisted frame), its stop, how many
+    changes were folded and replayed (ExecutorReplay's fields), and its first undecodable chunk."""
     stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == "upsert", 1)).alias("rows_upserted"),
                     F.count(F.when(F.col(OP_COLUMN) == "delete", 1)).alias("rows_deleted"),
                     F.count(QUARANTINED).alias("quarantined"),
                     F.sum(SUPERSEDED).alias("superseded_by_snapshot"),
                     F.first(STOP, ignorenulls=True).alias(STOP),
-                    F.sum(FOLDED).alias(FOLDED), F.sum(REPLAYED).alias(REPLAYED)).first().asDict()
+                    F.sum(FOLDED).alias(FOLDED), F.sum(REPLAYED).alias(REPLAYED),
+                    F.first(UNDECODABLE, ignorenulls=True).alias(UNDECODABLE)).first().asDict()
+    text = {k: stats.pop(k) for k in (STOP, UNDECODABLE)}
     how = {k: int(stats.pop(k) or 0) for k in (FOLDED, REPLAYED)}
-    tally = Counter({k: int(v or 0) for k, v in stats.items() if k != STOP and (v or k != "superseded_by_snapshot")})
-    return tally, stats[STOP], how[FOLDED], how[REPLAYED]
+    tally = Counter({k: int(v or 0) for k, v in stats.items() if v or k != "superseded_by_snapshot"})
+    return Tally(tally, text[STOP], how[FOLDED], how[REPLAYED], text[UNDECODABLE])
 
 
 def _grouped(spark: SparkSession, keyed: DataFrame, groups: int) -> DataFrame | None:

@@ -50,6 +50,9 @@ def test_assembled_record_carries_the_head_and_the_bytes():
     out = assembled_record("src", raw, "mdb-bin.000001", 120, 0, 42)
     assert (out["kind"], out["snapshot_kind"], out["segment_no"], out["trx_id"]) == ("snapshot", ROWS, 4,
                                                                                      "snapshot:run1:d.t")
+    assert (out["snapshot_table"], out["snapshot_rows"]) == ("d.t", 1)  # what the fused snapshot plans by
+    table = assembled_record("src", record(TABLE).encode(), "mdb-bin.000001", 120, 0, 41)
+    assert (table["snapshot_table"], table["snapshot_rows"]) == ("d.t", None)
     assert out["frames"][0]["raw"] == raw and (out["binlog_file"], out["binlog_pos"]) == ("mdb-bin.000001", 120)
 
 

@@ -1,0 +1,153 @@
+"""Which tables' snapshot chunks skip the rows stage and go straight to target rows (issue #37
+goal c): a chunk decoded once, in the pass that replays it (snapshot_rows.py), instead of its
+change records cached by the rows stage and handed back to Python (3.0 of 6.3 s per 150,000
+rows, bench/README.md "Issue #37, session 27").
+
+pipelines/replicate_batch.py asks, around the rows stage:
+
+    plan_fusion (before it; no decoding: the chunks' heads, as the assembler read them)
+        a table's chunks are planned when its snapshot rows would go to the executors as new
+        rows (libs/apply_partition.snapshot_rows_eligible: a declared, selected, non-SCD2
+        target, at least executor_apply_min_changes rows, no DDL in the batch) and Delta has
+        not committed the batch on it yet (a replayed batch takes the rows stage's way);
+    SnapshotFusion.run (after it, on its change records, before anything is quarantined)
+        a planned table with other changes in the batch than its run's start (the binlog
+        after its snapshot) is refused, as is one with a chunk that does not decode; the
+        others are replayed (ExecutorReplay parts, nothing written).
+
+A refused table's chunks are then decoded by the rows stage as before: what the driver's
+replay or the executors' part make of change records, and an undecodable chunk an error row
+whose transaction is quarantined with its frames (pipelines/quarantine.py). The applier takes
+the parts with the batch's change records (DeltaApplier.__call__ `fused`) and writes them as
+its other executor parts; `groups` tells it what they hold without decoding (BatchSummary).
+"""
+from __future__ import annotations
+
+import dataclasses
+from functools import reduce
+from typing import Any, Callable, Mapping
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from libs.apply_partition import snapshot_rows_eligible
+from libs.assembler.change_records import ROWS_PER_EVENT
+from libs.config import JobConfig
+from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
+from libs.table_location import TableLocation
+from libs.table_names import parse_table_key, table_key
+from libs.targets import TargetCatalog
+from libs.targets.model import HISTORY_SCD2, Target
+from pipelines.apply.executor_parts import last_truncates
+from pipelines.apply.executor_replay import ExecutorReplay
+from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.snapshot_rows import chunk_rows_on_executors, snapshot_chunks
+
+Name = tuple[str, str]
+
+
+def chunk_groups(batch: DataFrame) -> list[dict[str, Any]]:
+    """The batch's snapshot chunks as BatchSummary groups (source, database, table, op, trx_file,
+    n, oldest, last), from their heads: n = rows, last = the last row's commit order (its
+    change_seq: libs/snapshot/changes.py). One small job over the cached batch."""
+    change_seq = (F.col("segment_no") + 1) * ROWS_PER_EVENT + F.col("snapshot_rows") - 1
+    last = F.struct("trx_end_pos", F.unix_micros("commit_ts").alias("commit_ts"), change_seq.alias("change_seq"),
+                    "trx_id", "gtid")
+    rows = (snapshot_chunks(batch).groupBy("source", "snapshot_table", "trx_file")
+            .agg(F.sum("snapshot_rows").alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
+                 F.max(last).alias("last")).collect())
+    return [{"source": r["source"], **dict(zip(("database", "table"), parse_table_key(r["snapshot_table"]))),
+             "op": SNAPSHOT_OP, "trx_file": r["trx_file"], "n": r["n"], "oldest": r["oldest"],
+             "last": r["last"].asDict()} for r in rows]
+
+
+@dataclasses.dataclass
+class SnapshotFusion:
+    """`planned`: (database, table) -> (target, location) whose chunks skip the rows stage;
+    after `run`, `parts` holds their replays and `refused` those that went back to it."""
+
+    planned: Mapping[Name, tuple[Target, TableLocation]]
+    groups: list[dict[str, Any]]
+    batch_id: int
+    config: JobConfig
+    parts: list[ExecutorReplay] = dataclasses.field(default_factory=list)
+    refused: set = dataclasses.field(default_factory=set)
+
+    def taken(self) -> Column:
+        """Over the rows stage's input: a chunk of a planned table."""
+        keys = [table_key(*name) for name in sorted(self.planned)]
+        return (F.col("kind") == "snapshot") & (F.col("snapshot_kind") == "rows") & F.col("snapshot_table").isin(keys)
+
+    def run(self, spark: SparkSession, segments: DataFrame, changes: DataFrame) -> DataFrame | None:
+        """The planned tables replayed from their chunks in `segments`, given the rows stage's
+        `changes` of the batch; returns the chunks the rows stage must decode after all (None:
+        none)."""
+        others, truncates = self._others(changes)
+        starts = last_truncates(truncates)
+        parallelism = spark.sparkContext.defaultParallelism
+        chunks = snapshot_chunks(segments)
+        try:
+            for name, (target, path) in sorted(self.planned.items()):
+                if name in others:
+                    self.refused.add(name)
+                    continue
+                part = chunk_rows_on_executors(chunks.filter(F.col("snapshot_table") == table_key(*name)), name,
+                                                  target, path, self.config.exec_mode, self.batch_id, starts.get(name),
+                                                  parallelism, fold=self.config.executor_fold)
+                if part.undecodable is not None:
+                    part.unpersist()
+                    self.refused.add(name)
+                else:
+                    self.parts.append(part)
+        except BaseException:
+            self.unpersist()
+            raise
+        if not self.refused:
+            return None
+        return chunks.filter(F.col("snapshot_table").isin([table_key(*name) for name in sorted(self.refused)]))
+
+    def _others(self, changes: DataFrame) -> tuple[set[Name], list[dict[str, Any]]]:
+        """Planned tables with changes other than their snapshot's start, and those starts (the
+        truncates: few). One small job over the cached change records."""
+        mine = reduce(lambda a, b: a | b, ((F.col("database") == d) & (F.col("table") == t) for d, t in self.planned))
+        start = F.when(F.col("op") == TRUNCATE, F.struct("source", "trx_file", "trx_end_pos", F.unix_micros(
+            "commit_ts").alias("commit_ts"), "change_seq"))
+        rows = (changes.filter(mine & (F.col("op") != SNAPSHOT_OP)).groupBy("database", "table", "op")
+                .agg(F.collect_list(start).alias("starts")).collect())
+        others = {(r["database"], r["table"]) for r in rows if r["op"] != TRUNCATE}
+        truncates = [{**s.asDict(), "op": TRUNCATE, "database": r["database"], "table": r["table"]}
+                     for r in rows for s in r["starts"]]
+        return others, truncates
+
+    @property
+    def fused_groups(self) -> list[dict[str, Any]]:
+        """`groups` of the tables replayed here."""
+        made = {part.source_table for part in self.parts}
+        return [g for g in self.groups if (g["database"], g["table"]) in made]
+
+    def unpersist(self) -> None:
+        for part in self.parts:
+            part.unpersist()
+
+
+def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]], batch_has_ddl: bool,
+                catalog: TargetCatalog, config: JobConfig, known: KnownTargets,
+                located: Callable[[Target], tuple[Target, TableLocation]]) -> SnapshotFusion | None:
+    """The tables whose chunks skip the rows stage (module docstring); None when there are none."""
+    rows: dict[Name, int] = {}
+    for g in groups:
+        rows[(g["database"], g["table"])] = rows.get((g["database"], g["table"]), 0) + g["n"]
+    planned = {}
+    for name, n in sorted(rows.items()):
+        declared = catalog.get(*name)
+        if declared is None or not config.tables.selects(*name) or declared.history == HISTORY_SCD2:
+            continue
+        if not snapshot_rows_eligible({SNAPSHOT_OP: n}, config.executor_apply_min_changes,
+                                      ["ddl"] if batch_has_ddl else []):
+            continue
+        target, path = located(declared)
+        if not known.already_committed(spark, path, target, batch_id):
+            planned[name] = (target, path)
+    if not planned:
+        return None
+    return SnapshotFusion(planned, [g for g in groups if (g["database"], g["table"]) in planned], batch_id, config)

@@ -1,0 +1,116 @@
+"""Snapshot chunks replayed from their bytes (pipelines/apply/snapshot_fusion.py, issue #37 goal
+c): the same assembled batches through ReplicateBatch with executor_apply_min_changes None (the
+rows stage decodes every chunk, the driver replays them) and 0 (the chunks skip the rows stage)
+leave equal tables (_row_id and lineage included), change logs, progress and quarantine; an
+undecodable chunk and a table with other changes in the batch go the rows stage's way."""
+import datetime as dt
+
+import pytest
+
+from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
+from libs.snapshot.changes import assembled_record, change_records
+from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from libs.targets import TargetCatalog
+from pipelines.apply import DeltaApplier
+from pipelines import replicate_batch
+from pipelines.apply import snapshot_fusion
+from pipelines.apply.snapshot_rows import snapshot_chunks
+from pipelines.replicate_batch import BatchPaths, ReplicateBatch
+from pipelines.schemas import spark_schema
+
+from .builders import Source, changes_df, config, delta, rows_of
+from .test_snapshot_apply import COLUMNS, CREATE, EPOCH
+
+pytestmark = pytest.mark.spark
+
+
+def _record(run, kind, rows=(), chunk=0, ts=10**15, values=None):
+    head = dict(snapshot_id=run, binlog_file="mdb-bin.000002", binlog_pos=1250, server_id=1, snapshot_ts=ts,
+                gtid="0-1-9", database="shop", table="a")
+    if kind == TABLE:
+        return SnapshotRecord(kind, create_table=CREATE, **head)
+    raw_rows = [(str(i).encode(), None if v is None else v.encode()) for i, v in rows]
+    record = SnapshotRecord.chunk(COLUMNS, raw_rows, statement="SELECT `id`, `v` FROM `shop`.`a`", chunk_no=chunk,
+                                  **head)
+    if values is not None:  # a chunk whose head reads and whose values do not
+        record = SnapshotRecord(ROWS, columns=COLUMNS, values=values, row_count=len(rows), chunk_no=chunk,
+                                statement=record.statement, **head)
+    return record
+
+
+def _assembled(spark, records, first_offset):
+    schema = spark_schema("assembled_record")
+    out = []
+    for k, record in enumerate(records):
+        row = assembled_record("src1", record.encode(), "mdb-bin.000002", 1250, 0, first_offset + k)
+        row["commit_ts"] = EPOCH + dt.timedelta(microseconds=row["commit_ts"])
+        out.append({f.name: row.get(f.name) for f in schema.fields})
+    return spark.createDataFrame(out, schema)
+
+
+def _batches():
+    a = Source("shop", "a", ["id", "v"], names=False)
+    return [
+        [_record("r1", TABLE), _record("r1", ROWS, [(1, "x"), (2, None), (3, "z")]), _record("r1", ROWS, [(4, "p")], 1)],
+        [_record("r1", ROWS, [(5, "q"), (6, "r")], 2)],  # a later chunk alone: appended
+        [a.update({"id": 2}, {"v": "late"}, trx=3)],  # the binlog after the snapshot (to the applier)
+        # two runs in one batch: only the last one's rows stay
+        [_record("r2", TABLE, ts=2 * 10**15), _record("r2", ROWS, [(7, "gone")], ts=2 * 10**15),
+         _record("r3", TABLE, ts=3 * 10**15), _record("r3", ROWS, [(8, "s")], ts=3 * 10**15)],
+        # a run with an undecodable chunk: its frames quarantined, the table as the batch before left it
+        [_record("r4", TABLE, ts=4 * 10**15), _record("r4", ROWS, [(9, "t")], ts=4 * 10**15),
+         _record("r4", ROWS, [(10, "u")], 1, ts=4 * 10**15, values=b"\x05\x00garbage")],
+        [_record("r5", TABLE, ts=5 * 10**15), _record("r5", ROWS, [(11, "v"), (12, "w")], ts=5 * 10**15)],
+    ]
+
+
+def _run(spark, tmp_path, name, min_changes):
+    cfg = config(tmp_path / name, executor_apply_min_changes=min_changes)
+    applier = DeltaApplier(TargetCatalog(()), cfg)
+    stream = ReplicateBatch(BatchPaths(cfg.delta_root, str(tmp_path / name / "ckpt")), applier)
+    offset = 0
+    for n, batch in enumerate(_batches()):
+        if isinstance(batch[0], SnapshotRecord):
+            stream(_assembled(spark, batch, offset), n)
+            offset += len(batch)
+        else:
+            applier(changes_df(spark, batch), n)
+    table = rows_of(spark, cfg, "shop__a", *delta(spark, cfg, "shop__a").columns)
+    log = rows_of(spark, cfg, CHANGE_LOG, *delta(spark, cfg, CHANGE_LOG).columns)
+    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "batch_id", "changes")
+    quarantine = rows_of(spark, cfg, QUARANTINE, "source", "kind", "reason", "kafka_offset", "raw")
+    return table, log, progress, quarantine
+
+
+def test_chunks_replayed_from_their_bytes_equal_the_rows_stage_and_the_driver(spark, tmp_path, monkeypatch):
+    fused, decoded = [], []
+    made, decode = snapshot_fusion.chunk_rows_on_executors, replicate_batch.decode_rows
+    monkeypatch.setattr(snapshot_fusion, "chunk_rows_on_executors", lambda *a, **k: fused.append(a[1]) or made(*a, **k))
+    monkeypatch.setattr(replicate_batch, "decode_rows",  # the chunks the rows stage decodes
+                        lambda segments, *a, **k: decoded.append(snapshot_chunks(segments).count()) or decode(
+                            segments, *a, **k))
+    driver = _run(spark, tmp_path, "driver", None)
+    assert (fused, sum(decoded)) == ([], 8)
+    decoded.clear()
+    executors = _run(spark, tmp_path, "executors", 0)
+    assert fused == [("shop", "a")] * 5  # batches 0, 1, 3, 4 (refused: its undecodable chunk) and 5
+    assert sum(decoded) == 2  # batch 4's chunks, decoded after all
+    assert executors == driver
+    table, _, _, quarantine = driver
+    assert [r[:2] for r in table] == [(11, "v"), (12, "w")]
+    runs = sorted((SnapshotRecord.decode(bytes(r[4]), head_only=True).snapshot_id, r[1]) for r in quarantine)
+    assert runs == [("r4", "ValueError")] * 3  # every frame of run r4 (its table record, both chunks)
+
+
+def test_a_table_with_other_changes_in_the_batch_is_refused(spark, tmp_path):
+    cfg = config(tmp_path, executor_apply_min_changes=0)
+    applier = DeltaApplier(TargetCatalog(()), cfg)
+    batch = _assembled(spark, [_record("r1", TABLE), _record("r1", ROWS, [(1, "x")])], 0)
+    applier.prepare_batch(spark, change_records("src1", _record("r1", TABLE)), 0)
+    plan = applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), False)
+    assert set(plan.planned) == {("shop", "a")}
+    assert applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), True) is None  # DDL in the batch
+    later = Source("shop", "a", ["id", "v"], names=False).update({"id": 1}, {"v": "y"}, trx=3)
+    refused = plan.run(spark, batch, changes_df(spark, [later]))
+    assert plan.parts == [] and plan.refused == {("shop", "a")}
+    assert [r["snapshot_rows"] for r in refused.collect()] == [1]
