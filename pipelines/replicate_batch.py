@@ -2,6 +2,8 @@
 (DESIGN.md "Dataflow": rows, apply). `ReplicateBatch._replicate` reads as these stages:
 
     segments ---rows (parallel)---> change records | failed transactions
+    snapshot chunks the applier plans to make new rows of ---(decoded where they replay,
+                      pipelines/apply/snapshot_fusion.py)---> the applier's executor parts
     quarantine records + frames of failed transactions ---------> _cdc_quarantine
                       (fail policy: stop here, libs/bad_input.py: kept, nothing applied)
     change records ---apply---> target tables, change log, progress  (or ---> _cdc_changes)
@@ -199,14 +201,20 @@ class ReplicateBatch:
         segments = batch.filter(F.col("kind").isin("segment", "snapshot"))
         rest = segments if fused is None else segments.filter(~fused.taken())
         decoded = decode_rows(rest, self.partitions, self.limits, hints).persist()
-        refused = None if fused is None else fused.run(batch.sparkSession, segments, change_records(decoded))
-        if refused is None:
-            return DecodedRows(segments, decoded, *_failed(decoded), fused)
-        first, decoded = decoded, decoded.unionByName(decode_rows(refused, self.partitions, self.limits, hints)).persist()
         try:
-            return DecodedRows(segments, decoded, *_failed(decoded), fused)  # (computes the union's cache)
-        finally:
-            first.unpersist()
+            refused = None if fused is None else fused.run(batch.sparkSession, segments, change_records(decoded))
+        except BaseException:
+            decoded.unpersist()
+            raise
+        first = decoded
+        if refused is not None:
+            decoded = first.unionByName(decode_rows(refused, self.partitions, self.limits, hints)).persist()
+        rows = DecodedRows(segments, decoded, *_failed(decoded), fused)  # (computes the cache)
+        if first is not decoded:
+            first.unpersist()  # only now: the union's cache was made from it
+        if fused is not None and rows.failed_rows:
+            fused.drop_failed(rows.failed_rows)
+        return rows
 
     def _plan_fusion(self, batch: DataFrame, batch_id: int, has_ddl: bool) -> SnapshotFusion | None:
         """The applier's plan for the batch's snapshot chunks (None: they go the rows stage's way)."""

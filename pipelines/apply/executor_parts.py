@@ -80,16 +80,16 @@ def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: K
             exists = known.exists(spark, path)
             if exists and path not in known.schema_checked:
                 known.check_schema(spark, path, target)
-            changes = split.of_table(database, table)
             if made is not None:
                 part = made
             elif (database, table) in split.snapshots:
-                part = snapshot_rows_on_executors(changes, (database, table), target, path, config.exec_mode,
-                                                  batch_id, starts.get((database, table)), parallelism,
-                                                  fold=config.executor_fold)
+                part = snapshot_rows_on_executors(split.of_table(database, table), (database, table), target, path,
+                                                  config.exec_mode, batch_id, starts.get((database, table)),
+                                                  parallelism, fold=config.executor_fold)
             else:
-                part = replay_on_executors(spark, changes, (database, table), target, path, exists, config.exec_mode,
-                                           batch_id, source_schemas.tables.positions(database, table), parallelism,
+                part = replay_on_executors(spark, split.of_table(database, table), (database, table), target, path,
+                                           exists, config.exec_mode, batch_id,
+                                           source_schemas.tables.positions(database, table), parallelism,
                                            fold=config.executor_fold)
             out.append(part)
             if part.stop is not None:

@@ -30,16 +30,17 @@ from pyspark.sql.pandas.types import to_arrow_schema
 import pipelines.apply.tables as D
 from libs.apply_partition import components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
-from libs.apply_plan import change_sort_key, quarantine_row, replay_touched
+from libs.apply_plan import quarantine_row, replay_touched
 from libs.arrow_rows import rows as arrow_rows
 from libs.apply.fold import Folded, fold, foldable
 from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
+from libs.apply.superseded import COMMIT, superseded_rows
 from libs.change_log_table import change_log_table, decided_change_log
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN, ReplayStopped
 from libs.replay.lineage import LINEAGE_COLUMN
-from libs.snapshot.protocol import Position, superseded
+from libs.snapshot.protocol import Position
 from libs.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN
@@ -225,17 +226,9 @@ class ReplayGroup:
         order = commit_order_of(records)
         if self.start is None and not self.snapshots:
             return order.tolist(), 0
-        keys = records.select(["source", "trx_file", "trx_end_pos", "commit_ts", "change_seq"]).to_pylist()
-        kept = [k for k in order.tolist() if not self._superseded(keys[k])]
-        return kept, len(keys) - len(kept)
-
-    def _superseded(self, change: Mapping[str, Any]) -> bool:
-        """Already in a snapshot's rows (protocol.py rule 2), or before the batch's last truncate
-        of the table (libs/snapshot/tables.since_last_truncate, as the driver drops them)."""
-        if self.start is not None and change_sort_key(change) < self.start:
-            return True
-        at = self.snapshots.get(change["source"])
-        return at is not None and superseded(at, Position(change["trx_file"], int(change["trx_end_pos"])))
+        ordered = records.select([*COMMIT, "change_seq"]).take(order)
+        kept = order[~superseded_rows(ordered, self.start, self.snapshots)]
+        return kept.tolist(), len(order) - len(kept)
 
     def _rows(self, rows: list[dict[str, Any]]) -> pa.Table:
         return pa.Table.from_pylist(rows, schema=self.schema)

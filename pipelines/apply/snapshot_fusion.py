@@ -55,10 +55,10 @@ def chunk_groups(batch: DataFrame) -> list[dict[str, Any]]:
                     "trx_id", "gtid")
     rows = (snapshot_chunks(batch).groupBy("source", "snapshot_table", "trx_file")
             .agg(F.sum("snapshot_rows").alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
-                 F.max(last).alias("last")).collect())
+                 F.max(last).alias("last"), F.collect_set("trx_id").alias("trx_ids")).collect())
     return [{"source": r["source"], **dict(zip(("database", "table"), parse_table_key(r["snapshot_table"]))),
              "op": SNAPSHOT_OP, "trx_file": r["trx_file"], "n": r["n"], "oldest": r["oldest"],
-             "last": r["last"].asDict()} for r in rows]
+             "last": r["last"].asDict(), "trx_ids": r["trx_ids"]} for r in rows]
 
 
 @dataclasses.dataclass
@@ -118,6 +118,16 @@ class SnapshotFusion:
         truncates = [{**s.asDict(), "op": TRUNCATE, "database": r["database"], "table": r["table"]}
                      for r in rows for s in r["starts"]]
         return others, truncates
+
+    def drop_failed(self, failed_rows: list) -> None:
+        """Parts of tables with a transaction the rows stage failed (its run's table record did
+        not decode): its frames, chunks included, are quarantined, so none of its rows is written."""
+        failed = {(r["source"], r["trx_id"]) for r in failed_rows}
+        names = {(g["database"], g["table"]) for g in self.groups if failed & {(g["source"], t) for t in g["trx_ids"]}}
+        for part in [p for p in self.parts if p.source_table in names]:
+            part.unpersist()
+            self.parts.remove(part)
+            self.refused.add(part.source_table)
 
     @property
     def fused_groups(self) -> list[dict[str, Any]]:
