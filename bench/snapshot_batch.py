@@ -88,7 +88,8 @@ def main() -> int:
         row = assembled_record("src1", record.encode(), HEAD["binlog_file"], HEAD["binlog_pos"], 0, k)
         row["commit_ts"] = epoch + dt.timedelta(microseconds=row["commit_ts"])
         assembled.append({f.name: row.get(f.name) for f in schema.fields})
-    batch = spark.createDataFrame(assembled, schema).persist()
+    # in one partition, as the assembler leaves one source's records (grouped by source)
+    batch = spark.createDataFrame(assembled, schema).repartition(2, "source").persist()
     batch.count()
 
     apply = DeltaApplier(TargetCatalog(()), JobConfig(delta_root=str(work / "delta")))

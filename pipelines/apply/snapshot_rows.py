@@ -105,7 +105,9 @@ def chunk_rows_on_executors(chunks: DataFrame, source_table: tuple[str, str], ta
     """The same from the table's snapshot chunks (snapshot_chunks), decoded where they replay."""
     raw = chunks.select("source", F.col("frames")[0]["raw"].alias("raw"), "kafka_partition", "kafka_offset")
     group = ReplayGroup(target, mode, batch_id, {}, start, fold=fold)
-    return _part(spread(raw, parallelism).mapInArrow(ChunkRows(group), output_schema(target)),
+    # Always dealt round-robin: the assembler leaves one source's records in one partition
+    # (grouped by source), whatever the partition count.
+    return _part(raw.repartition(parallelism).mapInArrow(ChunkRows(group), output_schema(target)),
                  source_table, target, path)
 
 
