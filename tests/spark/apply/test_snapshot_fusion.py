@@ -115,33 +115,23 @@ def test_a_table_with_other_changes_in_the_batch_is_refused(spark, tmp_path):
     assert [r["snapshot_rows"] for r in refused.collect()] == [1]
 
 
-def test_a_part_whose_run_the_rows_stage_failed_is_dropped(spark, tmp_path):
-    """Its frames, chunks included, are quarantined (failed_transaction_frames): none of its rows
-    may be written too."""
-    applier = DeltaApplier(TargetCatalog(()), config(tmp_path, executor_apply_min_changes=0))
-    records = [_record("r1", TABLE), _record("r1", ROWS, [(1, "x")])]
-    batch = _assembled(spark, records, 0)
-    applier.prepare_batch(spark, change_records("src1", records[0]), 0)
-    plan = applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), False)
-    start = [{**c, "commit_ts": EPOCH + dt.timedelta(microseconds=c["commit_ts"])}
-             for c in change_records("src1", records[0])]
-    assert plan.run(spark, batch, changes_df(spark, start)) is None
-    assert [p.source_table for p in plan.parts] == [("shop", "a")]
-    plan.drop_failed([{"source": "src1", "trx_id": "snapshot:other:shop.a"}, {"source": "src2", "trx_id": records[0].trx_id}])
-    assert len(plan.parts) == 1  # another run, another source: not this part's
-    plan.drop_failed([{"source": "src1", "trx_id": records[0].trx_id}])
-    assert plan.parts == [] and plan.refused == {("shop", "a")}
-
-
-def test_one_sources_chunks_are_replayed_on_every_core(spark, tmp_path):
-    """The assembler leaves a source's records in one partition: the chunks are dealt out."""
+def test_chunks_are_dealt_over_the_cores_and_a_part_whose_run_failed_is_dropped(spark, tmp_path):
+    """The assembler leaves a source's records in one partition: the chunks are dealt out. A part
+    whose run the rows stage failed (its table record did not decode) is dropped: its frames,
+    chunks included, are quarantined (failed_transaction_frames), so none of its rows is written."""
     applier = DeltaApplier(TargetCatalog(()), config(tmp_path, executor_apply_min_changes=0))
     records = [_record("r1", TABLE)] + [_record("r1", ROWS, [(k, "x")], k) for k in range(4)]
     batch = _assembled(spark, records, 0).repartition(2, "source")  # as assemble() leaves it: one partition
     assert sorted(batch.rdd.glom().map(len).collect()) == [0, 5]
     applier.prepare_batch(spark, change_records("src1", records[0]), 0)
     plan = applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), False)
-    plan.run(spark, batch, changes_df(spark, []))
+    start = [{**c, "commit_ts": EPOCH + dt.timedelta(microseconds=c["commit_ts"])}
+             for c in change_records("src1", records[0])]
+    assert plan.run(spark, batch, changes_df(spark, start)) is None
     (part,) = plan.parts
     per_task = part.target_rows().rdd.glom().map(len).collect()
     assert sum(per_task) == 4 and sorted(per_task)[-1] < 4, per_task
+    plan.drop_failed([{"source": "src1", "trx_id": "snapshot:other:shop.a"}, {"source": "src2", "trx_id": records[0].trx_id}])
+    assert len(plan.parts) == 1  # another run, another source: not this part's
+    plan.drop_failed([{"source": "src1", "trx_id": records[0].trx_id}])
+    assert plan.parts == [] and plan.refused == {("shop", "a")}
