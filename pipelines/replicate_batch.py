@@ -188,10 +188,11 @@ class ReplicateBatch:
         tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
                   .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
         truncates = [c for r in tables for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
-        ddl = [e for s in batch.filter((F.col("kind") == "segment") & F.col("ddl"))
-               .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect()
-               for e in segment_ddl(s.asDict(recursive=True), self.limits)]
-        return prepare(batch.sparkSession, truncates, batch_id, ddl), bool(ddl)
+        flagged = (batch.filter((F.col("kind") == "segment") & F.col("ddl"))
+                   .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect())
+        ddl = [e for s in flagged for e in segment_ddl(s.asDict(recursive=True), self.limits)]
+        # (every Query event that makes a `ddl` change record flags its segment: libs/stream_assembly.py)
+        return prepare(batch.sparkSession, truncates, batch_id, ddl), bool(flagged)
 
     def _rows(self, batch: DataFrame, hints: DecodeHints | None, fused: SnapshotFusion | None) -> DecodedRows:
         """Segments and snapshot records -> decoded change records, spread over `partitions`

@@ -7,13 +7,12 @@ import datetime as dt
 
 import pytest
 
-from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
 from libs.snapshot.changes import assembled_record, change_records
+from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
 from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from libs.targets import TargetCatalog
-from pipelines.apply import DeltaApplier
 from pipelines import replicate_batch
-from pipelines.apply import snapshot_fusion
+from pipelines.apply import DeltaApplier, snapshot_fusion
 from pipelines.apply.snapshot_rows import snapshot_chunks
 from pipelines.replicate_batch import BatchPaths, ReplicateBatch
 from pipelines.schemas import spark_schema
