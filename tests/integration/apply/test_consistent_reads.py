@@ -128,8 +128,10 @@ def test_a_reader_through_the_helper_never_sees_half_a_move(mariadb, kafka_broke
         for thread in threads:
             if thread.is_alive():
                 thread.join(60)
-        stop_between_batches(query)
+        # the shipper first: while its heartbeats keep a batch running every trigger, the query
+        # may find no moment between batches until stop_between_batches' timeout (300 s)
         code, output = stop_shipper(shipper)
+        stop_between_batches(query)
     assert code == 0, output
 
     batches = sorted({batch for batch, _ in seen})

@@ -93,8 +93,10 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
             applied["trx_id"], applied["trx_file"], applied["trx_end_pos"])  # still the last transaction
         assert applied["gtid"] == last_gtid
     finally:
-        stop_between_batches(query)
+        # the shipper first: while its heartbeats keep a batch running every trigger, the query
+        # may find no moment between batches until stop_between_batches' timeout (300 s)
         code, output = stop_shipper(shipper)
+        stop_between_batches(query)
     assert code == 0, output
 
 
@@ -123,8 +125,10 @@ def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(kaf
         shipped = scrape(port)
         beat = last_record(kafka_broker.bootstrap, topic, "files1")
     finally:
-        stop_between_batches(query)
+        # the shipper first: while its heartbeats keep a batch running every trigger, the query
+        # may find no moment between batches until stop_between_batches' timeout (300 s)
         code, output = stop_shipper(shipper)
+        stop_between_batches(query)
     assert code == 0, output
     # the follower's own position: the file's end, where the next event would start
     assert (beat.kind, beat.binlog_file, beat.binlog_pos) == (HEARTBEAT, "mdb-bin.000001", len(data))
