@@ -29,8 +29,7 @@ def superseded_rows(ordered: pa.Table, start: tuple | None, snapshots: Mapping[s
     values = [(c.dictionary_encode().indices if pa.types.is_string(c.type) else c).to_numpy(zero_copy_only=False)
               for c in columns]
     first = np.ones(n, bool)
-    if n > 1:
-        first[1:] = reduce(np.logical_or, (v[1:] != v[:-1] for v in values))
+    first[1:] = reduce(np.logical_or, (v[1:] != v[:-1] for v in values))
     starts = np.flatnonzero(first)
     seqs = ordered.column("change_seq").to_numpy()
     gone = np.zeros(n, bool)

@@ -41,7 +41,7 @@ from libs.targets.model import HISTORY_SCD2, Target
 from pipelines.apply.executor_parts import last_truncates
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.known_targets import KnownTargets
-from pipelines.apply.snapshot_rows import chunk_rows_on_executors, snapshot_chunks
+from pipelines.apply.snapshot_rows import chunk_rows_on_executors, is_chunk, snapshot_chunks
 
 Name = tuple[str, str]
 
@@ -76,7 +76,7 @@ class SnapshotFusion:
     def taken(self) -> Column:
         """Over the rows stage's input: a chunk of a planned table."""
         keys = [table_key(*name) for name in sorted(self.planned)]
-        return (F.col("kind") == "snapshot") & (F.col("snapshot_kind") == "rows") & F.col("snapshot_table").isin(keys)
+        return is_chunk() & F.col("snapshot_table").isin(keys)
 
     def run(self, spark: SparkSession, segments: DataFrame, changes: DataFrame) -> DataFrame | None:
         """The planned tables replayed from their chunks in `segments`, given the rows stage's

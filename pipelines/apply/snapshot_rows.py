@@ -25,22 +25,19 @@ from __future__ import annotations
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from libs.gc_pause import gc_paused
 from libs.snapshot.changes import change_batch
-from libs.snapshot.record import SnapshotRecord
+from libs.snapshot.record import ROWS, SnapshotRecord
 from libs.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.executor_replay import (
     UNDECODABLE, ExecutorReplay, ReplayGroup, merge_schema, output_schema, spread, tallied,
 )
 from pipelines.schemas import CHANGE_RECORD, spark_schema
-
-CHUNK_COLUMNS = ("source", "raw", "kafka_partition", "kafka_offset")  # ChunkRows' input
-
 
 def records_schema() -> pa.Schema:
     """change_record as the replay takes it: commit_ts as epoch micros (BatchSplit.of_table)."""
@@ -62,7 +59,8 @@ class SnapshotRows:
 
 
 class ChunkRows:
-    """mapInArrow: each batch of chunks (CHUNK_COLUMNS) -> output_schema rows, chunk by chunk."""
+    """mapInArrow: each batch of chunks (source, raw, kafka_partition, kafka_offset) ->
+    output_schema rows, chunk by chunk."""
 
     def __init__(self, group: ReplayGroup):
         self.group, self.schema = group, records_schema()
@@ -84,9 +82,14 @@ class ChunkRows:
         return self.group.replay_records(records, None)
 
 
+def is_chunk() -> Column:
+    """Over the rows stage's input: a snapshot chunk (kind snapshot, snapshot_kind rows)."""
+    return (F.col("kind") == "snapshot") & (F.col("snapshot_kind") == ROWS)
+
+
 def snapshot_chunks(segments: DataFrame) -> DataFrame:
-    """The rows stage's input narrowed to snapshot chunks (kind snapshot, snapshot_kind rows)."""
-    return segments.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == "rows"))
+    """The rows stage's input narrowed to snapshot chunks."""
+    return segments.filter(is_chunk())
 
 
 def snapshot_rows_on_executors(changes: DataFrame, source_table: tuple[str, str], target: Target,
