@@ -19,6 +19,7 @@ from pipelines.schemas import spark_schema
 
 from .builders import Source, changes_df, config, delta, rows_of
 from .test_snapshot_apply import COLUMNS, CREATE, EPOCH
+from .test_snapshot_rows import _operations
 
 pytestmark = pytest.mark.spark
 
@@ -96,6 +97,13 @@ def test_chunks_replayed_from_their_bytes_equal_the_rows_stage_and_the_driver(sp
     assert executors == driver
     table, _, _, quarantine = driver
     assert [r[:2] for r in table] == [(8, "s")]  # r3's: r2's went with r3's start, r4's with its chunk
+    # every version a reader can see: one commit of the target per batch that wrote it, never an
+    # empty table between a run's start and its rows (batch 4 wrote nothing: its run failed)
+    for root in ("driver", "executors"):
+        operations = _operations(spark, tmp_path / root)
+        assert len(operations) == 1 + 4  # the table's creation, then batches 0-3
+        assert [operations[k] for k in (1, 2, 4)] == [("WRITE", "Overwrite"), ("WRITE", "Append"),
+                                                     ("WRITE", "Overwrite")]
     runs = sorted((SnapshotRecord.decode(bytes(r[4]), head_only=True).snapshot_id, r[1]) for r in quarantine)
     assert runs == [("r4", "ValueError")] * 3  # every frame of run r4 (its table record, both chunks)
 
