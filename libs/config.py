@@ -39,7 +39,14 @@ class JobConfig:
     available_now: bool = setting("Process everything currently in the topic, then exit", False)
     trigger_seconds: float = setting("Micro-batch trigger interval when running continuously", 1.0,
                                   minimum=0.001)
-    max_offsets_per_trigger: int = setting("Upper bound of Kafka records per micro-batch", 200_000, minimum=1)
+    max_offsets_per_trigger: int = setting(
+        "Upper bound of Kafka records per micro-batch. A backlog drains in batches this large: each pays a "
+        "batch's fixed cost once (a target's MERGE scans its table whatever the batch holds)", 500_000, minimum=1)
+    kafka_read_tasks: int | None = setting(
+        "Spark tasks that read a micro-batch's Kafka records: a topic partition's offsets are split over them "
+        "(the Kafka source's minPartitions; the assemble stage puts each source's records back in offset "
+        "order); null: the Spark context's defaultParallelism (its cores), read when the query starts",
+        None, minimum=1)
     metrics_port: int | None = setting("Serve Prometheus metrics (lag, counts; libs/metrics.py) on "
                                     "http://127.0.0.1:PORT/metrics; null: none", None, minimum=1)
     unknown_event_policy: str = setting("Unknown non-ignorable event (WL#4033): fail | quarantine", "fail",

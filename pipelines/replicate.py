@@ -45,6 +45,10 @@ QUERY_NAME = "cdc-replicate"
 USAGE = ("cdc-replicate [--bootstrap H:P] [--topic T] [--delta-root DIR] [--catalog-schema C.S] "
          "[--checkpoint DIR] [--target-ddl F.sql] [--targets F.yaml] [--conf F] [--available-now] "
          "[--on-cluster] [--verbose]")
+# What one fetch returns of a topic partition. Kafka's default, 1 MiB, is one snapshot chunk or
+# ~5,000 binlog events per round trip to the broker: a backlog batch's read task waited on the
+# broker half its time (bench/README.md "Issue #37, session 29").
+FETCH_PARTITION_BYTES = 16 * 1024 * 1024
 STREAM_LOGGER = "org.apache.spark.sql.execution.streaming.MicroBatchExecution"  # logs a query's end
 
 
@@ -63,8 +67,12 @@ def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None) -> S
 
 
 def read_topic(spark: SparkSession, cfg: JobConfig) -> DataFrame:
-    """The topic from its start (DESIGN.md "Kafka record"); a lost offset fails the query."""
+    """The topic from its start (DESIGN.md "Kafka record"); a lost offset fails the query. A
+    source's records are in one topic partition, which Spark reads as one task unless minPartitions
+    splits its offsets: a backlog batch's read uses every core."""
     return (spark.readStream.format("kafka")
+            .option("minPartitions", cfg.kafka_read_tasks or spark.sparkContext.defaultParallelism)
+            .option("kafka.max.partition.fetch.bytes", FETCH_PARTITION_BYTES)
             .option("kafka.bootstrap.servers", cfg.bootstrap)
             .option("subscribe", cfg.topic)
             .option("startingOffsets", "earliest")

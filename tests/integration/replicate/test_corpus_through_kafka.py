@@ -73,7 +73,9 @@ def replicated(spark, kafka_broker, tmp_path_factory):
     ship_all(kafka_broker.bootstrap, topic, files)
     shipped = time.monotonic()
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(root / "delta"),
-                    checkpoint=str(root / "ckpt"), available_now=True)
+                    checkpoint=str(root / "ckpt"), available_now=True, kafka_read_tasks=4)
+    # kafka_read_tasks: the topic's one partition read as 4 tasks, so each source's records reach
+    # the assemble stage from several tasks, in no set order (it orders them by offset).
     # One micro-batch (each costs ~50 s here); transactions straddling batches: test_kill_and_restart.
     query = build_query(spark, cfg)
     query.awaitTermination()
