@@ -245,10 +245,7 @@ def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: Target
         print(f"cdc-replicate: {stop}", file=sys.stderr)
         return 1
     metrics = watch_metrics(spark, cfg)
-    applier = make_applier(cfg, catalog)
-    if applier is not None:  # read beside the query's start (pipelines/apply/last_progress.py)
-        applier.writes.last_progress.prefetch(spark)
-    sink = make_sink(cfg, applier, rows_partitions(spark, cfg), metrics)
+    sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
     sink.before_batch, signals.running = signals.check, lambda: sink.running
     query = build_query(spark, cfg, sink=sink)
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.table_root}", file=sys.stderr)

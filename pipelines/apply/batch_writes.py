@@ -30,7 +30,6 @@ from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.history_writes import HistoryPlan, history_write
 from pipelines.apply.known_targets import KnownTargets
-from pipelines.apply.last_progress import LastProgress
 from pipelines.apply.maintenance import TableMaintenance
 from pipelines.apply.shadow_writes import remove_tables
 from pipelines.apply.snapshot_warmer import SnapshotWarmer
@@ -56,7 +55,8 @@ class BatchWrites:
         self.maintenance = TableMaintenance(config.writes)  # compaction and VACUUM after batches
         self.versions = BatchVersions(app_id)  # each target write's Delta version, for _cdc_progress
         self.warmer = SnapshotWarmer()  # the written targets' state rebuilt for their next write
-        self.last_progress = LastProgress(self.tables.table(PROGRESS), app_id)  # heartbeat-only batches repeat it
+        # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
+        self._progress: dict[str, dict] = {}
 
     def write(self, spark: SparkSession, batch_id: int, changes, log_table: pa.Table | None, errors,
               plans, caught_up: Mapping[str, int], executor: Sequence[ExecutorReplay] = (),
@@ -277,14 +277,15 @@ class BatchWrites:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
         the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
-        from the table once per process and then kept (last_progress.py). `versions`: the batch's
-        table_versions."""
-        idle = set(caught_up) - {c["source"] for c in changes} - set(more or ())
-        lasts = self.last_progress.of(spark, idle)
-        rows = progress_rows(changes, self.app_id, batch_id, caught_up, lasts, more, versions)
+        from the table once per process and then kept. `versions`: the batch's table_versions."""
+        path = self.tables.table(PROGRESS)
+        idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes} - set(more or ())
+        if idle:
+            self._progress.update(D.last_progress(spark, path, self.app_id, idle))
+        rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more, versions)
         if not rows:
             return
         # add_columns: caught_up_as_of is newer than progress tables of earlier releases
-        self.appends.append(arrow_frame(spark, rows, D.progress_schema()), self.last_progress.table,
+        self.appends.append(arrow_frame(spark, rows, D.progress_schema()), path,
                             table_app_id(self.app_id, PROGRESS), batch_id, add_columns=True)
-        self.last_progress.update(rows)
+        self._progress.update((r["source"], r) for r in rows)

@@ -72,14 +72,12 @@ def progress_schema() -> T.StructType:
 
 
 def last_progress(spark: SparkSession, table: TableLocation | str, app_id: str, sources) -> dict[str, dict[str, Any]]:
-    """source -> its newest _cdc_progress row by `app_id` (sources without one are absent);
-    `sources` None: every source's."""
+    """source -> its newest _cdc_progress row by `app_id` (sources without one are absent)."""
     if not is_delta_table(spark, table):
         return {}
-    rows = read(spark, table).where(F.col("app_id") == app_id)
-    if sources is not None:
-        rows = rows.where(F.col("source").isin(sorted(sources)))
-    rows = (rows.groupBy("source").agg(F.max_by(F.struct(*rows.columns), "batch_id").alias("row")).collect())
+    rows = read(spark, table)
+    rows = (rows.where(F.col("app_id") == app_id).where(F.col("source").isin(sorted(sources)))
+            .groupBy("source").agg(F.max_by(F.struct(*rows.columns), "batch_id").alias("row")).collect())
     return {r["source"]: r["row"].asDict() for r in rows}
 
 
