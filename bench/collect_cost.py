@@ -1,6 +1,7 @@
 """Driver-side cost per change of the apply stage's pure-Python steps, no Spark session
 (bench/README.md "Session 5"): turning the collected Arrow batch into dicts (pa.Table.to_pylist
-vs libs.arrow_rows.rows), and the replay of a steady-state batch on warm target mirrors with
+vs libs.arrow_rows.rows) or into the apply stage's Changes (libs.apply.change.changes_of, what
+DeltaApplier does since issue #37 item 6), and the replay of a steady-state batch on warm target mirrors with
 Python's garbage collector running vs paused (libs.gc_pause, as DeltaApplier runs it), and the
 batch's change-log table: from the entries' dicts (Table.from_pylist of ChangeLogEntry.to_dict,
 session 5's way) vs copied from the collected Arrow table (libs.change_log_table, session 6).
@@ -24,10 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_support import load_average  # noqa: E402
 
 
-def _micros(changes: list[dict]) -> list[dict]:
-    """commit_ts as epoch micros, as DeltaApplier._collect gives it to the replay."""
-    return [c if isinstance(c["commit_ts"], int) else {**c, "commit_ts": int(c["commit_ts"].timestamp() * 1_000_000)}
-            for c in changes]
+def _micros(changes: list[dict]) -> list:
+    """The replay's Changes, commit_ts as epoch micros, as DeltaApplier._collect gives it."""
+    from libs.apply.change import Change
+    return [Change.of(c if isinstance(c["commit_ts"], int)
+                      else {**c, "commit_ts": int(c["commit_ts"].timestamp() * 1_000_000)}) for c in changes]
 
 
 def main(argv=None) -> int:
@@ -41,6 +43,7 @@ def main(argv=None) -> int:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from bench.apply_steady import decoded_batches
+    from libs.apply.change import changes_of
     from libs.apply_plan import group_changes, replay_touched
     from libs.arrow_rows import rows as arrow_rows
     from libs.change_log_table import change_log_table
@@ -57,7 +60,8 @@ def main(argv=None) -> int:
     n = table.num_rows
     print(f"load {load_average()}; measured batch: {n} changes")
     for _ in range(args.rounds):
-        for name, convert in (("pa.Table.to_pylist", pa.Table.to_pylist), ("libs.arrow_rows.rows", arrow_rows)):
+        for name, convert in (("pa.Table.to_pylist", pa.Table.to_pylist), ("libs.arrow_rows.rows", arrow_rows),
+                              ("change.changes_of", changes_of)):
             t0 = time.perf_counter()
             out = convert(table)
             seconds = time.perf_counter() - t0

@@ -33,11 +33,12 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true", help="print the top of a cProfile of one more run")
     args = ap.parse_args(argv)
 
+    from libs.apply.change import Change
     from libs.apply_plan import group_changes, replay_touched, with_ddl_truncates
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.targets import load_targets
 
-    changes = decoded_batches(args.transactions, 1)[0]
+    changes = [Change.of(c) for c in decoded_batches(args.transactions, 1)[0]]
     ddl = Path(tempfile.mkdtemp(prefix="replay-cost-")) / "targets.sql"
     ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
     catalog = load_targets(None, [str(ddl)])

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from libs.apply_plan import ROW_OPS
-from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
+from libs.apply.change import ROW_OPS, Change, Op
 from libs.replay.images import present_columns, typed_key
 from libs.targets.model import Target
 
@@ -46,13 +45,13 @@ def key_text(values: Sequence[Any]) -> str:
     return repr(tuple(values))
 
 
-def change_keys(target: Target, key: Sequence[str], change: Mapping[str, Any]) -> tuple[tuple | None, tuple | None]:
+def change_keys(target: Target, key: Sequence[str], change: Change) -> tuple[tuple | None, tuple | None]:
     """(before, after) values of `key` in one row change, as the replay types them; None where
     the image does not hold the whole key (an insert has no before; a delete no after; a
     minimal UPDATE's after image without key columns leaves the key as it was)."""
-    op = change["op"]
-    before = _key_of(target, key, change.get("before")) if op != "insert" else None
-    after = _key_of(target, key, change.get("after")) if op != "delete" else None
+    op = change.op
+    before = _key_of(target, key, change.before) if op != Op.INSERT else None
+    after = _key_of(target, key, change.after) if op != Op.DELETE else None
     if op == "update" and after is None:
         after = before
     return before, after
@@ -88,7 +87,7 @@ def executor_eligible(ops: Iterable[str], changes: int, min_changes: int | None,
     changes, in a batch without DDL, truncate, snapshot or statement changes anywhere: those
     carry table-wide decisions (schema evolution, renames, a table made anew, WL#3303) that the
     driver's replay takes, and they are rare."""
-    return min_changes is not None and changes >= min_changes and not batch_has_ddl and set(ops) <= set(ROW_OPS)
+    return min_changes is not None and changes >= min_changes and not batch_has_ddl and set(ops) <= ROW_OPS
 
 
 def snapshot_rows_eligible(ops: Mapping[str, int], min_changes: int | None, batch_ops: Iterable[str]) -> bool:
@@ -99,5 +98,5 @@ def snapshot_rows_eligible(ops: Mapping[str, int], min_changes: int | None, batc
     row: its table was emptied when the run started, and a run reads each key once
     (libs/snapshot/changes.py). A DDL anywhere in the batch keeps them on the driver: a rename
     onto the table, or a later ALTER, changes what its rows are (batch_ddl.py)."""
-    return (min_changes is not None and ops.get(SNAPSHOT_OP, 0) >= max(min_changes, 1)
-            and set(ops) <= {SNAPSHOT_OP, TRUNCATE} and "ddl" not in set(batch_ops))
+    return (min_changes is not None and ops.get(Op.SNAPSHOT, 0) >= max(min_changes, 1)
+            and set(ops) <= {Op.SNAPSHOT, Op.TRUNCATE} and Op.DDL not in set(batch_ops))

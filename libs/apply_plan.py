@@ -32,17 +32,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from libs.apply.change import ROW_OPS, Change, Commit, Op
 from libs.batch_versions import gtid_positions
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
+from libs.replay.engine import commit_key
 from libs.replay.images import present_columns, typed_columns, typed_key
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
 from libs.schema_history import statements
-from libs.snapshot.changes import TRUNCATE
 from libs.stops import JobStopped
 from libs.targets import values as target_values
 from libs.targets.model import Target, default_delta_table_name
 
-ROW_OPS = ("insert", "update", "delete")
 MAX_LOOKUP_ROUNDS = 8
 UNDECLARED_FAIL, UNDECLARED_QUARANTINE, UNDECLARED_IGNORE = "fail", "quarantine", "ignore"
 UNDECLARED_TABLE = "undeclared_table"  # quarantine kind and change-log outcome prefix
@@ -53,17 +53,22 @@ class UndeclaredTableError(JobStopped):
     stops before applying the batch (one line naming the table, GTID and position)."""
 
 
-def change_sort_key(change: Mapping[str, Any]) -> tuple:
+def change_sort_key(change: Change) -> tuple:
     """Commit order inside one source (libs.replay.commit_order); several sources feeding one
     table are applied source by source (no cross-source order exists)."""
-    return (change["source"], *commit_order(change))
+    return (change.source, *commit_order(change))
 
 
-def group_changes(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+def sort_key_of(source: str, trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
+    """change_sort_key from the fields themselves (a change Spark summed up, not collected)."""
+    return (source, *commit_key(trx_file, trx_end_pos, commit_ts, change_seq))
+
+
+def group_changes(changes: Iterable[Change]) -> dict[tuple[str, str], list[Change]]:
     """Change records by source (database, table), each list in commit order."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Change]] = defaultdict(list)
     for change in changes:
-        groups[(change["database"], change["table"])].append(change)
+        groups[(change.database, change.table)].append(change)
     return {k: sorted(v, key=change_sort_key) for k, v in sorted(groups.items())}
 
 
@@ -98,18 +103,18 @@ def key_tuple(key: Sequence[str], values: Mapping[str, Any]) -> tuple | None:
     return None if any(v is None for v in kv) else kv
 
 
-def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups:
+def lookups_for(target: Target, changes: Iterable[Change]) -> Lookups:
     """Key values and before images of the batch's row changes (see module docstring). Snapshot
     rows are not looked up: their table was emptied when its snapshot started, and a run reads
     each row once (libs/snapshot/changes.py)."""
     out = Lookups({key: set() for key in target.enforced_keys})
     enforced, lookup = target.enforced_keys, target.lookup_keys
     for change in changes:
-        op = change["op"]
+        op = change.op
         if op not in ROW_OPS:
             continue
-        before = present_columns(target, change.get("before")) if op != "insert" else None
-        after = present_columns(target, change.get("after")) if op != "delete" else None
+        before = present_columns(target, change.before) if op != Op.INSERT else None
+        after = present_columns(target, change.after) if op != Op.DELETE else None
         for image in (before, after):
             if image:
                 for key in enforced:
@@ -117,7 +122,7 @@ def lookups_for(target: Target, changes: Iterable[Mapping[str, Any]]) -> Lookups
                     if kv is not None:
                         out.by_key[key].add(kv)
         if before and not any(all(c in before for c in key) for key in lookup):
-            typed = typed_image(target, change.get("before"))
+            typed = typed_image(target, change.before)
             if typed:
                 columns = tuple(sorted(typed))
                 out.by_image.setdefault(columns, set()).add(tuple(typed[c] for c in columns))
@@ -128,7 +133,7 @@ def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Look
     """Enforced-key values of the rows the replay wrote that were not read (empty when closed)."""
     out = Lookups()
     for write in result.upserts:
-        if write.lineage.operation == "snapshot":  # a new row: nothing stored can hold its key
+        if write.lineage.operation == Op.SNAPSHOT:  # a new row: nothing stored can hold its key
             continue
         for key in target.enforced_keys:
             kv = key_tuple(key, write.values)
@@ -137,7 +142,7 @@ def missing_lookups(target: Target, result: ReplayResult, read: Lookups) -> Look
     return out
 
 
-def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
+def replay_touched(target: Target, changes: Sequence[Change],
                    read: Callable[[Lookups], Iterable[Mapping[str, Any]]] | None, *, mode: str,
                    run: Callable[..., ReplayResult] = replay) -> ReplayResult:
     """Replay `changes` on the target rows they touch. `read(lookups)` returns the current rows
@@ -159,22 +164,22 @@ def replay_touched(target: Target, changes: Sequence[Mapping[str, Any]],
     raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
 
 
-def last_changes(changes: Iterable[Mapping[str, Any]],
-                 more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> dict[str, tuple[Mapping[str, Any], int]]:
+def last_changes(changes: Iterable[Change | Commit], more: Mapping[str, tuple[Change | Commit, int]] | None = None
+                 ) -> dict[str, tuple[Change | Commit, int]]:
     """source -> (its last change in commit order, its number of changes), over `changes` and
     what `more` already sums up the same way (the executors' part of a batch)."""
-    out: dict[str, tuple[Mapping[str, Any], int]] = dict(more or {})
+    out: dict[str, tuple[Change | Commit, int]] = dict(more or {})
     for change in changes:
-        source = change["source"]
+        source = change.source
         last, n = out.get(source, (change, 0))
         out[source] = (change if commit_order(change) > commit_order(last) else last, n + 1)
     return out
 
 
-def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: int,
+def progress_rows(changes: Iterable[Change], app_id: str, batch_id: int,
                   caught_up: Mapping[str, int] | None = None,
                   previous: Mapping[str, Mapping[str, Any]] | None = None,
-                  more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,
+                  more: Mapping[str, tuple[Change | Commit, int]] | None = None,
                   versions: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """One _cdc_progress row per source: its last transaction in commit order in this batch
     (`changes`, plus `more`: last_changes of changes not given one by one), with the batch's
@@ -187,9 +192,9 @@ def progress_rows(changes: Iterable[Mapping[str, Any]], app_id: str, batch_id: i
     caught_up = caught_up or {}
     table_versions = None if versions is None else {t: int(v) for t, v in sorted(versions.items())}
     domains = gtid_positions(changes, more)
-    rows = {s: {"app_id": app_id, "source": s, "trx_id": c["trx_id"], "gtid": c.get("gtid"),
-                "trx_file": c["trx_file"], "trx_end_pos": int(c["trx_end_pos"]),
-                "commit_ts": to_utc_naive(c["commit_ts"]), "batch_id": int(batch_id), "changes": n,
+    rows = {s: {"app_id": app_id, "source": s, "trx_id": c.trx_id, "gtid": c.gtid,
+                "trx_file": c.trx_file, "trx_end_pos": int(c.trx_end_pos),
+                "commit_ts": to_utc_naive(c.commit_ts), "batch_id": int(batch_id), "changes": n,
                 "table_versions": table_versions, "gtid_positions": domains.get(s, [])}
             for s, (c, n) in last_changes(changes, more).items()}
     for source in caught_up.keys() - rows.keys():
@@ -211,7 +216,7 @@ def quarantine_row(error: ReplayError, now: dt.datetime) -> dict[str, Any]:
             "quarantined_at": now}
 
 
-def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, ReplayError | None]:
+def undeclared(change: Change, policy: str) -> tuple[ChangeLogEntry, ReplayError | None]:
     """A change for a source table without a target declaration.
 
     DDL (including database-level DDL, table '') is recorded in the change log: without a target
@@ -221,41 +226,41 @@ def undeclared(change: Mapping[str, Any], policy: str) -> tuple[ChangeLogEntry, 
     'undeclared_table' and a quarantine record; under 'ignore' it is only logged, with outcome
     'undeclared_ignored'."""
     lineage = Lineage.of_change(change)
-    qualified = f"{change['database']}.{change['table']}"
-    delta_table = default_delta_table_name(change["database"], change["table"]) if change["table"] else ""
-    entry = dict(row_id=None, database=change["database"], table=change["table"], delta_table=delta_table,
-                 op=change["op"], key=None,
-                 before=tuple(change["before"]) if change.get("before") is not None else None,
-                 after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage)
-    if change["op"] == "ddl":
+    qualified = f"{change.database}.{change.table}"
+    delta_table = default_delta_table_name(change.database, change.table) if change.table else ""
+    entry = dict(row_id=None, database=change.database, table=change.table, delta_table=delta_table,
+                 op=change.op, key=None,
+                 before=tuple(change.before) if change.before is not None else None,
+                 after=tuple(change.after) if change.after is not None else None, lineage=lineage)
+    if change.op == Op.DDL:
         return ChangeLogEntry(outcome="ddl_recorded", **entry), None
     if policy == UNDECLARED_IGNORE:
         return ChangeLogEntry(outcome="undeclared_ignored", **entry), None
     error = ReplayError(UNDECLARED_TABLE, "no target declaration for this source table (conf/ or DDL)",
-                        qualified, None, lineage, change.get("statement"))
+                        qualified, None, lineage, change.statement)
     if policy != UNDECLARED_QUARANTINE:
         raise UndeclaredTableError(f"{error}")
     return ChangeLogEntry(outcome=UNDECLARED_TABLE, **entry), error
 
 
-def with_ddl_truncates(changes: Sequence[Mapping[str, Any]],
-                       starts_anew: Callable[[Mapping[str, Any]], bool] = lambda change: False,
-                       server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None,
-                       ) -> list[Mapping[str, Any]]:
+def with_ddl_truncates(changes: Sequence[Change],
+                       starts_anew: Callable[[Change], bool] = lambda change: False,
+                       server_version: Callable[[Change], str | None] = lambda change: None,
+                       ) -> list[Change]:
     """A table's changes (commit order) with each TRUNCATE TABLE of the stream (a `ddl` change
     record) as the table's `truncate` change: every row of the table goes at that place, the
     changes before it apply first, those after it on the empty table (issue #17 item 3:
     TRUNCATE then re-insert of the same keys). So is a DDL that `starts_anew` says made the
     table anew (a CREATE TABLE after its DROP). `server_version(ddl change)`: the source
     server's version its statement was read with (SchemaHistory.server_version)."""
-    return [{**c, "op": TRUNCATE} if c["op"] == "ddl" and (_truncates(c, server_version(c)) or starts_anew(c)) else c
+    return [c.with_op(Op.TRUNCATE) if c.op == Op.DDL and (_truncates(c, server_version(c)) or starts_anew(c)) else c
             for c in changes]
 
 
-def _truncates(change: Mapping[str, Any], server_version: str | None) -> bool:
+def _truncates(change: Change, server_version: str | None) -> bool:
     try:
-        parsed = statements.parse(change["statement"] or "", change["database"], server_version)
+        parsed = statements.parse(change.statement or "", change.database, server_version)
     except statements.DdlParseError:
         return False
     return [type(p) for p in parsed] == [statements.Truncate] and parsed[0].name == statements.TableName(
-        change["database"], change["table"])
+        change.database, change.table)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
+from libs.apply.change import Change, Commit
 from libs.replay import commit_order
 
 _MARIADB_GTID = re.compile(r"^(\d+)-(\d+)-(\d+)$")
@@ -58,22 +59,22 @@ def _domain(gtid: str | None) -> tuple[str, int] | None:
         return None  # a source's own identity of another form: recorded, not indexed by domain
 
 
-def gtid_positions(changes: Iterable[Mapping[str, Any]],
-                   more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None) -> dict[str, list[dict[str, Any]]]:
+def gtid_positions(changes: Iterable[Change],
+                   more: Mapping[str, tuple[Change | Commit, int]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """source -> per GTID domain the batch's last GTID in commit order (GtidPosition rows,
     sorted by domain), over `changes` (the driver's) and `more` (per source, the last change of
     the executors' part: libs.apply_plan.last_changes). A change without a GTID adds nothing."""
-    last: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
+    last: dict[tuple[str, str], tuple[int, Change | Commit]] = {}
     for change in [*changes, *(c for c, _ in (more or {}).values())]:
-        parsed = _domain(change.get("gtid"))
+        parsed = _domain(change.gtid)
         if parsed is None:
             continue
-        key = (change["source"], parsed[0])
+        key = (change.source, parsed[0])
         if key not in last or commit_order(change) > commit_order(last[key][1]):
             last[key] = (parsed[1], change)
     out: dict[str, list[dict[str, Any]]] = {}
     for (source, domain), (seq, change) in sorted(last.items()):
-        out.setdefault(source, []).append({"gtid_domain": domain, "gtid_seq": seq, "gtid": change["gtid"]})
+        out.setdefault(source, []).append({"gtid_domain": domain, "gtid_seq": seq, "gtid": change.gtid})
     return out
 
 

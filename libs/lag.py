@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterable, Mapping
 
+from libs.apply.change import Change
 from libs.table_names import table_key
 
 INPUT_METRICS = "cdc_input"  # the observed metrics' name in the query progress
@@ -38,17 +39,22 @@ def kafka_to_delta_lag_s(progress: Mapping[str, Any]) -> float | None:
     return max(0.0, (visible_at_ms(progress) - int(oldest)) / 1000)
 
 
-def oldest_commits(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
-    """(source, table_key) -> its oldest commit (epoch micros) among `changes`."""
+def oldest_commits(changes: Iterable[Change], more: Mapping[tuple[str, str], int] | None = None
+                   ) -> dict[tuple[str, str], int]:
+    """(source, table_key) -> its oldest commit (epoch micros) among `changes` and `more` (the
+    same, of changes not given one by one: pipelines/apply/batch_split.ExecutorSplit.oldest)."""
     oldest: dict[tuple[str, str], int] = {}
+    for key, micros in (more or {}).items():
+        oldest[key] = min(oldest.get(key, micros), micros)
     for c in changes:
-        if c.get("commit_ts") is None or not c.get("table"):
+        if c.commit_ts is None or not c.table:
             continue
-        key = (c["source"], table_key(c["database"], c["table"]))  # two tables never one (libs/table_names.py)
-        oldest[key] = min(oldest.get(key, c["commit_ts"]), c["commit_ts"])
+        key = (c.source, table_key(c.database, c.table))  # two tables never one (libs/table_names.py)
+        oldest[key] = min(oldest.get(key, c.commit_ts), c.commit_ts)
     return oldest
 
 
-def commit_lags(changes: Iterable[Mapping[str, Any]], visible_at_s: float) -> dict[tuple[str, str], float]:
+def commit_lags(changes: Iterable[Change], visible_at_s: float,
+                more: Mapping[tuple[str, str], int] | None = None) -> dict[tuple[str, str], float]:
     """(source, table_key) -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
-    return {key: max(0.0, visible_at_s - micros / 1e6) for key, micros in oldest_commits(changes).items()}
+    return {key: max(0.0, visible_at_s - micros / 1e6) for key, micros in oldest_commits(changes, more).items()}

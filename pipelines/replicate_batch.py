@@ -30,6 +30,7 @@ from libs.assembler.release_log import Release, ReleaseLog
 from libs.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, KafkaPosition, stop_message
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
+from libs.apply.change import Change
 from libs.shipper.record import SNAPSHOT
 from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.source_counters import COUNTERS, SourceCounters
@@ -187,7 +188,8 @@ class ReplicateBatch:
             return self.hints, False
         tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
                   .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
-        truncates = [c for r in tables for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
+        truncates = [Change.of(c) for r in tables
+                     for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
         flagged = (batch.filter((F.col("kind") == "segment") & F.col("ddl"))
                    .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect())
         ddl = [e for s in flagged for e in segment_ddl(s.asDict(recursive=True), self.limits)]

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from libs.avro_schemas import field_names
 from libs.replay.engine import ReplayResult, RowDelete
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage
-from libs.snapshot.changes import TRUNCATE
+from libs.apply.change import Op
 from libs.targets.model import Target
 
 SOFT_DELETE_COLUMNS = field_names("soft_delete")
@@ -52,7 +52,7 @@ def first_truncate(changes) -> dict[str, Any] | None:
     """deleted_by of the first truncate among a table's changes (commit order), if any: what
     flags the stored rows the batch did not read."""
     for change in changes:
-        if change["op"] == TRUNCATE:
+        if change.op == Op.TRUNCATE:
             return deleted_by(Lineage.of_change(change))
     return None
 

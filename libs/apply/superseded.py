@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 import pyarrow as pa
 
-from libs.apply_plan import change_sort_key
+from libs.replay.engine import commit_key
 from libs.snapshot.protocol import Position, superseded
 
 COMMIT = ("source", "trx_file", "trx_end_pos", "commit_ts")  # change_sort_key's fields but change_seq
@@ -39,7 +39,7 @@ def superseded_rows(ordered: pa.Table, start: tuple | None, snapshots: Mapping[s
         if superseded(at, Position(head["trx_file"], int(head["trx_end_pos"]))):
             gone[begin:end] = True
         elif start is not None:
-            commit = change_sort_key({**head, "change_seq": 0})[:-1]
+            commit = (head["source"], *commit_key(head["trx_file"], head["trx_end_pos"], head["commit_ts"], 0)[:-1])
             if commit < start[:-1]:
                 gone[begin:end] = True
             elif commit == start[:-1]:

@@ -2,7 +2,7 @@
 
     replay(target, current_rows, changes, *, mode="strict") -> ReplayResult
 
-`changes`: change records (schemas/change_record.avsc dicts) of ONE target table, in commit
+`changes`: change records (libs/apply/change.Change) of ONE target table, in commit
 order (transactions in commit order, then change_seq; see `commit_order`). `current_rows`: the
 target rows the batch may touch, each a mapping of target column -> typed value plus
 `_row_id` (ROW_ID_COLUMN), in the table's scan order (e.g. sorted by _row_id).
@@ -40,12 +40,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from libs.apply.change import ROW_OPS, Change, Commit, Op
 from libs.binlog.file_names import binlog_sort_key
 from libs.replay.errors import (
     BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
     ReplayStopped,
 )
-from libs.replay.images import FILLED, present_columns, typed_columns
+from libs.replay.images import present_columns, typed_columns
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
 from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id
 from libs.replay.logging_format import ERROR, ROW, STATEMENT, decide_apply_format
@@ -54,7 +55,6 @@ from libs.targets import values
 from libs.targets.model import ON_STATEMENT_QUARANTINE, Column, Target
 
 STRICT, IDEMPOTENT = "strict", "idempotent"
-ROW_OPS = ("insert", "update", "delete")
 ER_BAD_NULL_ERROR, ER_NO_DEFAULT_FOR_FIELD = 1048, 1364
 
 
@@ -115,14 +115,19 @@ class ReplayResult:
         return kept + [{**u.values, ROW_ID_COLUMN: u.row_id} for u in self.upserts]
 
 
-def commit_order(change: Mapping[str, Any]) -> tuple:
+def commit_order(change: Change | Commit) -> tuple:
     """Sort key of change records of one source: commit position, then change_seq. commit_ts
     only orders records at one position: a snapshot run and the run that resumed it, taken
     later, can be consistent with the same position (libs/snapshot/changes.py); one binlog
     transaction ends at each position. Files in the servers' order (binlog_sort_key: .1000000
     after .999999, a later epoch's files after an earlier one's), not as text."""
-    return (binlog_sort_key(change["trx_file"]), change["trx_end_pos"], change["commit_ts"],
-            change["change_seq"])
+    return commit_key(change.trx_file, change.trx_end_pos, change.commit_ts, change.change_seq)
+
+
+def commit_key(trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
+    """commit_order from the fields themselves (a whole column's transaction heads:
+    libs/apply/superseded.py)."""
+    return binlog_sort_key(trx_file), trx_end_pos, commit_ts, change_seq
 
 
 class _Replayer:
@@ -139,15 +144,15 @@ class _Replayer:
             return None
         return {c: canonical_text(values[c]) for c in key}
 
-    def _entry(self, change, lineage, outcome, row_id=None, key=None) -> None:
+    def _entry(self, change: Change, lineage: Lineage, outcome, row_id=None, key=None) -> None:
         self.log.append(ChangeLogEntry(
-            row_id=row_id, database=change["database"], table=change["table"],
-            delta_table=self.target.delta_table, op=change["op"], outcome=outcome, key=key,
-            before=tuple(change["before"]) if change.get("before") is not None else None,
-            after=tuple(change["after"]) if change.get("after") is not None else None, lineage=lineage))
+            row_id=row_id, database=change.database, table=change.table,
+            delta_table=self.target.delta_table, op=change.op, outcome=outcome, key=key,
+            before=tuple(change.before) if change.before is not None else None,
+            after=tuple(change.after) if change.after is not None else None, lineage=lineage))
 
-    def _error(self, kind, message, change, lineage, key, *, skippable: bool, outcome: str) -> None:
-        error = ReplayError(kind, message, self.target.qualified_name, key, lineage, change.get("statement"))
+    def _error(self, kind, message, change: Change, lineage: Lineage, key, *, skippable: bool, outcome: str) -> None:
+        error = ReplayError(kind, message, self.target.qualified_name, key, lineage, change.statement)
         if not skippable:
             raise ReplayStopped(error)
         self.quarantine.append(error)
@@ -163,10 +168,10 @@ class _Replayer:
             self.warnings.append(ReplayWarning(code, f"Field '{column.name}' doesn't have a default value", lineage))
         return values.fill_value(column, lineage.commit_ts)
 
-    def _after_values(self, change, lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _after_values(self, change: Change, lineage: Lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
         """Typed after-image values; JSON diffs applied to `current`."""
         out = {}
-        for name, (column, column_value) in present_columns(self.target, change.get("after")).items():
+        for name, (column, column_value) in present_columns(self.target, change.after).items():
             text, binary = column_value.get("text"), column_value.get("binary")
             if is_json_diff(text):
                 if current is None:
@@ -180,16 +185,16 @@ class _Replayer:
             out[name] = value
         return out
 
-    def _before_values(self, change) -> dict[str, Any]:
-        return typed_columns(self.target, change.get("before"))
+    def _before_values(self, change: Change) -> dict[str, Any]:
+        return typed_columns(self.target, change.before)
 
     # -- operations ------------------------------------------------------------------------
-    def insert(self, change, lineage) -> None:
+    def insert(self, change: Change, lineage: Lineage) -> None:
         after = self._after_values(change, lineage, None)
-        row = self._row(after, lineage, change.get(FILLED))
+        row = self._row(after, lineage, change.filled)
         conflicts = self.state.conflicts(row)
         if not conflicts:
-            row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
+            row_id = make_row_id(change.source, change.trx_id, change.change_seq)
             self.state.add(row_id, row, lineage=lineage)
             self._entry(change, lineage, "applied", row_id, self._key_text(row))
             return
@@ -206,10 +211,10 @@ class _Replayer:
                 break
             self.state.delete(other, lineage)
         self.quarantine.append(ReplayError(DUPLICATE_KEY, "duplicate key on insert: row overwritten (idempotent)",
-                                          self.target.qualified_name, self._key_text(row), lineage, change.get("statement")))
+                                          self.target.qualified_name, self._key_text(row), lineage, change.statement))
         self._entry(change, lineage, "overwritten", other.row_id, self._key_text(row))
 
-    def _find(self, change, lineage) -> tuple[Row | None, dict[str, Any]]:
+    def _find(self, change: Change, lineage: Lineage) -> tuple[Row | None, dict[str, Any]]:
         before = self._before_values(change)
         if not before:  # WL#5092 R2: no usable column of the target in the before image
             self._error(UNUSABLE_BEFORE_IMAGE, "the before image holds no column of the target table",
@@ -221,7 +226,7 @@ class _Replayer:
                         skippable=self.mode == IDEMPOTENT, outcome="skipped_row_not_found")
         return row, before
 
-    def update(self, change, lineage) -> None:
+    def update(self, change: Change, lineage: Lineage) -> None:
         row, _ = self._find(change, lineage)
         if row is None:
             return
@@ -236,7 +241,7 @@ class _Replayer:
         self.state.update(row, new, lineage)
         self._entry(change, lineage, "applied", row.row_id, self._key_text(new))
 
-    def delete(self, change, lineage) -> None:
+    def delete(self, change: Change, lineage: Lineage) -> None:
         row, _ = self._find(change, lineage)
         if row is None:
             return
@@ -250,7 +255,7 @@ class _Replayer:
         decision = decide_apply_format(logged_as, target.can_apply_rows, target.can_apply_statements)
         return decision.format == ERROR
 
-    def statement(self, change, lineage) -> None:
+    def statement(self, change: Change, lineage: Lineage) -> None:
         if not self._not_loggable(STATEMENT):
             self._entry(change, lineage, "statement_not_executed")
             return
@@ -259,33 +264,33 @@ class _Replayer:
                     None, skippable=self.target.on_statement == ON_STATEMENT_QUARANTINE,
                     outcome="quarantined_statement")
 
-    def ddl(self, change, lineage) -> None:
+    def ddl(self, change: Change, lineage: Lineage) -> None:
         self._entry(change, lineage, "ddl_recorded")
 
-    def superseded(self, change, lineage) -> None:
+    def superseded(self, change: Change, lineage: Lineage) -> None:
         """A row change of a table that a later DDL of the batch made anew (DROP TABLE then
         CREATE TABLE of the name): its rows went with the old table (libs/schema_history/
         column_identity.py); recorded only."""
         self._entry(change, lineage, "superseded_by_ddl")
 
-    def snapshot(self, change, lineage) -> None:
+    def snapshot(self, change: Change, lineage: Lineage) -> None:
         """A row read by a consistent snapshot: inserted; a row with the same key is replaced
         (it can only come from the same batch: libs/snapshot/changes.py)."""
-        row = self._row(self._after_values(change, lineage, None), lineage, change.get(FILLED))
+        row = self._row(self._after_values(change, lineage, None), lineage, change.filled)
         for _, other in self.state.conflicts(row):  # indexed rows only: alive ones
             self.state.delete(other, lineage)
-        row_id = make_row_id(change["source"], change["trx_id"], change["change_seq"])
+        row_id = make_row_id(change.source, change.trx_id, change.change_seq)
         self.state.add(row_id, row, lineage=lineage)
         self._entry(change, lineage, "applied", row_id, self._key_text(row))
 
     def _row(self, after: Mapping[str, Any], lineage, filled: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """A whole new row: the after image, and for the columns it lacks what the server gave
-        them (`filled`, a change's FILLED), else the target's defaults."""
+        them (`filled`: Change.filled), else the target's defaults."""
         filled = filled or {}
         return {c.name: after[c.name] if c.name in after else filled[c.name] if c.name in filled
                 else self._default(c, lineage, ER_NO_DEFAULT_FOR_FIELD) for c in self.target.columns}
 
-    def truncate(self, change, lineage) -> None:
+    def truncate(self, change: Change, lineage: Lineage) -> None:
         """Every row of the table goes: a snapshot starts the table anew, or a TRUNCATE TABLE of
         the stream (libs/apply_plan.with_ddl_truncates). The caller replaces the table's content
         with the rows alive at the end (pipelines/apply/applier.py: TablePlan.replace)."""
@@ -294,11 +299,11 @@ class _Replayer:
                 self.state.delete(row, lineage)
         self._entry(change, lineage, "table_replaced")
 
-    def run(self, change: Mapping[str, Any]) -> None:
-        if (change["database"], change["table"]) != (self.target.database, self.target.table):
-            raise ValueError(f"change for {change['database']}.{change['table']} replayed on {self.target.qualified_name}")
+    def run(self, change: Change) -> None:
+        if (change.database, change.table) != (self.target.database, self.target.table):
+            raise ValueError(f"change for {change.database}.{change.table} replayed on {self.target.qualified_name}")
         lineage = Lineage.of_change(change)
-        op = change["op"]
+        op = change.op
         if op in ROW_OPS and self._not_loggable(ROW):
             self._error(STATEMENT_FORMAT, "row-format change for a target that can only apply statements (WL#3303)",
                         change, lineage, None, skippable=False, outcome="")
@@ -306,10 +311,10 @@ class _Replayer:
             getattr(self, op)(change, lineage)
         except (values.ValueConversionError, JsonDiffError) as exc:
             raise ReplayStopped(ReplayError(BAD_VALUE, str(exc), self.target.qualified_name, None,
-                                                lineage, change.get("statement"))) from None
+                                                lineage, change.statement)) from None
 
 
-def replay(target: Target, current_rows: Iterable[Mapping[str, Any]], changes: Sequence[Mapping[str, Any]],
+def replay(target: Target, current_rows: Iterable[Mapping[str, Any]], changes: Sequence[Change],
            *, mode: str = STRICT) -> ReplayResult:
     """Replay `changes` on `current_rows` (see module docstring). Raises ReplayStopped."""
     if mode not in (STRICT, IDEMPOTENT):
@@ -329,6 +334,6 @@ def result_of(replayer: _Replayer) -> ReplayResult:
     deletes = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched if not r.alive and r.existed)
     # (a snapshot row replacing one of its run's rows is no delete of the source)
     transient = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched
-                      if not r.alive and not r.existed and r.lineage.operation != "snapshot")
+                      if not r.alive and not r.existed and r.lineage.operation != Op.SNAPSHOT)
     return ReplayResult(upserts, deletes, tuple(replayer.log), tuple(replayer.quarantine), tuple(replayer.warnings),
                         transient)

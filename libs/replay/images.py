@@ -14,11 +14,6 @@ from typing import Any, Mapping, Sequence
 from libs.targets.model import Column, Target
 from libs.targets import values
 
-FILLED = "filled"
-"""A row change's key: target column -> the value the server gave it where the change's image
-lacks it and the target's DEFAULT now is not what the server used (a column added after the
-row was logged holds what its ADD COLUMN gave it; libs/schema_history/evolution.py)."""
-
 
 def target_column_of(target: Target, column_value: Mapping[str, Any]) -> str | None:
     """Target column name fed by this ColumnValue, or None when the target has no such column."""

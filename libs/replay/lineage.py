@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from libs.apply.change import Change
+
 ROW_ID_COLUMN = "_row_id"
 """Hidden row identity: distinguishes identical rows of a keyless table; MERGE matches on it."""
 LINEAGE_COLUMN = "_lineage"
@@ -67,12 +69,12 @@ class Lineage:
     statement: str | None
 
     @classmethod
-    def of_change(cls, change: Mapping[str, Any]) -> "Lineage":
+    def of_change(cls, change: Change) -> "Lineage":
         return cls(
-            source=change["source"], trx_id=change["trx_id"], gtid=change.get("gtid"),
-            server_id=int(change["server_id"]), commit_ts=to_utc_naive(change["commit_ts"]),
-            binlog_file=change["binlog_file"], binlog_pos=int(change["binlog_pos"]),
-            change_seq=int(change["change_seq"]), operation=change["op"], statement=change.get("statement"),
+            source=change.source, trx_id=change.trx_id, gtid=change.gtid,
+            server_id=int(change.server_id), commit_ts=to_utc_naive(change.commit_ts),
+            binlog_file=change.binlog_file, binlog_pos=int(change.binlog_pos),
+            change_seq=int(change.change_seq), operation=change.op, statement=change.statement,
         )
 
     def to_dict(self) -> dict[str, Any]:

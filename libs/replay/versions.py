@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import datetime as dt
 
+from libs.apply.change import Change, Op
 from libs.replay.engine import STRICT, IDEMPOTENT, ReplayResult, _Replayer, result_of
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage, to_utc_naive
 from libs.replay.table_state import Row, TableState
@@ -49,9 +50,9 @@ class Mark(NamedTuple):
     pos: str  # trx_file:trx_end_pos, the end of its commit event
 
     @classmethod
-    def of_change(cls, change: Mapping[str, Any]) -> "Mark":
-        return cls(to_utc_naive(change["commit_ts"]), change.get("gtid"),
-                   f"{change['trx_file']}:{int(change['trx_end_pos'])}")
+    def of_change(cls, change: Change) -> "Mark":
+        return cls(to_utc_naive(change.commit_ts), change.gtid,
+                   f"{change.trx_file}:{int(change.trx_end_pos)}")
 
     def opening(self) -> dict[str, Any]:
         return {VALID_FROM: self.commit_ts, FROM_GTID: self.gtid, FROM_POS: self.pos}
@@ -112,14 +113,14 @@ class _TouchedState(TableState):
         return rows
 
 
-def transactions(changes: Sequence[Mapping[str, Any]]) -> Iterable[list[Mapping[str, Any]]]:
+def transactions(changes: Sequence[Change]) -> Iterable[list[Change]]:
     """The changes (commit order) cut into their transactions: runs of one (source, trx_id)."""
-    for _, run in groupby(changes, key=lambda c: (c["source"], c["trx_id"])):
+    for _, run in groupby(changes, key=lambda c: (c.source, c.trx_id)):
         yield list(run)
 
 
 def replay_versions(target: Target, current_rows: Iterable[Mapping[str, Any]],
-                    changes: Sequence[Mapping[str, Any]], *, mode: str = STRICT) -> VersionedResult:
+                    changes: Sequence[Change], *, mode: str = STRICT) -> VersionedResult:
     """engine.replay, plus the versions its transactions made (module docstring)."""
     if mode not in (STRICT, IDEMPOTENT):
         raise ValueError(f"mode must be {STRICT!r} or {IDEMPOTENT!r}, got {mode!r}")
@@ -132,7 +133,7 @@ def replay_versions(target: Target, current_rows: Iterable[Mapping[str, Any]],
     for trx in transactions(changes):
         for change in trx:
             replayer.run(change)
-            if truncated is None and change["op"] == "truncate":
+            if truncated is None and change.op == Op.TRUNCATE:
                 truncated = Mark.of_change(change)
         mark = Mark.of_change(trx[-1])
         for row in state.take_touched():

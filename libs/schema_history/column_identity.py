@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
-from libs.snapshot.changes import TRUNCATE as SNAPSHOT_TRUNCATE
+from libs.apply.change import Change, Op
 
 RENAME, DROP, ADD, REPLACE, GONE = "rename", "drop", "add", "replace", "gone"
 
@@ -154,11 +154,11 @@ def _action_steps(action: S.Action) -> list[Step]:
     return []
 
 
-def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
+def end_names(changes: Sequence[Change], database: str, table: str,
               at_end: EndNames = EndNames(),
-              before: Callable[[Mapping[str, Any]], TableSchema | None] = lambda change: None,
-              refused: Callable[[Mapping[str, Any]], bool] = lambda change: False,
-              server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None,
+              before: Callable[[Change], TableSchema | None] = lambda change: None,
+              refused: Callable[[Change], bool] = lambda change: False,
+              server_version: Callable[[Change], str | None] = lambda change: None,
               ) -> tuple[list[EndNames], EndNames]:
     """For each change of one table's batch (commit order), what its names are at the batch's
     end; and the same for the batch's start (before its first change). `at_end`: what the names
@@ -172,10 +172,10 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
     out: list[EndNames] = []
     for change in reversed(changes):
         out.append(names)
-        if change["op"] == SNAPSHOT_TRUNCATE:  # a new snapshot: the table starts anew in its schema
+        if change.op == Op.TRUNCATE:  # a new snapshot: the table starts anew in its schema
             names = names.before(Step(REPLACE))
-        elif change["op"] == "ddl" and not refused(change):
-            steps = column_steps(change["statement"] or "", change["database"], database, table, before(change),
+        elif change.op == Op.DDL and not refused(change):
+            steps = column_steps(change.statement or "", change.database, database, table, before(change),
                                  server_version(change))
             for step in reversed(steps):
                 names = names.before(step)
@@ -183,31 +183,28 @@ def end_names(changes: Sequence[Mapping[str, Any]], database: str, table: str,
     return out, names
 
 
-SUPERSEDED = "superseded"  # the op of a row change of a table the batch later made anew (libs/replay/engine.py)
-
-
-def with_names_at_end(change: Mapping[str, Any], names: EndNames) -> Mapping[str, Any]:
+def with_names_at_end(change: Change, names: EndNames) -> Change:
     """The change with its images' column names as at the batch's end (`names`: end_names'
     for it): a column that does not reach the end leaves the image (its value belongs to no
     column of the end's schema). A row change of a table made anew later in the batch is
-    SUPERSEDED: none of its rows reaches the end."""
+    Op.SUPERSEDED: none of its rows reaches the end."""
     if names.identity:
         return change
-    if names.others_gone and change["op"] not in ("ddl", "truncate"):
-        return {**change, "op": SUPERSEDED}
-    out = dict(change)
-    for side in ("before", "after"):
-        image = change.get(side)
-        if image is None:
+    if names.others_gone and change.op not in (Op.DDL, Op.TRUNCATE):
+        return change.with_op(Op.SUPERSEDED)
+    return change.with_images(_image_at_end(change.before, names), _image_at_end(change.after, names))
+
+
+def _image_at_end(image: list | None, names: EndNames) -> list | None:
+    if image is None:
+        return None
+    kept = []
+    for column_value in image:
+        name = column_value.get("name")
+        if name is None:  # positional (no names known): nothing to translate
+            kept.append(column_value)
             continue
-        kept = []
-        for column_value in image:
-            name = column_value.get("name")
-            if name is None:  # positional (no names known): nothing to translate
-                kept.append(column_value)
-                continue
-            end = names.end(name)
-            if end is not None:
-                kept.append(column_value if end == name else {**column_value, "name": end})
-        out[side] = kept
-    return out
+        end = names.end(name)
+        if end is not None:
+            kept.append(column_value if end == name else {**column_value, "name": end})
+    return kept

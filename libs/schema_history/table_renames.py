@@ -14,12 +14,13 @@ is not followed: RenameChainError names both DDL.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
+from libs.apply.change import Change, Op
 from libs.apply_plan import change_sort_key
 from libs.schema_history import statements as S
 
-Changes = Mapping[tuple[str, str], Sequence[Mapping[str, Any]]]
+Changes = Mapping[tuple[str, str], Sequence[Change]]
 
 
 class RenameChainError(ValueError):
@@ -30,30 +31,30 @@ class RenameChainError(ValueError):
 class TableRename:
     old: S.TableName
     new: S.TableName
-    earlier: tuple[Mapping[str, Any], ...]  # old's changes logged before the rename (DDL too), commit order
-    change: Mapping[str, Any]  # the DDL's change record
+    earlier: tuple[Change, ...]  # old's changes logged before the rename (DDL too), commit order
+    change: Change  # the DDL's change record
 
     @property
-    def inherited(self) -> tuple[Mapping[str, Any], ...]:
+    def inherited(self) -> tuple[Change, ...]:
         """The row changes the new name takes over (the DDL stays the old name's)."""
-        return tuple(c for c in self.earlier if c["op"] != "ddl")
+        return tuple(c for c in self.earlier if c.op != Op.DDL)
 
 
-def table_renames(groups: Changes, server_version: Callable[[Mapping[str, Any]], str | None] = lambda change: None
+def table_renames(groups: Changes, server_version: Callable[[Change], str | None] = lambda change: None
                   ) -> dict[tuple[str, str], TableRename]:
     """By new (database, table): each table renamed in the batch (groups: group_changes').
     `server_version(ddl change)`: the source server's version its statement was read with
     (SchemaHistory.server_version), for its executable comments."""
     out: dict[tuple[str, str], TableRename] = {}
-    arrived: dict[S.TableName, Mapping[str, Any]] = {}  # renamed to in the batch, by the DDL
-    ddl = sorted((c for group in groups.values() for c in group if c["op"] == "ddl"), key=change_sort_key)
+    arrived: dict[S.TableName, Change] = {}  # renamed to in the batch, by the DDL
+    ddl = sorted((c for group in groups.values() for c in group if c.op == Op.DDL), key=change_sort_key)
     for change in ddl:
-        for old, new in _pairs(change["statement"] or "", change["database"], server_version(change)):
+        for old, new in _pairs(change.statement or "", change.database, server_version(change)):
             if old in arrived or new in arrived:
                 first = arrived.get(old) or arrived[new]
                 raise RenameChainError(
                     f"{old if old in arrived else new} is renamed to and then renamed again in one batch "
-                    f"({first['binlog_file']}:{first['binlog_pos']}, {change['binlog_file']}:{change['binlog_pos']}): "
+                    f"({first.binlog_file}:{first.binlog_pos}, {change.binlog_file}:{change.binlog_pos}): "
                     f"a chain of renames is not followed")
             arrived[new] = change
             before = change_sort_key(change)

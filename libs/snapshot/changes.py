@@ -21,12 +21,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from libs.apply.change import Op
 from libs.assembler.change_records import ROWS_PER_EVENT
 from libs.snapshot.chunk_images import after_images
 
 from .record import ROWS, TABLE, SnapshotRecord
 
-TRUNCATE, SNAPSHOT_OP = "truncate", "snapshot"
+TRUNCATE, SNAPSHOT_OP = Op.TRUNCATE.value, Op.SNAPSHOT.value  # the wire's text (change_record.avsc)
 
 
 def assembled_record(source: str, raw: bytes, file: str | None, pos: int | None,

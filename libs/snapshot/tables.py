@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
 from libs.sql_names import quote_identifier
 from libs.targets.ddl import TableDDL, parse_ddl
 
-from .changes import SNAPSHOT_OP, TRUNCATE
+from libs.apply.change import Change, Op
+
 from .protocol import Position, superseded
 
-SNAPSHOT_OPS = (SNAPSHOT_OP, TRUNCATE)
+SNAPSHOT_OPS = frozenset({Op.SNAPSHOT, Op.TRUNCATE})
 
 
 @dataclass(frozen=True)
@@ -32,10 +33,10 @@ class SnapshotTable:
     create_table: str
 
     @classmethod
-    def of_change(cls, change: Mapping[str, Any]) -> "SnapshotTable":
+    def of_change(cls, change: Change) -> "SnapshotTable":
         """From a snapshot `truncate` change record (libs/snapshot/changes.py)."""
-        return cls(change["source"], change["database"], change["table"], change["trx_id"],
-                   Position(change["trx_file"], int(change["trx_end_pos"])), change["statement"])
+        return cls(change.source, change.database, change.table, change.trx_id,
+                   Position(change.trx_file, int(change.trx_end_pos)), change.statement)
 
 
 class SnapshotTables:
@@ -70,14 +71,14 @@ class SnapshotTables:
         for a replay away from here: pipelines/apply/executor_replay.py)."""
         return {s: t.position for (s, d, n), t in self._latest.items() if (d, n) == (database, table)}
 
-    def is_superseded(self, change: Mapping[str, Any]) -> bool:
+    def is_superseded(self, change: Change) -> bool:
         """A binlog change already in its table's snapshot rows (protocol.py rule 2)."""
-        if change["op"] in SNAPSHOT_OPS:
+        if change.op in SNAPSHOT_OPS:
             return False
-        latest = self._latest.get((change["source"], change["database"], change["table"]))
+        latest = self._latest.get((change.source, change.database, change.table))
         if latest is None:
             return False
-        return superseded(latest.position, Position(change["trx_file"], int(change["trx_end_pos"])))
+        return superseded(latest.position, Position(change.trx_file, int(change.trx_end_pos)))
 
     def derived_ddl(self, declared: Iterable[tuple[str, str]] = ()) -> list[TableDDL]:
         """The source schema of every snapshot table not declared by hand (one per table: a
@@ -101,8 +102,8 @@ def _source_ddl(table: SnapshotTable) -> TableDDL:
     return ddl
 
 
-def since_last_truncate(changes: list) -> list:
+def since_last_truncate(changes: list[Change]) -> list[Change]:
     """A table's changes (commit order) from its last truncate on: a snapshot starts the table
     anew, so what came before is in neither the old rows nor the new ones."""
-    last = max((i for i, c in enumerate(changes) if c["op"] == TRUNCATE), default=0)
+    last = max((i for i, c in enumerate(changes) if c.op == Op.TRUNCATE), default=0)
     return changes[last:]

@@ -62,9 +62,9 @@ import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
 from libs.apply.soft_deletes import first_truncate, table_writes
 from libs.apply_plan import (
-    ROW_OPS, Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
+    Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
-from libs.arrow_rows import rows as arrow_rows
+from libs.apply.change import ROW_OPS, Change, Op, changes_of
 from libs.change_log_table import change_log_table
 from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
@@ -74,7 +74,6 @@ from libs.replay import ReplayError, ReplayResult, ReplayStopped, replay
 from libs.replay.versions import replay_versions
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
-from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
 from libs.snapshot.tables import SnapshotTable
 from libs.stream_assembly import DdlEvent
 from libs.system_tables import APP_ID, PROGRESS
@@ -99,7 +98,7 @@ from pipelines.apply.target_writes import OP_COLUMN, TablePlan
 from pipelines.apply.touched_rows import read_touched
 
 
-REPLAYED_OPS = frozenset({*ROW_OPS, SNAPSHOT_OP})  # the row changes the job's metrics count
+REPLAYED_OPS = ROW_OPS | {Op.SNAPSHOT}  # the row changes the job's metrics count
 
 @dataclasses.dataclass
 class _TableWork:
@@ -138,7 +137,7 @@ def _take(out: _Replayed, work: _TableWork, replayed: tuple[TablePlan, ReplayRes
     # that logged them (issue #17 item 5).
     out.log.extend(result.change_log[work.evolve.inherited if work.evolve else 0:])
     out.errors.extend(result.quarantine)
-    out.replayed[work.target.delta_table] += sum(c["op"] in REPLAYED_OPS for c in work.changes)
+    out.replayed[work.target.delta_table] += sum(c.op in REPLAYED_OPS for c in work.changes)
     work.tally.update(rows_upserted=len(plan.upserts), rows_deleted=len(plan.deletes),
                       quarantined=len(result.quarantine))
     if plan.path not in out.gone:  # an ended working table's rows are in its table
@@ -174,7 +173,7 @@ class DeltaApplier:
         return self.writes.quarantine.app_id
 
     # -- the foreachBatch entry point --------------------------------------------------------------
-    def prepare_batch(self, spark: SparkSession, truncates: Sequence[Mapping[str, Any]], batch_id: int,
+    def prepare_batch(self, spark: SparkSession, truncates: Sequence[Change], batch_id: int,
                       ddl: Sequence[DdlEvent] = ()) -> DecodeHints:
         """Before the batch's rows are decoded: keep its snapshot `table` records (their truncate
         change records), whose source schemas may add targets, and version the source schemas
@@ -212,12 +211,12 @@ class DeltaApplier:
         split = split_batch(changes_df, self.catalog, self.config,  # big tables' parts stay on the executors
                             lambda declared: self._located(declared, batch_id), fused)
         collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
-        changes = arrow_rows(collected)                          # dicts, the replay's input
-        self.tables_read(batch_id, oldest_commits([*changes, *split.oldest]))
+        changes = changes_of(collected)                          # the replay's input
+        self.tables_read(batch_id, oldest_commits(changes, split.oldest))
         if not changes and not split.tables:
             self.record_caught_up(spark, batch_id, caught_up)
             return {}
-        self.prepare_batch(spark, [c for c in changes if c["op"] == TRUNCATE], batch_id)
+        self.prepare_batch(spark, [c for c in changes if c.op == Op.TRUNCATE], batch_id)
         replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
         executor = replay_parts(spark, batch_id, split, self.known, self.config,  # nothing written yet either
                                 self.source_schemas, changes)
@@ -232,7 +231,7 @@ class DeltaApplier:
             for part in executor:
                 part.unpersist()
         quarantined = Counter(e.lineage.source for e in replayed.errors) + split.quarantined(executor)
-        self.last_batch = AppliedBatch(commit_lags([*changes, *split.oldest], time.time()), quarantined,
+        self.last_batch = AppliedBatch(commit_lags(changes, time.time(), split.oldest), quarantined,
                                        Counter({p.target.delta_table: p.folded for p in executor if p.folded}),
                                        replayed.replayed + Counter({p.target.delta_table: p.replayed for p in executor}))
         return split.counts(executor, replayed.counts)
@@ -244,7 +243,7 @@ class DeltaApplier:
             self.writes.append_progress(spark, batch_id, [], caught_up)
             self.writes.maintenance.after_batch(spark, [self.tables.table(PROGRESS)])  # a file per heartbeat batch
 
-    def _replay_all(self, spark: SparkSession, batch_id: int, changes: list[dict]) -> _Replayed:
+    def _replay_all(self, spark: SparkSession, batch_id: int, changes: list[Change]) -> _Replayed:
         """Every table's changes replayed on its touched rows. Tables are read (a Spark job
         each) and replayed side by side, like the writes (BatchWrites); results are taken in
         table order, so the change log's order is fixed."""
@@ -273,7 +272,7 @@ class DeltaApplier:
         database, table = name
         rename = renames.get(name)
         group = [*(rename.inherited if rename else ()), *groups.get(name, ())]
-        tally = counts.setdefault(table_key(database, table), Counter(c["op"] for c in group))
+        tally = counts.setdefault(table_key(database, table), Counter(c.op for c in group))
         if not self.config.tables.selects(database, table):  # JobConfig.tables: not replicated
             tally["not_selected"] = len(group)
             return None
@@ -298,7 +297,7 @@ class DeltaApplier:
         inherited = {id(c) for c in rename.inherited} & {id(c) for c in group} if rename else set()
         own = [c for c in group if id(c) not in inherited]
         replayed, evolve = with_ddl_truncates(group, server_version=self.ddl.server_version), None
-        if self.ddl.follows(target) and (rename or any(c["op"] in ("ddl", TRUNCATE) for c in group)):
+        if self.ddl.follows(target) and (rename or any(c.op in (Op.DDL, Op.TRUNCATE) for c in group)):
             replayed, evolve = self.ddl.across_ddl(self.catalog, database, table, own, rename, inherited)
         return _TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve)
 
@@ -329,7 +328,7 @@ class DeltaApplier:
     @staticmethod
     def _collect(changes_df: DataFrame) -> pa.Table:
         """The batch's changes as one Arrow table, commit_ts as epoch micros (no local-zone
-        conversion). The replay takes them as dicts through libs.arrow_rows (~15-25 us per
+        conversion). The replay takes them as Changes (libs/apply/change.changes_of, ~15-25 us per
         change; Row.asDict(recursive=True) over nested images cost ~0.4 ms); the change log
         copies its columns from the table itself (libs.change_log_table)."""
         columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts"
@@ -337,12 +336,12 @@ class DeltaApplier:
         return changes_df.select(*columns).toArrow()
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
-                      changes: Sequence[Mapping[str, Any]], carried: Carried | None = None):
+                      changes: Sequence[Change], carried: Carried | None = None):
         known = self.known  # `carried`: the table in the batch's end schema, written with the rows
         if (carried is None and path not in known.ready and path not in known.schema_checked
                 and D.is_delta_table(spark, path)):
             known.check_schema(spark, path, target)
-        truncated = changes[0]["op"] == TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
+        truncated = changes[0].op == Op.TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
         scd2 = target.history == HISTORY_SCD2  # its open versions are its rows (history_writes.py)
         if truncated:
             read = None
@@ -364,9 +363,9 @@ class DeltaApplier:
         upserts, deletes = table_writes(target, result)  # (a soft target's deletes: libs/apply/soft_deletes.py)
         upserts = [{**u, OP_COLUMN: "upsert"} for u in upserts]
         deletes = [{**d, OP_COLUMN: "delete"} for d in deletes]
-        only_new = not deletes and all(w.lineage.operation == SNAPSHOT_OP for w in result.upserts)
+        only_new = not deletes and all(w.lineage.operation == Op.SNAPSHOT for w in result.upserts)
         only_new = only_new and len(upserts) == len(result.upserts)  # (no tombstone of a stored row)
-        replace = any(c["op"] == TRUNCATE for c in changes)  # the rows left after the last truncate
+        replace = any(c.op == Op.TRUNCATE for c in changes)  # the rows left after the last truncate
         scope = merge_scope(target, recorder.rows if recorder is not None else ())
         truncated = first_truncate(changes) if target.soft_delete else None
         return TablePlan(target, path, upserts, deletes, replace, only_new, scope, carried, truncated), result

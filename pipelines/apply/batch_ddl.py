@@ -23,20 +23,19 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from pyspark.sql import SparkSession
 
+from libs.apply.change import Change, Op
 from libs.apply_plan import change_sort_key, with_ddl_truncates
 from libs.bad_input import BinlogPosition
 from libs.config import SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.config_errors import one_line
-from libs.replay.images import FILLED
 from libs.replay.lineage import Lineage
-from libs.schema_history.column_identity import (ADD, SUPERSEDED, EndNames, column_steps, creates, end_names,
+from libs.schema_history.column_identity import (ADD, EndNames, column_steps, creates, end_names,
                                                  with_names_at_end)
 from libs.schema_history.evolution import AddedColumn, SchemaEvolutionError, converted_by_server
 from libs.schema_history.history import SchemaHistory, Version, changes_columns
 from libs.schema_history.table_renames import RenameChainError, TableRename, table_renames
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.target_schemas import version_columns
-from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
 from libs.snapshot.protocol import Position
 from libs.table_location import TableLocation
 from libs.targets import TargetCatalog
@@ -71,13 +70,13 @@ def _fills_at_add(target: Target, added: Mapping[str, tuple[AddedColumn, int]]) 
             for end, (column, k) in added.items() if target.has_column(end)]
 
 
-def _filled(change: Mapping[str, Any], index: int, fills: Sequence[tuple[int, str, Any]]) -> Mapping[str, Any]:
+def _filled(change: Change, index: int, fills: Sequence[tuple[int, str, Any]]) -> Change:
     """A row inserted before a column's ADD in the batch (a snapshot row too) holds what that
-    ADD gave it, not the target's DEFAULT at the batch's end (libs/replay/images.py FILLED)."""
-    if not fills or change["op"] not in ("insert", SNAPSHOT_OP):
+    ADD gave it, not the target's DEFAULT at the batch's end (Change.filled)."""
+    if not fills or change.op not in (Op.INSERT, Op.SNAPSHOT):
         return change
     filled = {name: value for k, name, value in fills if k > index}
-    return {**change, FILLED: filled} if filled else change
+    return change.with_filled(filled) if filled else change
 
 
 class BatchDdl:
@@ -131,8 +130,8 @@ class BatchDdl:
         return {name: r for name, r in renames.items()
                 if self.follows(catalog.get(*name)) and self.follows(catalog.get(r.old.database, r.old.table))}
 
-    def across_ddl(self, catalog: TargetCatalog, database: str, table: str, own: list,
-                   rename: TableRename | None, inherited: set[int]) -> tuple[list, Evolve]:
+    def across_ddl(self, catalog: TargetCatalog, database: str, table: str, own: list[Change],
+                   rename: TableRename | None, inherited: set[int]) -> tuple[list[Change], Evolve]:
         """A followed table's changes with their names as at the batch's end, and what carries
         its Delta table there (libs/schema_history/column_identity.py). A table renamed to this
         name in the batch: its changes before the rename (`inherited`, the ids of those a
@@ -158,43 +157,43 @@ class BatchDdl:
                                            server_version=self.server_version)
             # The name's changes before the rename were another table's: recorded, none applied.
             at = change_sort_key(rename.change)
-            replayed = [converted if change_sort_key(n) >= at else n if n["op"] == "ddl" else {**n, "op": SUPERSEDED}
+            replayed = [converted if change_sort_key(n) >= at else n if n.op == Op.DDL else n.with_op(Op.SUPERSEDED)
                         for n, converted in zip(named, replayed)]
             # A TRUNCATE or CREATE names the old table: it is told a truncate under that name.
             earlier = with_ddl_truncates(rename.earlier, self._starts_anew, self.server_version)
-            replayed = [{**with_names_at_end(e, names), "database": database, "table": table}
+            replayed = [with_names_at_end(e, names).with_table(database, table)
                         for c, e, names in zip(rename.earlier, earlier, per_earlier)
-                        if id(c) in inherited or e["op"] == TRUNCATE] + replayed
+                        if id(c) in inherited or e.op == Op.TRUNCATE] + replayed
             copy_from = self.tables.table(catalog.get(old.database, old.table).delta_table)
-        last = ([c for c in own if c["op"] in ("ddl", TRUNCATE)] or [rename.change])[-1]
+        last = ([c for c in own if c.op in (Op.DDL, Op.TRUNCATE)] or [rename.change])[-1]
         lineage = Lineage.of_change(last)
         where = (f"source {lineage.source}, {lineage.binlog_file}:{lineage.binlog_pos}, {database}.{table} "
-                 f"({one_line(last['statement'] or '')})")
+                 f"({one_line(last.statement or '')})")
         versions = self.history.versions(lineage.source, database, table)
         exists = bool(versions) and versions[-1].schema is not None  # not dropped by the batch
         return replayed, Evolve(start, lineage, where, exists, copy_from, len(replayed) - len(own),
                                  {name: column for name, (column, _k) in added.items()},
                                  self._converted(database, table, walked, start, lineage.source))
 
-    def _converted(self, database: str, table: str, walked: Sequence[Mapping[str, Any]], start: EndNames,
+    def _converted(self, database: str, table: str, walked: Sequence[Change], start: EndNames,
                    source: str) -> tuple[str, ...]:
         """The columns whose type the batch's DDL changed in a way the server converts their
         values and Delta would not (evolution.converted_by_server): "'a' (INT -> YEAR)"."""
-        first = next((c for c in walked if c["op"] == "ddl"), None)
+        first = next((c for c in walked if c.op == Op.DDL), None)
         before = self._schema_before(database, table, first) if first is not None else None
         after = self.history.latest(source, database, table)
         if before is None or after is None:
             return ()
         now = {c.name.lower(): c for c in version_columns(after, source)}
         out = []
-        for old in version_columns(before, first["source"]):
+        for old in version_columns(before, first.source):
             end = start.end(old.name)
             new = now.get(end.lower()) if end is not None else None
             if new is not None and converted_by_server(old, new):
                 out.append(f"{new.name!r} ({old.mysql_type} -> {new.mysql_type})")
         return tuple(out)
 
-    def _added_columns(self, database: str, table: str, walked: Sequence[Mapping[str, Any]],
+    def _added_columns(self, database: str, table: str, walked: Sequence[Change],
                        per_change: Sequence[EndNames]) -> dict[str, tuple[AddedColumn, int]]:
         """Each column a DDL of the batch added that reaches its end (by folded end name): its
         definition at that ALTER and the ALTER's time, with which the server filled the rows that
@@ -204,10 +203,10 @@ class BatchDdl:
         declared = self.declared.get(database, table)
         out: dict[str, tuple[AddedColumn, int]] = {}
         for k, (change, names) in enumerate(zip(walked, per_change)):  # names: the end's after the change
-            version = self._version_at(database, table, change) if change["op"] == "ddl" else None
+            version = self._version_at(database, table, change) if change.op == Op.DDL else None
             if version is None or version.schema is None or version.error is not None:
                 continue
-            steps = column_steps(change["statement"] or "", change["database"], database, table,
+            steps = column_steps(change.statement or "", change.database, database, table,
                                  self._schema_before(database, table, change), self.server_version(change))
             columns = None
             for name in (s.new for s in steps if s.kind == ADD):
@@ -215,38 +214,38 @@ class BatchDdl:
                 if end is None:
                     continue
                 if columns is None:
-                    columns = {c.name.lower(): c for c in version_columns(version.schema, change["source"])}
+                    columns = {c.name.lower(): c for c in version_columns(version.schema, change.source)}
                 own = declared is not None and declared.has_column(name)
                 out[end.lower()] = (AddedColumn(None if own else columns.get(name.lower()),
                                                 Lineage.of_change(change).commit_ts), k)
         return out
 
-    def _schema_before(self, database: str, table: str, change) -> TableSchema | None:
+    def _schema_before(self, database: str, table: str, change: Change) -> TableSchema | None:
         """The table's schema before a DDL change record (the history's)."""
-        return self.history.at(change["source"], database, table, _position(change))
+        return self.history.at(change.source, database, table, _position(change))
 
-    def _version_at(self, database: str, table: str, change) -> Version | None:
+    def _version_at(self, database: str, table: str, change: Change) -> Version | None:
         """The version a DDL change record gave the table in the history, if it gave one."""
         at = _position(change)
-        return next((v for v in self.history.versions(change["source"], database, table)
+        return next((v for v in self.history.versions(change.source, database, table)
                      if v.position == at), None)
 
-    def server_version(self, change) -> str | None:
+    def server_version(self, change: Change) -> str | None:
         """The source server's version the history read a DDL change record's statement with."""
-        return self.history.server_version(change["source"], _position(change))
+        return self.history.server_version(change.source, _position(change))
 
-    def _refused(self, database: str, table: str, change) -> bool:
+    def _refused(self, database: str, table: str, change: Change) -> bool:
         """Did the schema history refuse this DDL for the table (HistoryError, or a rename from a
         table the job does not replicate)?"""
         version = self._version_at(database, table, change)
         return version is not None and version.error is not None
 
-    def _starts_anew(self, change) -> bool:
+    def _starts_anew(self, change: Change) -> bool:
         """A CREATE TABLE of the change's table that the schema history applied (not IF NOT
         EXISTS of a table that was there)."""
-        return (creates(change["statement"] or "", change["database"], change["database"], change["table"],
+        return (creates(change.statement or "", change.database, change.database, change.table,
                         self.server_version(change))
-                and self._version_at(change["database"], change["table"], change) is not None)
+                and self._version_at(change.database, change.table, change) is not None)
 
     def carry_all(self, spark: SparkSession, pool: ThreadPoolExecutor, batch_id: int,
                   tables: Sequence[tuple[Target, TableLocation, Evolve]]) -> dict[TableLocation, Carried]:
@@ -281,6 +280,6 @@ class BatchDdl:
         return carried
 
 
-def _position(change: Mapping[str, Any]) -> Position:
+def _position(change: Change) -> Position:
     """Where a change record's event is in its source's binlog."""
-    return Position(change["binlog_file"], int(change["binlog_pos"]))
+    return Position(change.binlog_file, int(change.binlog_pos))

@@ -12,8 +12,7 @@ from typing import Any, Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from libs.apply_plan import ROW_OPS
-from libs.snapshot.changes import SNAPSHOT_OP
+from libs.apply.change import ROW_OPS, Commit, Op
 from libs.lineage_sql import quote_identifier
 from libs.replay import commit_order
 from libs.table_location import TableLocation
@@ -114,27 +113,31 @@ class BatchSplit:
     def _is(self, database: str, table: str):
         """A change record of the table's executor part."""
         mine = (F.col("database") == database) & (F.col("table") == table)
-        return mine & (F.col("op") == SNAPSHOT_OP) if (database, table) in self.snapshots else mine
+        return mine & (F.col("op") == Op.SNAPSHOT.value) if (database, table) in self.snapshots else mine
 
     def _mine(self):
         return [g for g in self.summary.groups if (g["database"], g["table"]) in self.tables
-                and ((g["database"], g["table"]) not in self.snapshots or g["op"] == SNAPSHOT_OP)]
+                and ((g["database"], g["table"]) not in self.snapshots or g["op"] == Op.SNAPSHOT)]
 
     @property
-    def lasts(self) -> dict[str, tuple[Mapping[str, Any], int]]:
+    def lasts(self) -> dict[str, tuple[Commit, int]]:
         """source -> (last change, count) of the executors' part (libs.apply_plan.last_changes)."""
-        out: dict[str, tuple[Mapping[str, Any], int]] = {}
+        out: dict[str, tuple[Commit, int]] = {}
         for g in self._mine():
-            last = {**g["last"], "source": g["source"], "trx_file": g["trx_file"]}
+            last = Commit(**g["last"], source=g["source"], trx_file=g["trx_file"])
             mine, n = out.get(g["source"], (last, 0))
             out[g["source"]] = (last if commit_order(last) > commit_order(mine) else mine, n + g["n"])
         return out
 
     @property
-    def oldest(self) -> list[dict[str, Any]]:
-        """The executors' part as the oldest change per (source, table), for libs.lag.commit_lags."""
-        return [{"source": g["source"], "database": g["database"], "table": g["table"], "commit_ts": g["oldest"]}
-                for g in self._mine() if (g["database"], g["table"]) not in self.already_applied]
+    def oldest(self) -> dict[tuple[str, str], int]:
+        """The executors' part's oldest commit per (source, table_key), for libs.lag.commit_lags."""
+        out: dict[tuple[str, str], int] = {}
+        for g in self._mine():
+            if (g["database"], g["table"]) not in self.already_applied:
+                key = (g["source"], table_key(g["database"], g["table"]))
+                out[key] = min(out.get(key, g["oldest"]), g["oldest"])
+        return out
 
     def counts(self, executor: list[ExecutorReplay], driver: Mapping[str, Counter]) -> dict[str, dict]:
         """The applier's return value: the driver's counts (`driver`), and for the executors'

@@ -279,7 +279,7 @@ class BatchWrites:
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
         from the table once per process and then kept. `versions`: the batch's table_versions."""
         path = self.tables.table(PROGRESS)
-        idle = {s for s in caught_up if s not in self._progress} - {c["source"] for c in changes} - set(more or ())
+        idle = {s for s in caught_up if s not in self._progress} - {c.source for c in changes} - set(more or ())
         if idle:
             self._progress.update(D.last_progress(spark, path, self.app_id, idle))
         rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more, versions)

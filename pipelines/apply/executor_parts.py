@@ -5,15 +5,15 @@ Nothing of either is collected to the driver; a strict-mode stop raises before a
 batch is written."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from typing import Callable, Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 
+from libs.apply.change import Change, Op
 from libs.apply_partition import executor_eligible, snapshot_rows_eligible
 from libs.targets.model import HISTORY_SCD2
 from libs.apply_plan import change_sort_key
 from libs.config import JobConfig
-from libs.snapshot.changes import TRUNCATE
 from libs.table_location import TableLocation
 from libs.targets import TargetCatalog
 from libs.targets.model import Target
@@ -52,18 +52,21 @@ def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig
     return BatchSplit(changes_df, summary, tables, frozenset(snapshots), made=made)
 
 
-def last_truncates(changes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], tuple]:
+def last_truncates(changes: Iterable[Change]) -> dict[tuple[str, str], tuple]:
     """(database, table) -> change_sort_key of its last truncate among the driver's changes."""
+    return latest_starts(((c.database, c.table), change_sort_key(c)) for c in changes if c.op == Op.TRUNCATE)
+
+
+def latest_starts(starts: Iterable[tuple[tuple[str, str], tuple]]) -> dict[tuple[str, str], tuple]:
+    """(database, table) -> the greatest of its sort keys among `starts` ((name, key) pairs)."""
     out: dict[tuple[str, str], tuple] = {}
-    for change in changes:
-        if change["op"] == TRUNCATE:
-            name, key = (change["database"], change["table"]), change_sort_key(change)
-            out[name] = max(out.get(name, key), key)
+    for name, key in starts:
+        out[name] = max(out.get(name, key), key)
     return out
 
 
 def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: KnownTargets, config: JobConfig,
-                 source_schemas: SourceSchemas, driver_changes: Iterable[Mapping[str, Any]]) -> list[ExecutorReplay]:
+                 source_schemas: SourceSchemas, driver_changes: Iterable[Change]) -> list[ExecutorReplay]:
     """Each executor part replayed where its changes are, nothing written; a table Delta already
     committed for this batch (a retried batch) is skipped (split.already_applied)."""
     out: list[ExecutorReplay] = []

@@ -31,7 +31,7 @@ import pipelines.apply.tables as D
 from libs.apply_partition import components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
 from libs.apply_plan import quarantine_row, replay_touched
-from libs.arrow_rows import rows as arrow_rows
+from libs.apply.change import Op, changes_of
 from libs.apply.fold import Folded, fold, foldable
 from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
 from libs.apply.superseded import COMMIT, superseded_rows
@@ -132,7 +132,8 @@ class KeyChanges:
             return iter([(None, None)] * n)
         before, _ = image_keys(ImageEntries.of(self.target, batch.column("before")), self.key, n, self.kinds)
         after, _ = image_keys(ImageEntries.of(self.target, batch.column("after")), self.key, n, self.kinds)
-        return ((None if op == "insert" else b, (b if op == "update" and a is None else None if op == "delete" else a))
+        return ((None if op == Op.INSERT else b,
+                 b if op == Op.UPDATE and a is None else None if op == Op.DELETE else a)
                 for op, b, a in zip(batch.column("op").to_pylist(), before, after))
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -207,7 +208,7 @@ class ReplayGroup:
     def _replayed(self, records: pa.Table, stored: pa.Table) -> tuple[pa.Table, bool]:
         """`records` replayed change by change on `stored` (libs/replay): its rows, or the stop's
         one row and True."""
-        rows, stored_rows = arrow_rows(records), D.python_rows(stored)
+        rows, stored_rows = changes_of(records), D.python_rows(stored)
         try:
             result = replay_touched(self.target, rows, lambda _lookups: stored_rows, mode=self.mode)
         except ReplayStopped as stop:

@@ -32,10 +32,10 @@ def ended_shadows(config: JobConfig, history: SchemaHistory, catalog: TargetCata
         return set()
     named: dict[tuple[str, str], str] = {}  # (database, table) -> a source that logged it
     for name, changes in groups.items():
-        named.setdefault(name, changes[0]["source"])
+        named.setdefault(name, changes[0].source)
     for rename in renames.values():
         for name in ((rename.old.database, rename.old.table), (rename.new.database, rename.new.table)):
-            named.setdefault(name, rename.change["source"])
+            named.setdefault(name, rename.change.source)
     followed: dict[str, set[str]] = {}
     for target in catalog.targets:
         followed.setdefault(target.database, set()).add(target.table)

@@ -30,15 +30,16 @@ from typing import Any, Callable, Mapping
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from libs.apply.change import Op
 from libs.apply_partition import snapshot_rows_eligible
+from libs.apply_plan import sort_key_of
 from libs.assembler.change_records import ROWS_PER_EVENT
 from libs.config import JobConfig
-from libs.snapshot.changes import SNAPSHOT_OP, TRUNCATE
 from libs.table_location import TableLocation
 from libs.table_names import parse_table_key, table_key
 from libs.targets import TargetCatalog
 from libs.targets.model import HISTORY_SCD2, Target
-from pipelines.apply.executor_parts import last_truncates
+from pipelines.apply.executor_parts import latest_starts
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.snapshot_rows import chunk_rows_on_executors, is_chunk, snapshot_chunks
@@ -57,7 +58,7 @@ def chunk_groups(batch: DataFrame) -> list[dict[str, Any]]:
             .agg(F.sum("snapshot_rows").alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
                  F.max(last).alias("last"), F.collect_set("trx_id").alias("trx_ids")).collect())
     return [{"source": r["source"], **dict(zip(("database", "table"), parse_table_key(r["snapshot_table"]))),
-             "op": SNAPSHOT_OP, "trx_file": r["trx_file"], "n": r["n"], "oldest": r["oldest"],
+             "op": Op.SNAPSHOT.value, "trx_file": r["trx_file"], "n": r["n"], "oldest": r["oldest"],
              "last": r["last"].asDict(), "trx_ids": r["trx_ids"]} for r in rows]
 
 
@@ -82,8 +83,7 @@ class SnapshotFusion:
         """The planned tables replayed from their chunks in `segments`, given the rows stage's
         `changes` of the batch; returns the chunks the rows stage must decode after all (None:
         none)."""
-        others, truncates = self._others(changes)
-        starts = last_truncates(truncates)
+        others, starts = self._others(changes)
         parallelism = spark.sparkContext.defaultParallelism
         chunks = snapshot_chunks(segments)
         try:
@@ -106,18 +106,18 @@ class SnapshotFusion:
             return None
         return chunks.filter(F.col("snapshot_table").isin([table_key(*name) for name in sorted(self.refused)]))
 
-    def _others(self, changes: DataFrame) -> tuple[set[Name], list[dict[str, Any]]]:
-        """Planned tables with changes other than their snapshot's start, and those starts (the
-        truncates: few). One small job over the cached change records."""
+    def _others(self, changes: DataFrame) -> tuple[set[Name], dict[Name, tuple]]:
+        """Planned tables with changes other than their snapshot's start, and per table the
+        change_sort_key of its last start (a truncate: few). One small job over the cached
+        change records."""
         mine = reduce(lambda a, b: a | b, ((F.col("database") == d) & (F.col("table") == t) for d, t in self.planned))
-        start = F.when(F.col("op") == TRUNCATE, F.struct("source", "trx_file", "trx_end_pos", F.unix_micros(
+        start = F.when(F.col("op") == Op.TRUNCATE.value, F.struct("source", "trx_file", "trx_end_pos", F.unix_micros(
             "commit_ts").alias("commit_ts"), "change_seq"))
-        rows = (changes.filter(mine & (F.col("op") != SNAPSHOT_OP)).groupBy("database", "table", "op")
+        rows = (changes.filter(mine & (F.col("op") != Op.SNAPSHOT.value)).groupBy("database", "table", "op")
                 .agg(F.collect_list(start).alias("starts")).collect())
-        others = {(r["database"], r["table"]) for r in rows if r["op"] != TRUNCATE}
-        truncates = [{**s.asDict(), "op": TRUNCATE, "database": r["database"], "table": r["table"]}
-                     for r in rows for s in r["starts"]]
-        return others, truncates
+        others = {(r["database"], r["table"]) for r in rows if r["op"] != Op.TRUNCATE}
+        return others, latest_starts(((r["database"], r["table"]), sort_key_of(**s.asDict()))
+                                     for r in rows for s in r["starts"])
 
     def drop_failed(self, failed_rows: list) -> None:
         """Parts of tables with a transaction the rows stage failed (its run's table record did
@@ -152,7 +152,7 @@ def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]]
         declared = catalog.get(*name)
         if declared is None or not config.tables.selects(*name) or declared.history == HISTORY_SCD2:
             continue
-        if not snapshot_rows_eligible({SNAPSHOT_OP: n}, config.executor_apply_min_changes,
+        if not snapshot_rows_eligible({Op.SNAPSHOT: n}, config.executor_apply_min_changes,
                                       ["ddl"] if batch_has_ddl else []):
             continue
         target, path = located(declared)

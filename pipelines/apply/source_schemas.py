@@ -4,10 +4,11 @@ restarted job still knows each table's source schema and snapshot position
 read the records, before its rows are decoded, idempotently per (app_id, batch_id)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from pyspark.sql import SparkSession
 
+from libs.apply.change import Change, Op
 from libs.apply_plan import change_sort_key
 
 from libs.snapshot.protocol import Position
@@ -16,7 +17,6 @@ from libs.schema_history.declared_schemas import followed_declarations
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.target_schemas import with_source_targets
 from libs.schema_history.table_renames import TableRename
-from libs.snapshot.changes import TRUNCATE
 from libs.snapshot.tables import SnapshotTable, SnapshotTables, since_last_truncate
 from libs.system_tables import SOURCE_SCHEMAS, table_app_id
 from libs.table_location import TableRoot, as_root
@@ -73,13 +73,13 @@ class SourceSchemas:
         self.appends.append(arrow_frame(spark, rows, spark_schema(SOURCE_SCHEMA_RECORD)), self.path,
                             self.app_id, batch_id)
 
-    def since_snapshot(self, own: Sequence[Mapping[str, Any]], rename: TableRename | None) -> list:
+    def since_snapshot(self, own: Sequence[Change], rename: TableRename | None) -> list[Change]:
         """A table's changes not in its snapshot rows (libs/snapshot/protocol.py): from its last
         snapshot on. A table renamed to this name in the batch brings its changes before the
         rename along, unless this name's snapshot came after the rename."""
         fresh = lambda changes: [c for c in changes if not self.tables.is_superseded(c)]  # noqa: E731
         current = since_last_truncate(fresh(own))
-        if rename is None or (current and current[0]["op"] == TRUNCATE
+        if rename is None or (current and current[0].op == Op.TRUNCATE
                               and change_sort_key(current[0]) > change_sort_key(rename.change)):
             return current
         return [*since_last_truncate(fresh(rename.inherited)), *current]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from libs.apply.change import Change
 from libs.config import JobConfig
 from libs.lineage_sql import quote_identifier
 from libs.targets import build_catalog, parse_ddl
@@ -24,7 +25,9 @@ def config(tmp_path, **kw) -> JobConfig:
 
 
 def changes_df(spark, changes):
-    return spark.createDataFrame(changes, spark_schema("change_record"))
+    """Change records on the wire (Changes as their records, records as they are)."""
+    records = [c.to_record() if isinstance(c, Change) else c for c in changes]
+    return spark.createDataFrame(records, spark_schema("change_record"))
 
 
 def delta(spark, cfg: JobConfig, name: str):

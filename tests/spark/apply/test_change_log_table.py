@@ -3,6 +3,8 @@ copied from the collected change records (Arrow) plus the replay's decisions, an
 `from_pylist(entry.to_dict())` row for row, whatever the outcome, image or order."""
 from __future__ import annotations
 
+import dataclasses
+
 import pyarrow as pa
 import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -36,7 +38,7 @@ def _batch():
         ghost.change("ddl", statement="CREATE TABLE ghost (z INT)"),
         ghost.insert({"z": 5}),
     ]
-    changes[0]["gtid"] = None  # file:pos identity
+    changes[0] = dataclasses.replace(changes[0], gtid=None)  # file:pos identity
     return changes
 
 
@@ -45,7 +47,7 @@ def _entries(changes):
     catalog = catalog_from_ddl(DDL, {"shop.a": {"on_statement": "quarantine"}})
     log, rows = [], []
     for name in ("a", "bag", "ghost"):
-        mine = [i for i, c in enumerate(changes) if c["table"] == name]
+        mine = [i for i, c in enumerate(changes) if c.table == name]
         group = [changes[i] for i in mine]
         if name == "ghost":
             log.extend(undeclared(c, UNDECLARED_QUARANTINE)[0] for c in group)

@@ -109,7 +109,7 @@ def test_executor_replay_equals_the_driver_replay(spark, tmp_path, seed):
     assert counts["executors"] == counts["driver"]
     # the job's metrics (AppliedBatch): the driver replays every row change; the executors fold
     # most of the same changes (the keyed table's) and replay the rest
-    row_changes = sum(c["op"] in ("insert", "update", "delete") for b in batches for c in b)
+    row_changes = sum(c.op in ("insert", "update", "delete") for b in batches for c in b)
     assert not applied["driver"] and sum(replayed["driver"].values()) == row_changes
     assert applied["executors"]["shop__a"] > 0
     assert sum(applied["executors"].values()) + sum(replayed["executors"].values()) == row_changes

@@ -9,13 +9,14 @@ import re
 
 import pytest
 
-from libs.snapshot.changes import TRUNCATE
 from libs.snapshot.record import ROWS, TABLE
 from libs.stream_assembly import DdlEvent
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier
 
 from libs.paths import REPO_ROOT
+
+from tests.change_builders import as_change, truncates_of
 
 from .builders import COMMIT_TS, Source, changes_df, config, delta
 from .test_snapshot_apply import EPOCH, snapshot
@@ -25,8 +26,8 @@ ADD = "ALTER TABLE a ADD COLUMN w int DEFAULT 7"
 
 
 def _ddl(change) -> DdlEvent:
-    micros = (change["commit_ts"] - EPOCH) // dt.timedelta(microseconds=1)
-    return DdlEvent("src1", change["binlog_file"], change["binlog_pos"], "shop", change["statement"], micros,
+    micros = (change.commit_ts - EPOCH) // dt.timedelta(microseconds=1)
+    return DdlEvent("src1", change.binlog_file, change.binlog_pos, "shop", change.statement, micros,
                     "10.11.6-MariaDB-log")
 
 
@@ -65,8 +66,8 @@ def test_scd2_versions_and_their_current_state(spark, tmp_path):
     appliers = {h: DeltaApplier(TargetCatalog(()), cfg) for h, (cfg,) in runs.items()}
     for n, batch in enumerate(batches):
         for history, applier in appliers.items():
-            applier.prepare_batch(spark, [c for c in batch if c["op"] == TRUNCATE], n,
-                                  [_ddl(c) for c in batch if c["op"] == "ddl"])
+            applier.prepare_batch(spark, truncates_of(batch), n,
+                                  [_ddl(c) for c in map(as_change, batch) if c.op == "ddl"])
             applier(changes_df(spark, batch), n)
         assert _current(spark, runs["scd2"][0], True) == _current(spark, runs["current"][0], False), n
     assert appliers["scd2"](changes_df(spark, batch), n)["shop.a"]["already_applied"] == 1  # a retried batch

@@ -46,7 +46,7 @@ def test_group_changes_restores_commit_order_per_table_and_progress_takes_the_la
                src.insert({"id": 3}, seq=1, trx=3)]
     groups = group_changes(list(reversed(changes)))
     assert list(groups) == [("d", "t"), ("d", "u")]
-    assert [(c["trx_id"], c["change_seq"]) for c in groups[("d", "t")]] == \
+    assert [(c.trx_id, c.change_seq) for c in groups[("d", "t")]] == \
         [("0-1-1", 0), ("0-1-2", 0), ("0-1-3", 1)]
     (row,) = progress_rows(changes, "job", 7)
     assert (row["trx_id"], row["trx_end_pos"], row["batch_id"], row["changes"]) == ("0-1-11", 2100, 7, 4)
@@ -72,11 +72,11 @@ def test_progress_rows_carry_the_batch_heartbeat_and_an_idle_source_repeats_its_
                          "commit_ts": dt.datetime(2024, 5, 6), "batch_id": 3, "changes": 2,
                          "caught_up_as_of": dt.datetime(2024, 5, 6, 1)}}
     at = 1_714_957_200_000_000  # 2024-05-06 01:00:00 UTC in epoch micros
-    rows = {r["source"]: r for r in progress_rows(changes, "job", 8, {changes[0]["source"]: at, "idle": at + 1},
+    rows = {r["source"]: r for r in progress_rows(changes, "job", 8, {changes[0].source: at, "idle": at + 1},
                                                   previous)}
-    busy, idle = rows[changes[0]["source"]], rows["idle"]
+    busy, idle = rows[changes[0].source], rows["idle"]
     assert (busy["trx_id"], busy["changes"], busy["caught_up_as_of"]) == (
-        changes[0]["trx_id"], 1, dt.datetime(2024, 5, 6, 1))
+        changes[0].trx_id, 1, dt.datetime(2024, 5, 6, 1))
     assert {k: idle[k] for k in ("trx_id", "trx_end_pos", "batch_id", "changes", "caught_up_as_of")} == {
         "trx_id": "0-1-5", "trx_end_pos": 900, "batch_id": 8, "changes": 0,
         "caught_up_as_of": dt.datetime(2024, 5, 6, 1, 0, 0, 1)}

@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 
 from libs.snapshot.changes import assembled_record, change_records
+from tests.change_builders import truncates_of
 from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
 from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from libs.targets import TargetCatalog
@@ -112,7 +113,7 @@ def test_a_table_with_other_changes_in_the_batch_is_refused(spark, tmp_path):
     cfg = config(tmp_path, executor_apply_min_changes=0)
     applier = DeltaApplier(TargetCatalog(()), cfg)
     batch = _assembled(spark, [_record("r1", TABLE), _record("r1", ROWS, [(1, "x")])], 0)
-    applier.prepare_batch(spark, change_records("src1", _record("r1", TABLE)), 0)
+    applier.prepare_batch(spark, truncates_of(change_records("src1", _record("r1", TABLE))), 0)
     plan = applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), False)
     assert set(plan.planned) == {("shop", "a")}
     assert applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), True) is None  # DDL in the batch
@@ -130,7 +131,7 @@ def test_chunks_are_dealt_over_the_cores_and_a_part_whose_run_failed_is_dropped(
     records = [_record("r1", TABLE)] + [_record("r1", ROWS, [(k, "x")], k) for k in range(4)]
     batch = _assembled(spark, records, 0).repartition(2, "source")  # as assemble() leaves it: one partition
     assert sorted(batch.rdd.glom().map(len).collect()) == [0, 5]
-    applier.prepare_batch(spark, change_records("src1", records[0]), 0)
+    applier.prepare_batch(spark, truncates_of(change_records("src1", records[0])), 0)
     plan = applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), False)
     start = [{**c, "commit_ts": EPOCH + dt.timedelta(microseconds=c["commit_ts"])}
              for c in change_records("src1", records[0])]

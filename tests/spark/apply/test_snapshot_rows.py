@@ -4,12 +4,13 @@ executor_apply_min_changes None (driver) and 0 (executors) leave equal tables (_
 lineage included), change logs and progress, each batch one commit of the target."""
 import pytest
 
-from libs.snapshot.changes import TRUNCATE
 from libs.snapshot.record import ROWS, TABLE
 from libs.system_tables import CHANGE_LOG, PROGRESS
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier
 from pipelines.apply import executor_parts
+
+from tests.change_builders import truncates_of
 
 from .builders import Source, changes_df, config, delta, rows_of
 from .test_snapshot_apply import snapshot
@@ -35,7 +36,7 @@ def _run(spark, cfg, catalog, batches):
     applier = DeltaApplier(catalog, cfg)
     counts = []
     for n, batch in enumerate(batches):  # as pipelines/replicate_batch.py: the run's start first
-        applier.prepare_batch(spark, [c for c in batch if c["op"] == TRUNCATE], n)
+        applier.prepare_batch(spark, truncates_of(batch), n)
         counts.append(applier(changes_df(spark, batch), n))
     table = rows_of(spark, cfg, "shop__a", *delta(spark, cfg, "shop__a").columns)
     log = rows_of(spark, cfg, CHANGE_LOG, *delta(spark, cfg, CHANGE_LOG).columns)

@@ -9,12 +9,13 @@ import pytest
 
 from libs.paths import REPO_ROOT
 from libs.replay import ROW_ID_COLUMN
-from libs.snapshot.changes import TRUNCATE
 from libs.snapshot.record import ROWS, TABLE
 from libs.system_tables import CHANGE_LOG
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier, executor_parts
 from pipelines.apply.stops import ApplyStopped
+
+from tests.change_builders import truncates_of
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta
 from .test_snapshot_apply import snapshot
@@ -54,7 +55,7 @@ def on_executors(monkeypatch):
 def _run(spark, cfg, catalog, batches):
     applier = DeltaApplier(catalog, cfg)
     for n, batch in enumerate(batches):  # as pipelines/replicate_batch.py: a snapshot run's start first
-        applier.prepare_batch(spark, [c for c in batch if c["op"] == TRUNCATE], n)
+        applier.prepare_batch(spark, truncates_of(batch), n)
         applier(changes_df(spark, batch), n)
     table = delta(spark, cfg, "shop__a")
     rows = sorted((r.asDict() for r in table.collect()), key=lambda r: r[ROW_ID_COLUMN])
@@ -75,8 +76,8 @@ def _split(rows):
 
 def _flags(change):
     """The soft-delete columns a row deleted by `change` has (what its `_lineage` would say)."""
-    return (True, change["commit_ts"].replace(tzinfo=None), change["gtid"], change["binlog_file"],
-            change["binlog_pos"])
+    return (True, change.commit_ts.replace(tzinfo=None), change.gtid, change.binlog_file,
+            change.binlog_pos)
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +114,7 @@ def test_soft_deletes_keep_every_deleted_row_and_the_live_rows_equal_the_hard_ta
         delta(spark, config(tmp_path), "shop__a").createOrReplaceTempView("shop__a")
         live_sql, deleted_sql = _readme_queries()
         assert sorted((r.asDict() for r in spark.sql(live_sql).collect()), key=lambda r: r[ROW_ID_COLUMN]) == live
-        gone = sorted((c["binlog_pos"], i, *_flags(c)[1:3]) for (i, _), c in deleted_by.items() if c is not None)
+        gone = sorted((c.binlog_pos, i, *_flags(c)[1:3]) for (i, _), c in deleted_by.items() if c is not None)
         assert [tuple(r) for r in spark.sql(deleted_sql).collect()] == [g[1:] for g in gone]
 
 
@@ -137,7 +138,7 @@ def test_a_snapshot_starting_the_table_anew_flags_the_earlier_rows(spark, tmp_pa
     cfg = config(tmp_path, tables={"delete": "soft"}, executor_apply_min_changes=0)
     rows, _ = _run(spark, cfg, TargetCatalog(()), batches)  # the target derived from SHOW CREATE TABLE
     assert on_executors == ["snapshot_rows_on_executors", "replay_on_executors", "snapshot_rows_on_executors"]
-    truncate = next(c for c in r2 if c["op"] == TRUNCATE)
+    truncate = truncates_of(r2)[0]
     got = {(r["id"], r["v"]): tuple(r[c] for c in SOFT_COLUMNS) for r in rows}
     assert got == {(1, "x"): _flags(late), (2, "y"): _flags(truncate), (2, "y2"): (False, None, None, None, None),
                    (3, "z"): (False, None, None, None, None)}

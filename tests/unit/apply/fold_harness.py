@@ -49,7 +49,7 @@ def _micros(ts: dt.datetime | int) -> int:
 
 
 def changes_table(changes: Sequence[Mapping[str, Any]]) -> pa.Table:
-    return pa.Table.from_pylist([{**c, "commit_ts": _micros(c["commit_ts"])} for c in changes], schema=CHANGES)
+    return pa.Table.from_pylist([{**c.to_record(), "commit_ts": _micros(c.commit_ts)} for c in changes], schema=CHANGES)
 
 
 def stored_table(target: Target, stored: Sequence[Mapping[str, Any]]) -> pa.Table:

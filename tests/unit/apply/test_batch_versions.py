@@ -1,6 +1,7 @@
 """What `_cdc_progress` records for consistent reads (libs/batch_versions.py, issue #40) and the
 consistent-read SQL's arguments (libs/consistent_read_sql.py): GTID domains, the batch's last GTID
 per domain, table_versions in the progress rows, and one-line refusals."""
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -30,10 +31,10 @@ def test_a_text_that_is_no_gtid_is_refused(text):
 def test_the_last_gtid_of_each_domain_in_commit_order_over_the_driver_and_the_executors_parts():
     src = Source("d", "t", ["id"])
     first, second = src.insert({"id": 1}, trx=5), src.insert({"id": 2}, trx=9)
-    other = {**src.insert({"id": 3}, trx=7), "gtid": "3-2-70"}  # another domain, between them
+    other = dataclasses.replace(src.insert({"id": 3}, trx=7), gtid="3-2-70")  # another domain, between them
     executors = src.insert({"id": 4}, trx=12)  # the executors' part's last change of the source
-    mysql = {**Source("d", "t", ["id"], source="my").insert({"id": 1}, trx=1), "gtid": f"{UUID}:8"}
-    no_gtid = {**Source("d", "t", ["id"], source="files").insert({"id": 1}, trx=1), "gtid": None}
+    mysql = dataclasses.replace(Source("d", "t", ["id"], source="my").insert({"id": 1}, trx=1), gtid=f"{UUID}:8")
+    no_gtid = dataclasses.replace(Source("d", "t", ["id"], source="files").insert({"id": 1}, trx=1), gtid=None)
     positions = gtid_positions([second, other, first, mysql, no_gtid], last_changes([executors]))
     assert positions == {"src1": [{"gtid_domain": "0", "gtid_seq": 12, "gtid": "0-1-12"},
                                   {"gtid_domain": "3", "gtid_seq": 70, "gtid": "3-2-70"}],

@@ -12,7 +12,8 @@ from libs.replay import ReplayStopped, commit_order, replay
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import replica_ddl, standard_tables
 from libs.simulator.sinks import FileSink
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.stream_assembly import InputFrame, assemble_group
+from tests.change_builders import decoded
 from libs.targets import build_catalog, parse_ddl
 from libs.targets.decoding import DecodeHints
 from tests.unit.apply.fold_harness import by_fold, by_replay
@@ -22,15 +23,15 @@ from tests.unit.replay.replay_builders import mariadb_corpus
 def _changes(binlog: bytes, name: str, hints=None) -> list[dict]:
     frames = [InputFrame(raw, name, pos, 0, i) for i, (pos, raw) in enumerate(iter_frames(binlog, file=name))]
     records, _ = assemble_group("src", None, frames, InMemorySpillStore(), now=0)
-    return [c for r in records if r["kind"] == "segment" for c in decode_segment(r, hints=hints)]
+    return decoded(records, hints)
 
 
 def _compare_in_batches(catalog, changes, batches: int = 3) -> tuple[int, int]:
     """Every target's changes, batch by batch: (changes folded, changes in all)."""
     folded = total = 0
     for target in catalog.targets:
-        mine = sorted((c for c in changes if (c["database"], c["table"]) == (target.database, target.table)
-                       and c["op"] in ("insert", "update", "delete")), key=commit_order)
+        mine = sorted((c for c in changes if (c.database, c.table) == (target.database, target.table)
+                       and c.op in ("insert", "update", "delete")), key=commit_order)
         stored: list[dict] = []
         size = -(-len(mine) // batches) or 1
         for start in range(0, len(mine), size):

@@ -8,7 +8,7 @@ import pytest
 
 from libs.apply.fold_values import commit_order_of
 from libs.apply.superseded import COMMIT, superseded_rows
-from libs.apply_plan import change_sort_key
+from libs.apply_plan import sort_key_of
 from libs.snapshot.protocol import Position, superseded
 
 SCHEMA = pa.schema([("source", pa.string()), ("trx_file", pa.string()), ("trx_end_pos", pa.int64()),
@@ -18,7 +18,7 @@ SCHEMA = pa.schema([("source", pa.string()), ("trx_file", pa.string()), ("trx_en
 def _per_row(rows, start, snapshots):
     """The rule as the replay asked it before, one row at a time."""
     def gone(r):
-        if start is not None and change_sort_key(r) < start:
+        if start is not None and sort_key_of(**r) < start:
             return True
         return superseded(snapshots.get(r["source"]), Position(r["trx_file"], r["trx_end_pos"]))
     return [gone(r) for r in rows]
@@ -34,17 +34,17 @@ def row(source, file, pos, ts, seq):
 
 
 CHUNK = [row("s1", "b.000002", 1250, 10, (1 << 20) + i) for i in range(4)]
-START = change_sort_key(row("s1", "b.000002", 1250, 10, (1 << 20) + 2))
+START = sort_key_of(**row("s1", "b.000002", 1250, 10, (1 << 20) + 2))
 
 
 @pytest.mark.parametrize("rows, start, snapshots, expected", [
     (CHUNK, None, {}, [False] * 4),
     (CHUNK, START, {}, [True, True, False, False]),  # a truncate inside the commit: by change_seq
-    (CHUNK, change_sort_key(row("s1", "b.000002", 1300, 10, 0)), {}, [True] * 4),  # a later commit's
-    (CHUNK, change_sort_key(row("s1", "b.000001", 9999, 10, 0)), {}, [False] * 4),  # an earlier file's
+    (CHUNK, sort_key_of(**row("s1", "b.000002", 1300, 10, 0)), {}, [True] * 4),  # a later commit's
+    (CHUNK, sort_key_of(**row("s1", "b.000001", 9999, 10, 0)), {}, [False] * 4),  # an earlier file's
     # .1000000 after .999999: not text order
     ([row("s1", "b.1000000", 4, 1, 0), row("s1", "b.999999", 4, 1, 0)],
-     change_sort_key(row("s1", "b.999999", 5, 1, 0)), {}, [False, True]),
+     sort_key_of(**row("s1", "b.999999", 5, 1, 0)), {}, [False, True]),
     # rule 2 per source: at or before its snapshot position
     ([row("s1", "b.000002", 1250, 1, 0), row("s1", "b.000002", 1251, 1, 0), row("s2", "b.000002", 1, 1, 0)],
      None, {"s1": Position("b.000002", 1250)}, [True, False, False]),
@@ -61,7 +61,7 @@ def test_random_batches_mark_what_the_per_row_rules_mark():
     for _ in range(300):
         rows = [row(rng.choice(["s1", "s2"]), rng.choice(["b.000009", "b.000010", "b.1000000"]),
                     rng.choice([4, 120, 1250]), rng.choice([1, 2]), rng.randrange(4)) for _ in range(rng.randrange(0, 40))]
-        start = change_sort_key(rng.choice(rows)) if rows and rng.random() < 0.7 else None
+        start = sort_key_of(**rng.choice(rows)) if rows and rng.random() < 0.7 else None
         snapshots = {"s1": Position(rng.choice(["b.000009", "b.000010"]), rng.choice([4, 1250]))} if rng.random() < 0.5 else {}
         ordered = _ordered(rows)
         got = superseded_rows(ordered, start, snapshots)

@@ -14,7 +14,8 @@ from libs.simulator.compare import compare_table, load_expected
 from libs.simulator.expected import write_expected
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.sinks import FileSink
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.stream_assembly import InputFrame, assemble_group
+from tests.change_builders import decoded
 from libs.targets import load_targets
 
 
@@ -25,13 +26,13 @@ def replicate_in_memory(opts: SimulationOptions, tmp_path):
     frames = [InputFrame(f.data, opts.file_name, f.pos) for f in sink.frames]
     records, _ = assemble_group("sim", None, frames, InMemorySpillStore())
     assert not [r for r in records if r["kind"] == "quarantine"]
-    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]
+    changes = decoded(records)
     catalog = load_targets(None, [str(expected / "targets.sql")])
     tables = {}
     for (database, table), group in group_changes(changes).items():
         target = catalog.get(database, table)
         if target is None:  # CREATE DATABASE: recorded in the change log, no table to replay on
-            assert {c["op"] for c in group} == {"ddl"}, (database, table)
+            assert {c.op for c in group} == {"ddl"}, (database, table)
             continue
         tables[f"{database}.{table}"] = replay(target, [], group).final_table([])
     return expected, tables

@@ -2,6 +2,7 @@
 per table from the changes a batch applied."""
 import pytest
 
+from tests.change_builders import change_of
 from libs.lag import INPUT_METRICS, commit_lags, kafka_to_delta_lag_s, oldest_commits, visible_at_ms
 
 START_MS = 1_764_000_000_000  # 2025-11-24T16:00:00Z
@@ -33,11 +34,16 @@ def test_a_progress_without_observed_metrics_has_no_lag():
 
 def test_commit_lag_per_table_is_from_its_oldest_applied_commit():
     changes = [
-        {"source": "s1", "database": "d", "table": "t", "commit_ts": 10_000_000},
-        {"source": "s1", "database": "d", "table": "t", "commit_ts": 12_000_000},
-        {"source": "s1", "database": "d", "table": "u", "commit_ts": 19_500_000},
-        {"source": "s2", "database": "d", "table": "t", "commit_ts": 15_000_000},
-        {"source": "s1", "database": "d", "table": "", "commit_ts": 1},       # database-level DDL
+        change_of("insert", source="s1", database="d", table="t", commit_ts=10_000_000),
+        change_of("insert", source="s1", database="d", table="t", commit_ts=12_000_000),
+        change_of("insert", source="s1", database="d", table="u", commit_ts=19_500_000),
+        change_of("insert", source="s2", database="d", table="t", commit_ts=15_000_000),
+        change_of("ddl", source="s1", database="d", table="", commit_ts=1),       # database-level DDL
     ]
     assert commit_lags(changes, 20.0) == {("s1", "d.t"): 10.0, ("s1", "d.u"): 0.5, ("s2", "d.t"): 5.0}
     assert oldest_commits(changes) == {("s1", "d.t"): 10_000_000, ("s1", "d.u"): 19_500_000, ("s2", "d.t"): 15_000_000}
+    # the executors' part, summed up by Spark: its oldest per table joins the driver's
+    more = {("s1", "d.t"): 11_000_000, ("s1", "d.u"): 9_000_000, ("s3", "d.v"): 18_000_000}
+    assert oldest_commits(changes, more) == {("s1", "d.t"): 10_000_000, ("s1", "d.u"): 9_000_000,
+                                             ("s2", "d.t"): 15_000_000, ("s3", "d.v"): 18_000_000}
+    assert commit_lags(changes, 20.0, more)[("s3", "d.v")] == 2.0

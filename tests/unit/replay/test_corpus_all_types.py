@@ -14,7 +14,8 @@ from libs.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.binlog.charsets import encode_text
 from libs.replay.engine import commit_order, replay
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.stream_assembly import InputFrame, assemble_group
+from tests.change_builders import decoded
 from libs.targets.decoding import DecodeHints
 from tests.unit.replay.replay_builders import mariadb_corpus
 
@@ -73,10 +74,10 @@ def test_replayed_corpus_equals_the_server_tables(scenario, allowed):
     frames = [InputFrame(raw, binlog.name, pos) for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
     records, _ = assemble_group(scenario, None, frames, InMemorySpillStore())
     hints = DecodeHints(catalog.targets)
-    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r, hints=hints)]
+    changes = decoded(records, hints)
     differing, cells = set(), 0
     for target in catalog.targets:
-        group = sorted((c for c in changes if (c["database"], c["table"]) == (target.database, target.table)),
+        group = sorted((c for c in changes if (c.database, c.table) == (target.database, target.table)),
                        key=commit_order)
         rows = replay(target, [], group).final_table([])
         header, server = _dump(base / "tables" / f"{database}.{target.table}.hex.tsv")

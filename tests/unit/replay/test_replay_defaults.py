@@ -99,11 +99,10 @@ def test_null_into_not_null_column_takes_its_default_with_warning_1048():
 
 
 def test_a_column_added_after_the_insert_holds_what_its_add_gave_it():
-    """FILLED (libs/replay/images.py): a row inserted before an ADD COLUMN of its batch holds
+    """Change.filled (libs/apply/change.py): a row inserted before an ADD COLUMN of its batch holds
     what that ALTER gave the rows that existed, not the target's DEFAULT at the batch's end
     (ADD c DEFAULT 1, then SET DEFAULT 2); a column the image carries keeps its value."""
-    from libs.replay.images import FILLED
     target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, a int, c int DEFAULT 2)")
     source = Source("test", "t", ["id", "a"])
-    changes = [{**source.insert({"id": 1, "a": 10}), FILLED: {"c": 1, "a": 99}}, source.insert({"id": 2})]
+    changes = [source.insert({"id": 1, "a": 10}).with_filled({"c": 1, "a": 99}), source.insert({"id": 2})]
     assert table_of(replay(target, [], changes), [], target) == [(1, 10, 1), (2, None, 2)]

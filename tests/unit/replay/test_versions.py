@@ -89,7 +89,7 @@ def test_versions_chain_commit_times_and_the_truncate_mark():
     src = Source("test", "t", ["id", "name", "qty"])
     changes = _batch(src, [[("update", {"id": 1}, {"qty": 2})], [("truncate", None, None)]])
     out = history_rows(replay_versions(target, rows(target, (1, "a", 1), (2, "b", 2)), changes))
-    first, truncate = (c["commit_ts"].replace(tzinfo=None) for c in changes)
+    first, truncate = (c.commit_ts.replace(tzinfo=None) for c in changes)
     assert out.closings[0][VALID_TO] == first
     assert [(o[VALID_FROM], o[VALID_TO]) for o in out.openings] == [(first, truncate)]
     assert out.truncated.commit_ts == truncate and out.truncated.gtid == "0-1-2"

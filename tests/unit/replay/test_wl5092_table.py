@@ -20,7 +20,8 @@ from libs.simulator.master import Master, Session
 from libs.simulator.schema import Table, blob, int_col, varchar
 from libs.simulator.sinks import FileSink
 from libs.simulator.statements import Delete, Insert, Update
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.stream_assembly import InputFrame, assemble_group
+from tests.change_builders import decoded
 from replay_builders import target_from_ddl
 
 # t: PK id, a NOT NULL column with a DEFAULT, a nullable one with a DEFAULT, a blob
@@ -108,8 +109,7 @@ def _changes(table: Table, row_image: str, statements) -> list[dict]:
     frames = [InputFrame(f.data, "sim-bin.000001", f.pos) for f in sink.frames]
     records, _ = assemble_group("sim", None, frames, InMemorySpillStore())
     assert not [r for r in records if r["kind"] == "quarantine"]
-    return [c for r in records if r["kind"] == "segment" for c in decode_segment(r)
-            if (c["database"], c["table"]) == ("sim", "t")]
+    return [c for c in decoded(records) if (c.database, c.table) == ("sim", "t")]
 
 
 def _names(table: Table, image) -> tuple[str, ...] | None:
@@ -120,10 +120,10 @@ def _names(table: Table, image) -> tuple[str, ...] | None:
                          SCENARIOS, ids=IDS)
 def test_scenario(name, row_image, master, replica_ddl, setup, stmt, before, after, replica):
     changes = _changes(master, row_image, [*setup, stmt])
-    last_trx = changes[-1]["trx_id"]
-    logged = [c for c in changes if c["trx_id"] == last_trx and c["op"] != "ddl"]
+    last_trx = changes[-1].trx_id
+    logged = [c for c in changes if c.trx_id == last_trx and c.op != "ddl"]
     assert logged, "the statement logged no row change"
-    assert {(_names(master, c["before"]), _names(master, c["after"])) for c in logged} == {(before, after)}
+    assert {(_names(master, c.before), _names(master, c.after)) for c in logged} == {(before, after)}
     target = target_from_ddl(replica_ddl)
     table = replay(target, [], changes).final_table([])
     assert sorted(tuple(r[c] for c in target.column_names) for r in table) == sorted(replica)

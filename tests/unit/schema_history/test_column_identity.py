@@ -9,9 +9,12 @@ nothing."""
 
 import pytest
 
+from libs.apply.change import Op
+from tests.change_builders import change_of
+
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.column_identity import (
-    ADD, DROP, GONE, RENAME, REPLACE, SUPERSEDED, EndNames, Step, column_steps, creates, end_names,
+    ADD, DROP, GONE, RENAME, REPLACE, EndNames, Step, column_steps, creates, end_names,
     with_names_at_end)
 
 IDENTITY = EndNames()
@@ -151,11 +154,11 @@ def test_before_keeps_the_names_after_unchanged():
 
 # -- end_names: each change's names, and the batch start's --------------------------------------
 def ddl(statement, database="d"):
-    return {"op": "ddl", "statement": statement, "database": database}
+    return change_of("ddl", statement=statement, database=database)
 
 
 def row(op="insert"):
-    return {"op": op, "statement": None, "database": "d"}
+    return change_of(op)
 
 
 A_TO_B = EndNames({"a": "b", "b": None, "c": None})
@@ -223,10 +226,10 @@ def test_a_create_if_not_exists_of_a_table_that_exists_changes_nothing():
     per_change, start = end_names(changes, "d", "t", before=before)
     assert per_change == [IDENTITY, IDENTITY, IDENTITY, IDENTITY]
     assert start == EndNames({}, True)
-    assert with_names_at_end(changes[1], per_change[1])["op"] == "insert"
+    assert with_names_at_end(changes[1], per_change[1]).op == Op.INSERT
     # Without the history's word the CREATE counts: the row before it is superseded.
     per_change, _ = end_names(changes, "d", "t")
-    assert with_names_at_end(changes[1], per_change[1])["op"] == "superseded"
+    assert with_names_at_end(changes[1], per_change[1]).op == Op.SUPERSEDED
 
 
 def test_an_add_column_if_not_exists_of_a_column_that_exists_changes_nothing():
@@ -251,7 +254,7 @@ def value(ordinal, name, text):
 
 
 def update(before, after):
-    return {"op": "update", "statement": None, "database": "d", "before": before, "after": after}
+    return change_of("update", before=before, after=after)
 
 
 def test_identity_returns_the_change_itself():
@@ -263,11 +266,10 @@ def test_images_take_the_end_names():
     change = update([value(0, "id", "1"), value(1, "A", "10"), value(2, "c", "x"), value(3, None, "p")],
                     [value(0, "id", "1"), value(1, "a", "11"), value(2, "c", "y"), value(3, None, "q")])
     out = with_names_at_end(change, EndNames({"a": "bee", "c": None}))
-    assert out == {"op": "update", "statement": None, "database": "d",
-                   "before": [value(0, "id", "1"), value(1, "bee", "10"), value(3, None, "p")],
-                   "after": [value(0, "id", "1"), value(1, "bee", "11"), value(3, None, "q")]}
-    assert out["before"][0] is change["before"][0]  # a name kept as it is: the same column value
-    assert change["before"][1]["name"] == "A" and len(change["after"]) == 4  # the input is left as it was
+    assert out == update([value(0, "id", "1"), value(1, "bee", "10"), value(3, None, "p")],
+                         [value(0, "id", "1"), value(1, "bee", "11"), value(3, None, "q")])
+    assert out.before[0] is change.before[0]  # a name kept as it is: the same column value
+    assert change.before[1]["name"] == "A" and len(change.after) == 4  # the input is left as it was
 
 
 @pytest.mark.parametrize("op, before, after, names, expected_before, expected_after", [
@@ -278,18 +280,17 @@ def test_images_take_the_end_names():
     ("insert", None, [value(0, None, "1")], EndNames({"a": None}), None, [value(0, None, "1")]),
 ])
 def test_one_image(op, before, after, names, expected_before, expected_after):
-    out = with_names_at_end({"op": op, "before": before, "after": after}, names)
-    assert (out["op"], out["before"], out["after"]) == (op, expected_before, expected_after)
+    out = with_names_at_end(change_of(op, before=before, after=after), names)
+    assert (out.op, out.before, out.after) == (op, expected_before, expected_after)
 
 
 @pytest.mark.parametrize("op, expected", [
-    ("insert", SUPERSEDED), ("update", SUPERSEDED), ("delete", SUPERSEDED), ("ddl", "ddl")])
+    ("insert", Op.SUPERSEDED), ("update", Op.SUPERSEDED), ("delete", Op.SUPERSEDED), ("ddl", Op.DDL)])
 def test_rows_of_a_table_made_anew_later_are_superseded(op, expected):
-    change = {"op": op, "statement": None, "database": "d", "before": None,
-              "after": None if op == "ddl" else [value(0, "a", "1")]}
+    change = change_of(op, after=None if op == "ddl" else [value(0, "a", "1")])
     out = with_names_at_end(change, EndNames({}, True))
-    assert out == {**change, "op": expected}
-    assert change["op"] == op
+    assert out == change_of(expected, after=change.after)
+    assert change.op == op
 
 
 # -- creates: does the statement CREATE d.t -----------------------------------------------------
@@ -324,5 +325,5 @@ def test_a_ddl_the_history_refused_changes_no_name():
 
 def test_a_new_snapshot_starts_the_table_anew():
     """A snapshot's truncate (the table snapshotted again): no column before it reaches the end."""
-    changes = [row(), {"op": "truncate", "statement": None, "database": "d"}, row("snapshot")]
+    changes = [row(), change_of("truncate"), row("snapshot")]
     assert end_names(changes, "d", "t") == ([EndNames({}, True), IDENTITY, IDENTITY], EndNames({}, True))

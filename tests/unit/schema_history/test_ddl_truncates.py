@@ -3,10 +3,11 @@
 import pytest
 
 from libs.apply_plan import with_ddl_truncates
+from tests.change_builders import change_of
 
 
 def change(statement, op="ddl", database="d", table="t"):
-    return {"op": op, "statement": statement, "database": database, "table": table}
+    return change_of(op, statement=statement, database=database, table=table)
 
 
 @pytest.mark.parametrize("statement, op, database, expected", [
@@ -21,11 +22,11 @@ def change(statement, op="ddl", database="d", table="t"):
 ])
 def test_which_changes_truncate_their_table(statement, op, database, expected):
     (out,) = with_ddl_truncates([change(statement, op, database)])
-    assert out["op"] == expected
+    assert out.op == expected
 
 
 def test_changes_keep_their_order_and_content():
     changes = [change(None, "insert"), change("TRUNCATE t"), change(None, "insert")]
     out = with_ddl_truncates(changes)
-    assert [c["op"] for c in out] == ["insert", "truncate", "insert"]
-    assert out[0] is changes[0] and out[1]["statement"] == "TRUNCATE t"
+    assert [c.op for c in out] == ["insert", "truncate", "insert"]
+    assert out[0] is changes[0] and out[1].statement == "TRUNCATE t"

@@ -9,7 +9,9 @@ import re
 
 import pytest
 
-from libs.apply_plan import TRUNCATE, group_changes, with_ddl_truncates
+from libs.apply.change import Op
+from libs.apply_plan import group_changes, with_ddl_truncates
+from tests.change_builders import change_of
 from libs.assembler import InMemorySpillStore
 from libs.binlog.constants import BINLOG_MAGIC, EventType
 from libs.binlog.framing import iter_events
@@ -99,9 +101,8 @@ def test_the_history_keeps_the_server_version_it_read_each_ddl_with():
 
 
 def _ddl(statement, table="t", pos=100):
-    return {"source": "s", "database": "d", "table": table, "op": "ddl", "statement": statement,
-            "trx_file": "bin.1", "trx_end_pos": pos + 50, "binlog_file": "bin.1", "binlog_pos": pos,
-            "commit_ts": 0, "change_seq": 0}
+    return change_of("ddl", source="s", database="d", table=table, statement=statement, trx_file="bin.1",
+                     trx_end_pos=pos + 50, binlog_file="bin.1", binlog_pos=pos, commit_ts=0, change_seq=0)
 
 
 def test_change_record_readers_read_with_the_history_server_version():
@@ -109,13 +110,13 @@ def test_change_record_readers_read_with_the_history_server_version():
         return MARIADB
 
     change = _ddl("ALTER TABLE t /*!40000 CHANGE v w INT */")
-    assert column_steps(change["statement"], "d", "d", "t", None, MARIADB)[0].kind == RENAME
+    assert column_steps(change.statement, "d", "d", "t", None, MARIADB)[0].kind == RENAME
     _, start = end_names([change], "d", "t", server_version=version_of)
     assert start.end("v") == "w"
     rename = _ddl("/*!40000 RENAME TABLE t TO u */")
     assert list(table_renames(group_changes([rename]), version_of)) == [("d", "u")]
     (out,) = with_ddl_truncates([_ddl("/*!40000 TRUNCATE TABLE t */")], server_version=version_of)
-    assert out["op"] == TRUNCATE
+    assert out.op == Op.TRUNCATE
 
 
 @pytest.mark.parametrize("flavour", ["mariadb", "mysql"])

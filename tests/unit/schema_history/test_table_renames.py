@@ -7,15 +7,15 @@ import pytest
 from libs.apply_plan import group_changes
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_renames import RenameChainError, table_renames
+from tests.change_builders import change_of
 
 _pos = iter(range(100, 100_000, 100))
 
 
 def change(table, op="insert", statement=None, database="d"):
     end = next(_pos)
-    return {"source": "s", "database": database, "table": table, "op": op, "statement": statement,
-            "trx_file": "bin.000001", "trx_end_pos": end, "binlog_file": "bin.000001", "binlog_pos": end - 50,
-            "commit_ts": 0, "change_seq": 0}
+    return change_of(op, source="s", database=database, table=table, statement=statement, trx_file="bin.000001",
+                     trx_end_pos=end, binlog_file="bin.000001", binlog_pos=end - 50, commit_ts=0, change_seq=0)
 
 
 def ddl(table, statement):
@@ -25,7 +25,7 @@ def ddl(table, statement):
 def renames_of(*changes):
     """{new name: (old name, [ops of the old table's changes before the rename], [inherited ops])}"""
     out = table_renames(group_changes(changes))
-    return {new: (str(r.old.table), [c["op"] for c in r.earlier], [c["op"] for c in r.inherited])
+    return {new: (str(r.old.table), [c.op for c in r.earlier], [c.op for c in r.inherited])
             for (_db, new), r in out.items()}
 
 

@@ -9,6 +9,7 @@ from libs.schema_history.target_schemas import with_source_targets
 from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.snapshot.values import SourceColumn
 from libs.targets import TargetCatalog, build_catalog, parse_ddl
+from tests.change_builders import change_of
 
 CREATE = "CREATE TABLE `t` (`id` int unsigned NOT NULL, `e` enum('a','b') DEFAULT 'b', PRIMARY KEY (`id`))"
 COLUMNS = (SourceColumn(0, "id", "int", "int(10) unsigned", None),)
@@ -67,8 +68,7 @@ def _table(pos, run="r"):
 
 
 def _change(op, pos, table="t"):
-    return {"source": "src", "database": "d", "table": table, "op": op, "trx_file": "mdb-bin.000003",
-            "trx_end_pos": pos}
+    return change_of(op, source="src", database="d", table=table, trx_file="mdb-bin.000003", trx_end_pos=pos)
 
 
 def test_latest_snapshot_supersedes_changes_at_or_before_it():
@@ -102,4 +102,4 @@ def test_source_schema_targets_and_a_declaration_wins():
 ])
 def test_since_last_truncate(ops, kept):
     from libs.snapshot.tables import since_last_truncate
-    assert [c["op"] for c in since_last_truncate([{"op": op} for op in ops])] == kept
+    assert [c.op for c in since_last_truncate([change_of(op) for op in ops])] == kept
