@@ -4,7 +4,7 @@ vs libs.arrow_rows.rows) or into the apply stage's Changes (libs.apply.change.ch
 DeltaApplier does since issue #37 item 6), and the replay of a steady-state batch on warm target mirrors with
 Python's garbage collector running vs paused (libs.gc_pause, as DeltaApplier runs it), and the
 batch's change-log table: from the entries' dicts (Table.from_pylist of ChangeLogEntry.to_dict,
-session 5's way) vs copied from the collected Arrow table (libs.change_log_table, session 6).
+session 5's way) vs copied from the collected Arrow table (libs.apply.change_log, session 6).
 
     .venv/bin/python bench/collect_cost.py [--transactions 60000] [--rounds 2]
 
@@ -44,13 +44,13 @@ def main(argv=None) -> int:
 
     from bench.apply_steady import decoded_batches
     from libs.apply.change import changes_of
-    from libs.apply_plan import group_changes, replay_touched
+    from libs.apply.plan import group_changes, replay_touched
     from libs.arrow_rows import rows as arrow_rows
-    from libs.change_log_table import change_log_table
+    from libs.apply.change_log import change_log_table
     from libs.gc_pause import gc_paused
     from libs.replay import ROW_ID_COLUMN
     from libs.simulator.schema import replica_ddl, standard_tables
-    from libs.target_mirror import TargetMirror
+    from libs.apply.target_mirror import TargetMirror
     from libs.targets import load_targets
     from pipelines.apply.tables import change_log_schema
     from pipelines.schemas import CHANGE_RECORD, spark_schema

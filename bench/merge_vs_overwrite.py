@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/merge_vs_overwrite.py [--rows 60] [--changed 30] [--rounds 8]
 
-Why: with the target mirror (libs/target_mirror.py) the applier knows a mirrored table's whole
+Why: with the target mirror (libs/apply/target_mirror.py) the applier knows a mirrored table's whole
 content after each batch, so it can replace the table in one write instead of a MERGE by
 `_row_id` (state rebuild, scan and rewrite jobs plus MERGE planning). Two tables of the same
 shape as an applier target (column mapping, column defaults, `_row_id`, `_lineage`), each

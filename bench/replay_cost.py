@@ -1,4 +1,4 @@
-"""Pure-Python cost per change of the apply stage's replay (libs/apply_plan.replay_touched), no
+"""Pure-Python cost per change of the apply stage's replay (libs/apply/plan.replay_touched), no
 Spark: the apply_steady workload (minimal images, the simulator's 5 tables) decoded by libs/,
 one batch, every table replayed on an empty read (the touched-row lookups are still computed,
 as with a mirror or a Delta read). Prints the best of --runs, in us per change.
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from libs.apply.change import Change
-    from libs.apply_plan import group_changes, replay_touched, with_ddl_truncates
+    from libs.apply.plan import group_changes, replay_touched, with_ddl_truncates
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.targets import load_targets
 

@@ -63,7 +63,7 @@ def gtid_positions(changes: Iterable[Change],
                    more: Mapping[str, tuple[Change | Commit, int]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """source -> per GTID domain the batch's last GTID in commit order (GtidPosition rows,
     sorted by domain), over `changes` (the driver's) and `more` (per source, the last change of
-    the executors' part: libs.apply_plan.last_changes). A change without a GTID adds nothing."""
+    the executors' part: libs.apply.plan.last_changes). A change without a GTID adds nothing."""
     last: dict[tuple[str, str], tuple[int, Change | Commit]] = {}
     for change in [*changes, *(c for c, _ in (more or {}).values())]:
         parsed = _domain(change.gtid)

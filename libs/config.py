@@ -95,7 +95,7 @@ class JobConfig:
                                           "(0: always MERGE)", 10_000, minimum=0)
     executor_apply_min_changes: int | None = setting(
         "A target table with at least this many row changes in a micro-batch is replayed on the executors, "
-        "split by its key where the rules allow (libs/apply_partition.py), and MERGEd from there: nothing of "
+        "split by its key where the rules allow (libs/apply/partition.py), and MERGEd from there: nothing of "
         "it is collected to the driver; a table's snapshot rows, as many or more, are made target rows there and "
         "written as new rows (pipelines/apply/snapshot_rows.py). Smaller parts, and row changes in a batch "
         "holding DDL, truncate, snapshot or statement changes, replay on the driver (0: every table that can; "

@@ -1,4 +1,17 @@
-"""The apply stage's write path, decided without Spark (DESIGN.md "Cost follows the changes",
-"Tables stay healthy unattended"): which stored rows a batch's MERGE may match
-(merge_scope.py) and when a table is compacted or vacuumed (maintenance.py). The Spark side
-that carries these decisions out is pipelines/apply/."""
+"""The apply stage decided without Spark (issue #37 item 6; DESIGN.md "Change record", "Cost
+follows the changes", "Tables stay healthy unattended"). pipelines/apply/ reads and writes what
+these modules decide:
+
+    change.py        the change record the stage holds (Change, Op), read from the collected batch
+    plan.py          a batch's changes per table, the rows they touch, progress, quarantine rows
+    partition.py     which tables the executors replay where their changes are, and by which key
+    fold.py          a table's row changes folded per row identity in Arrow (fold_values.py: its values)
+    superseded.py    which changes a table's snapshot or last truncate made void, as columns
+    soft_deletes.py  the rows a soft-delete target keeps flagged
+    merge_scope.py   which stored rows a batch's MERGE may match
+    change_log.py    the batch's _cdc_change_log rows, copied from the collected batch
+    target_mirror.py a small table's rows kept between batches, for the touched-row reads
+    maintenance.py   when a table is compacted or vacuumed
+
+The per-change replay (WL#5092, WL#3303, lineage) is libs/replay/.
+"""

@@ -103,7 +103,7 @@ class Commit(NamedTuple):
     """Where a source's change stands in commit order, without its content: what the driver
     knows of the last change of the executors' part of a batch (pipelines/apply/batch_split.py).
     Its fields are Change's of the same names, so commit order, progress and GTID positions
-    (libs/apply_plan.py, libs/batch_versions.py) take either."""
+    (libs/apply/plan.py, libs/batch_versions.py) take either."""
 
     source: str
     trx_id: str

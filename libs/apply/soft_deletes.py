@@ -19,7 +19,7 @@ What a deleted row is, per replayed row (libs/replay/engine.py ReplayResult):
     above. Old rows are never reused: a key inserted again is a new row with a new `_row_id`.
 
 The replay never sees a flagged row: every read of stored rows keeps live rows only
-(pipelines/apply/touched_rows.py live_rows, libs/target_mirror.py), so an UPDATE or DELETE of
+(pipelines/apply/touched_rows.py live_rows, libs/apply/target_mirror.py), so an UPDATE or DELETE of
 a deleted key finds no row (1032: strict stops, idempotent quarantines), as it would on a
 replica.
 """

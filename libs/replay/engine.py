@@ -30,7 +30,7 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
   or is skipped for quarantine (on_statement=quarantine); a row change it cannot take always
   stops. A statement it can take is recorded in the change log but NOT executed (no MySQL SQL
   engine here). op "ddl": recorded (outside the table: WL#3303 is about DML); a TRUNCATE TABLE reaches the engine as
-  op "truncate" (libs/apply_plan.with_ddl_truncates); op "superseded": a row change of a table
+  op "truncate" (libs/apply/plan.with_ddl_truncates); op "superseded": a row change of a table
   the batch later made anew, recorded only.
 - a value that cannot be converted stops the batch in both modes (a replica stops too).
 """
@@ -292,7 +292,7 @@ class _Replayer:
 
     def truncate(self, change: Change, lineage: Lineage) -> None:
         """Every row of the table goes: a snapshot starts the table anew, or a TRUNCATE TABLE of
-        the stream (libs/apply_plan.with_ddl_truncates). The caller replaces the table's content
+        the stream (libs/apply/plan.with_ddl_truncates). The caller replaces the table's content
         with the rows alive at the end (pipelines/apply/applier.py: TablePlan.replace)."""
         for row in list(self.state.rows):
             if row.alive:

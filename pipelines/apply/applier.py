@@ -7,12 +7,12 @@ One call = one micro-batch of change records (spark_schema("change_record")) hol
 change of COMPLETE transactions, in any order. Steps:
 
 1. Collect the batch's changes to the driver (commit_ts as epoch micros: no local-zone
-   conversion), group them by source table, each group in commit order (libs.apply_plan).
+   conversion), group them by source table, each group in commit order (libs.apply.plan).
 2. Per target table (libs.targets catalog, target.delta_table under config.delta_root, or in
    config.catalog_schema by that name: libs/table_location.py):
    skip it when Delta already committed (f"{app_id}:{delta_table}", batch_id) on it (a retried
    batch); else read ONLY the rows the batch can touch (touched_rows.py: filters or semi-joins of the Delta
-   table with the batch's key values / before images, libs.apply_plan.lookups_for), replay the changes on them
+   table with the batch's key values / before images, libs.apply.plan.lookups_for), replay the changes on them
    with libs.replay in commit order (config.exec_mode), repeat the read for key values the
    replay produced but did not read (fixed point). Nothing is written yet: in strict mode a
    ReplayStopped becomes ApplyStopped here (table, key, GTID/position), and the batch has
@@ -36,7 +36,7 @@ Decisions:
 * Changes of several sources for one table are replayed source by source (no global order).
 * DDL is recorded in the change log and versions the source schemas (prepare_batch,
   `_cdc_schema_history`). A TRUNCATE TABLE of a target's table empties it at its place in commit
-  order (libs.apply_plan.with_ddl_truncates). A target derived from the source follows the rest
+  order (libs.apply.plan.with_ddl_truncates). A target derived from the source follows the rest
   (config.schema_changes, batch_ddl.py): its Delta table is carried to the batch's end schema
   (nothing written) before the batch's rows are read, the rows' images take the end's column
   names, a table renamed to it in the batch brings its rows, all in ONE commit of the table
@@ -61,11 +61,11 @@ from pyspark.sql.pandas.types import to_arrow_schema
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
 from libs.apply.soft_deletes import first_truncate, table_writes
-from libs.apply_plan import (
+from libs.apply.plan import (
     Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
 from libs.apply.change import ROW_OPS, Change, Op, changes_of
-from libs.change_log_table import change_log_table
+from libs.apply.change_log import change_log_table
 from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.gc_pause import gc_paused
 from libs.lag import commit_lags, oldest_commits
@@ -330,7 +330,7 @@ class DeltaApplier:
         """The batch's changes as one Arrow table, commit_ts as epoch micros (no local-zone
         conversion). The replay takes them as Changes (libs/apply/change.changes_of, ~15-25 us per
         change; Row.asDict(recursive=True) over nested images cost ~0.4 ms); the change log
-        copies its columns from the table itself (libs.change_log_table)."""
+        copies its columns from the table itself (libs.apply.change_log)."""
         columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts"
                    else F.col(quote_identifier(c)) for c in changes_df.columns]
         return changes_df.select(*columns).toArrow()

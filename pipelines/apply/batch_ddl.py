@@ -24,7 +24,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 from pyspark.sql import SparkSession
 
 from libs.apply.change import Change, Op
-from libs.apply_plan import change_sort_key, with_ddl_truncates
+from libs.apply.plan import change_sort_key, with_ddl_truncates
 from libs.bad_input import BinlogPosition
 from libs.config import SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.config_errors import one_line

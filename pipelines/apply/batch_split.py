@@ -1,5 +1,5 @@
 """A batch's change records split between the driver's replay and the executors' (issue #21
-goal 1, libs/apply_partition.py): what the driver needs to know of the executors' part without
+goal 1, libs/apply/partition.py): what the driver needs to know of the executors' part without
 collecting it (one small aggregate: per source, table, op and binlog file), and the two parts.
 """
 from __future__ import annotations
@@ -87,7 +87,7 @@ class BatchSummary:
 class BatchSplit:
     """`changes`: the batch; `tables`: (database, table) -> (target, location) of the parts the
     executors replay; of those, `snapshots` are tables whose snapshot rows alone go there (their
-    run's start, a truncate, stays on the driver: libs/apply_partition.snapshot_rows_eligible);
+    run's start, a truncate, stays on the driver: libs/apply/partition.snapshot_rows_eligible);
     `already_applied`: those Delta committed for this batch before."""
 
     changes: DataFrame
@@ -121,7 +121,7 @@ class BatchSplit:
 
     @property
     def lasts(self) -> dict[str, tuple[Commit, int]]:
-        """source -> (last change, count) of the executors' part (libs.apply_plan.last_changes)."""
+        """source -> (last change, count) of the executors' part (libs.apply.plan.last_changes)."""
         out: dict[str, tuple[Commit, int]] = {}
         for g in self._mine():
             last = Commit(**g["last"], source=g["source"], trx_file=g["trx_file"])

@@ -19,12 +19,12 @@ from pyspark.sql import DataFrame, SparkSession
 
 import pipelines.apply.tables as D
 from libs.apply.soft_deletes import SOFT_DELETE_COLUMNS
-from libs.apply_plan import progress_rows, quarantine_row
+from libs.apply.plan import progress_rows, quarantine_row
 from libs.config import JobConfig
 from libs.replay import ROW_ID_COLUMN
 from libs.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.table_location import TableLocation
-from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from pipelines.apply.batch_versions import BatchVersions
 from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay

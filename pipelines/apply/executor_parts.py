@@ -10,9 +10,9 @@ from typing import Callable, Iterable
 from pyspark.sql import DataFrame, SparkSession
 
 from libs.apply.change import Change, Op
-from libs.apply_partition import executor_eligible, snapshot_rows_eligible
+from libs.apply.partition import executor_eligible, snapshot_rows_eligible
 from libs.targets.model import HISTORY_SCD2
-from libs.apply_plan import change_sort_key
+from libs.apply.plan import change_sort_key
 from libs.config import JobConfig
 from libs.table_location import TableLocation
 from libs.targets import TargetCatalog

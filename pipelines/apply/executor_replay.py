@@ -4,10 +4,10 @@ it is collected to the driver, and the work grows with the cluster.
     changes --keys (mapInArrow)--> + before/after key text, key values
             --key-changing UPDATEs (few, collected) -> components -> group per change
     target rows with a key the batch names (a join) + the changes, cogrouped by group
-            --replay (applyInArrow: libs.apply_plan.replay_touched, the driver's own replay)-->
+            --replay (applyInArrow: libs.apply.plan.replay_touched, the driver's own replay)-->
     one output frame: MERGE rows | change-log rows | quarantine rows | a strict-mode stop
 
-The split is libs/apply_partition.py's: changes that can touch the same row share a group, and
+The split is libs/apply/partition.py's: changes that can touch the same row share a group, and
 a group's changes replay in commit order on the rows they touch, as on the driver. The applier
 (pipelines/apply/applier.py) checks the output for a stop before anything of the batch is
 written, then commits it like the driver's tables: one MERGE per table and batch, the change
@@ -28,14 +28,14 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
-from libs.apply_partition import components, key_text, split_key
+from libs.apply.partition import components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
-from libs.apply_plan import quarantine_row, replay_touched
+from libs.apply.plan import quarantine_row, replay_touched
 from libs.apply.change import Op, changes_of
 from libs.apply.fold import Folded, fold, foldable
 from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
 from libs.apply.superseded import COMMIT, superseded_rows
-from libs.change_log_table import change_log_table, decided_change_log
+from libs.apply.change_log import change_log_table, decided_change_log
 from libs.gc_pause import gc_paused
 from libs.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN, ReplayStopped
@@ -125,7 +125,7 @@ class KeyChanges:
         self.kinds = [f.type for f in self.keys_type.value_type]
 
     def _keys(self, batch: pa.RecordBatch) -> Iterator[tuple[tuple | None, tuple | None]]:
-        """Each change's (before, after) key as libs/apply_partition.change_keys gives it, the
+        """Each change's (before, after) key as libs/apply/partition.change_keys gives it, the
         images read column by column (libs/apply/fold_values.py)."""
         n = batch.num_rows
         if not self.key:

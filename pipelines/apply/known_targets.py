@@ -1,6 +1,6 @@
 """What the applier knows of its target tables, kept from batch to batch in one process: which
 exist (no CREATE per batch), whose schema was checked against its declaration, the last batch it
-wrote to each, and each small table's mirror (libs/target_mirror.py). Nothing here is needed for
+wrote to each, and each small table's mirror (libs/apply/target_mirror.py). Nothing here is needed for
 correctness after a restart: each piece is asked of Delta again when it is missing."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 import pipelines.apply.tables as D
 from libs.system_tables import table_app_id
 from libs.table_location import TableLocation
-from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets.model import Target
 from pipelines.apply.touched_rows import load_mirror
 from pipelines.apply.write_features import enable_deletion_vectors

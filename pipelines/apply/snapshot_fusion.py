@@ -7,7 +7,7 @@ pipelines/replicate_batch.py asks, around the rows stage:
 
     plan_fusion (before it; no decoding: the chunks' heads, as the assembler read them)
         a table's chunks are planned when its snapshot rows would go to the executors as new
-        rows (libs/apply_partition.snapshot_rows_eligible: a declared, selected, non-SCD2
+        rows (libs/apply/partition.snapshot_rows_eligible: a declared, selected, non-SCD2
         target, at least executor_apply_min_changes rows, no DDL in the batch) and Delta has
         not committed the batch on it yet (a replayed batch takes the rows stage's way);
     SnapshotFusion.run (after it, on its change records, before anything is quarantined)
@@ -31,8 +31,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from libs.apply.change import Op
-from libs.apply_partition import snapshot_rows_eligible
-from libs.apply_plan import sort_key_of
+from libs.apply.partition import snapshot_rows_eligible
+from libs.apply.plan import sort_key_of
 from libs.assembler.change_records import ROWS_PER_EVENT
 from libs.config import JobConfig
 from libs.table_location import TableLocation

@@ -12,7 +12,7 @@
     one output frame (executor_replay.output_schema): target rows | change-log rows | quarantine
                                                     | a chunk that did not decode
 
-A snapshot row needs no stored row (libs/apply_partition.snapshot_rows_eligible): the driver
+A snapshot row needs no stored row (libs/apply/partition.snapshot_rows_eligible): the driver
 keeps the run's start (its truncate: the schema version, the table made anew) and the writes
 put these rows in the same single commit, an overwrite when the batch holds that start, else
 an append (pipelines/apply/batch_writes.py). Rows before the batch's last truncate of the table

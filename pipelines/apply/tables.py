@@ -278,7 +278,7 @@ def to_spark_value(value: Any) -> Any:
 def python_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows of an Arrow table as the applier's replay takes them: timestamps naive UTC (an
     aware value, as Spark's toArrow gives in the session zone, is converted), binary as bytes.
-    The one conversion for Delta reads and the target mirror (libs/target_mirror.py), so
+    The one conversion for Delta reads and the target mirror (libs/apply/target_mirror.py), so
     both hold identical values (FLOAT as float32, DECIMAL at the column's scale)."""
     rows = arrow_rows(table)
     zoned = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]

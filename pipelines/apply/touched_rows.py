@@ -1,5 +1,5 @@
 """The apply stage's reads: the target rows one batch can touch, and the whole-table mirror
-that spares that read for small tables (libs/target_mirror.py). Nothing here writes."""
+that spares that read for small tables (libs/apply/target_mirror.py). Nothing here writes."""
 from __future__ import annotations
 
 from functools import reduce
@@ -11,11 +11,11 @@ from pyspark.sql import types as T
 
 from libs.apply.merge_scope import IN_LIST_MAX, OR_LIST_MAX
 from libs.apply.soft_deletes import DELETED
-from libs.apply_plan import Lookups
+from libs.apply.plan import Lookups
 from libs.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.replay.versions import IS_CURRENT
-from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from libs.table_location import TableLocation
 from libs.targets.model import HISTORY_SCD2, Target
 import pipelines.apply.tables as D

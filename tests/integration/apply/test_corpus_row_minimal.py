@@ -10,7 +10,7 @@ not do, and this test therefore pins down instead of hiding:
     and its changes are quarantined (undeclared_tables="quarantine"), like t_nokey / t_tmp_drop
     (dropped or renamed during the workload);
   * RENAME t_nokey TO t_nokey2: t_nokey2 only holds what was written under the new name;
-  * TRUNCATE t_uk is executed (libs/apply_plan.with_ddl_truncates): t_uk equals the server's;
+  * TRUNCATE t_uk is executed (libs/apply/plan.with_ddl_truncates): t_uk equals the server's;
   * ALTER t_defaults ... SET DEFAULT 3: rows inserted before it without `cnt` (ids 2, 4, 5, 6)
     get the final target default 3 (slave-side default, WL#5092) where the server stored 0.
 Every other cell must equal the server's table.

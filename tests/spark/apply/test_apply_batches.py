@@ -9,7 +9,7 @@ from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.apply import ApplyStopped, DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.batch_writes import BatchWrites
-from libs.apply_plan import UndeclaredTableError
+from libs.apply.plan import UndeclaredTableError
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta, rows_of, version
 

@@ -1,4 +1,4 @@
-"""libs.change_log_table against the entries' own dicts: the change log the applier writes is
+"""libs.apply.change_log against the entries' own dicts: the change log the applier writes is
 copied from the collected change records (Arrow) plus the replay's decisions, and must equal
 `from_pylist(entry.to_dict())` row for row, whatever the outcome, image or order."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from libs.apply_plan import UNDECLARED_QUARANTINE, replay_touched, undeclared
-from libs.change_log_table import change_log_table
+from libs.apply.plan import UNDECLARED_QUARANTINE, replay_touched, undeclared
+from libs.apply.change_log import change_log_table
 from pipelines.apply import tables as D
 from pipelines.apply.applier import DeltaApplier
 from tests.spark.apply.builders import Source, catalog_from_ddl, changes_df

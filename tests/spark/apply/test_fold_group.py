@@ -11,7 +11,7 @@ import pyarrow.compute  # noqa: F401 - pa.compute.sum
 import pytest
 
 import pipelines.apply.executor_replay as executor_replay
-from libs.apply_partition import change_keys, split_key
+from libs.apply.partition import change_keys, split_key
 from pipelines.apply.executor_replay import FOLDED, LOG, QUARANTINED, REPLAYED, ReplayGroup
 from tests.change_builders import Source
 from tests.unit.apply.fold_harness import changes_table
@@ -95,7 +95,7 @@ def test_the_fold_gives_the_replays_output(seed, monkeypatch):
 
 def test_the_key_pass_reads_keys_as_the_replay_types_them():
     """KeyChanges reads the images column by column; each change's (before, after) key is what
-    libs/apply_partition.change_keys gives (a key change, a minimal update, NULL and bad keys)."""
+    libs/apply/partition.change_keys gives (a key change, a minimal update, NULL and bad keys)."""
     target = catalog_from_ddl(DDL).get("shop", "a")
     _, changes = _workload(3)
     s = Source("shop", "a", ["id", "v", "n", "at"])

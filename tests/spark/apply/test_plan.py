@@ -1,10 +1,10 @@
-"""libs/apply_plan.py (pure, no Spark): which rows a batch may touch, closure, progress, policies."""
+"""libs/apply/plan.py (pure, no Spark): which rows a batch may touch, closure, progress, policies."""
 
 import datetime as dt
 
 import pytest
 
-from libs.apply_plan import (
+from libs.apply.plan import (
     Lookups, UndeclaredTableError, group_changes, lookups_for, missing_lookups, progress_rows, undeclared,
 )
 from libs.replay import replay

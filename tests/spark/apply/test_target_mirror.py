@@ -1,4 +1,4 @@
-"""The applier's target mirror (libs/target_mirror.py) on Delta: later batches replay on it with
+"""The applier's target mirror (libs/apply/target_mirror.py) on Delta: later batches replay on it with
 no Delta read, its values are Delta's (float32, timestamps, decimals: a keyless table's whole
 before image must find the row), another writer's commit makes it re-read the table, and a
 table over the cap is read per batch as before."""

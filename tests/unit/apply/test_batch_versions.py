@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from libs.apply_plan import last_changes, progress_rows
+from libs.apply.plan import last_changes, progress_rows
 from libs.batch_versions import ConsistentReadError, GtidFormatError, gtid_domain_seq, gtid_positions, versions_of
 from libs.consistent_read_sql import point_query, select_as_of, table_versions_at
 from tests.change_builders import Source

@@ -1,15 +1,15 @@
 """libs/apply/soft_deletes.py: what a replayed batch writes to a `delete: soft` target, as a
 table of cases run through the real replay (libs/replay), against the hard target's writes.
-Also the mirror's part (libs/target_mirror.py) and the setting's validation."""
+Also the mirror's part (libs/apply/target_mirror.py) and the setting's validation."""
 import dataclasses
 
 import pytest
 
 from libs.apply.soft_deletes import DELETED, first_truncate, live, table_writes
-from libs.apply_plan import Lookups
+from libs.apply.plan import Lookups
 from libs.config import ConfigError, JobConfig, TablesSettings
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage, replay
-from libs.target_mirror import TargetMirror
+from libs.apply.target_mirror import TargetMirror
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
 from tests.change_builders import Source
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.apply_plan import group_changes
+from libs.apply.plan import group_changes
 from libs.assembler import InMemorySpillStore
 from libs.replay import replay
 from libs.simulator.compare import compare_table, load_expected

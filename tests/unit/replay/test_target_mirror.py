@@ -1,10 +1,10 @@
-"""libs/target_mirror.py: the driver-side copy of a target answers lookups as a Delta read would.
+"""libs/apply/target_mirror.py: the driver-side copy of a target answers lookups as a Delta read would.
 
 The reference for "as a Delta read would" is a brute-force filter of the whole table with the
 read's semantics (a row matches when its values on a lookup's columns equal one of the tuples,
 NULL equal to NULL for whole-image lookups); the property runs random workloads of the replay
 property test (key-changing shifts included) batch by batch through the applier's own loop
-(libs.apply_plan.replay_touched) with the mirror as its only source of current rows.
+(libs.apply.plan.replay_touched) with the mirror as its only source of current rows.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 import pytest
 
-from libs.apply_plan import Lookups, lookups_for, replay_touched
+from libs.apply.plan import Lookups, lookups_for, replay_touched
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
-from libs.target_mirror import MirrorOverflow, TargetMirror
+from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from replay_builders import Source, target_from_ddl
 import test_replay_property as workload
 

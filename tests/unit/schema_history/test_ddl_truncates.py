@@ -1,8 +1,8 @@
 """A TRUNCATE TABLE of the stream becomes its table's truncate change, nothing else does
-(libs/apply_plan.with_ddl_truncates)."""
+(libs/apply/plan.with_ddl_truncates)."""
 import pytest
 
-from libs.apply_plan import with_ddl_truncates
+from libs.apply.plan import with_ddl_truncates
 from tests.change_builders import change_of
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from libs.apply.change import Op
-from libs.apply_plan import group_changes, with_ddl_truncates
+from libs.apply.plan import group_changes, with_ddl_truncates
 from tests.change_builders import change_of
 from libs.assembler import InMemorySpillStore
 from libs.binlog.constants import BINLOG_MAGIC, EventType

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.apply_plan import group_changes
+from libs.apply.plan import group_changes
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_renames import RenameChainError, table_renames
 from tests.change_builders import change_of

@@ -1,4 +1,4 @@
-"""libs/apply_partition.py: which changes the executors may replay apart (issue #21 goal 1).
+"""libs/apply/partition.py: which changes the executors may replay apart (issue #21 goal 1).
 The property that matters: replaying each group alone on its own rows gives the table that
 replaying the whole batch gives."""
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from libs.apply_partition import (
+from libs.apply.partition import (
     change_keys, components, executor_eligible, key_text, snapshot_rows_eligible, split_key,
 )
 from libs.replay import replay

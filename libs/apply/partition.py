@@ -2,7 +2,7 @@
 Spark stage (pipelines/apply/executor_replay.py) asks these per change and per batch.
 
 The seeds' rules are about one row identity: its changes apply in commit order, and a change
-finds its row by key (WL#5092 find_row; libs/apply_plan.py "Touched rows"). Changes that can
+finds its row by key (WL#5092 find_row; libs/apply/plan.py "Touched rows"). Changes that can
 never touch the same row may replay in different tasks. That is provable here only for a
 target whose ONE enforced key is also a lookup key (a PRIMARY KEY, or a NOT NULL UNIQUE key
 with no other UNIQUE key): every row change then names its row by that key's value, before

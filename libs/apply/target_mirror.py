@@ -16,7 +16,7 @@ lineage), and `whole_rows` gives the table's complete content for a whole-table 
 A soft-delete target's deleted rows (libs/apply/soft_deletes.py) are kept apart too: in
 `whole_rows`, never in a lookup (the replay never sees them).
 
-Lookup semantics equal the applier's touched-row read (libs.apply_plan.Lookups): a row is
+Lookup semantics equal the applier's touched-row read (libs.apply.plan.Lookups): a row is
 selected when its values on a lookup's columns equal one of the lookup's tuples; Python
 equality, so None equals None (by-image lookups are null-safe; by-key tuples hold no None).
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from libs.apply.soft_deletes import is_deleted
-from libs.apply_plan import Lookups
+from libs.apply.plan import Lookups
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 
 Row = dict[str, Any]

@@ -2,7 +2,7 @@
 ChangeLogEntry + batch_id), built from the batch's change records as the applier collected them.
 
 Why not from the entries' dicts: an entry's database, table, op, images, statement and lineage
-are those of its change record (libs/replay/engine.py `_entry`, libs/apply_plan.py
+are those of its change record (libs/replay/engine.py `_entry`, libs/apply/plan.py
 `undeclared`), and the applier already holds those records as one Arrow table. One `take` by
 row index copies them; turning every entry into nested dicts and back (ChangeLogEntry.to_dict,
 Table.from_pylist) cost ~17 us per entry, this ~5 us (bench/collect_cost.py, bench/README.md
