@@ -37,13 +37,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from libs.apply.change import Op
 from libs.apply.fold_values import ColumnValues, ImageEntries, image_keys, plain
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, canonical_text, make_row_ids, to_utc_naive
 from libs.replay.logging_format import ERROR, ROW, decide_apply_format
 from libs.targets import values
 from libs.targets.model import HISTORY_CURRENT, Target
 
-INSERT, UPDATE, DELETE, SNAPSHOT = "insert", "update", "delete", "snapshot"
+INSERT, UPDATE, DELETE, SNAPSHOT = (op.value for op in (Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT))  # op column text
 NEW_ROW = (INSERT, SNAPSHOT)  # ops that make a new row identity
 LINEAGE_FROM = {"operation": "op"}  # lineage field -> change_record column, where the names differ
 

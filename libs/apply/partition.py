@@ -52,7 +52,7 @@ def change_keys(target: Target, key: Sequence[str], change: Change) -> tuple[tup
     op = change.op
     before = _key_of(target, key, change.before) if op != Op.INSERT else None
     after = _key_of(target, key, change.after) if op != Op.DELETE else None
-    if op == "update" and after is None:
+    if op == Op.UPDATE and after is None:
         after = before
     return before, after
 

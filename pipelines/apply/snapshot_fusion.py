@@ -153,7 +153,7 @@ def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]]
         if declared is None or not config.tables.selects(*name) or declared.history == HISTORY_SCD2:
             continue
         if not snapshot_rows_eligible({Op.SNAPSHOT: n}, config.executor_apply_min_changes,
-                                      ["ddl"] if batch_has_ddl else []):
+                                      [Op.DDL] if batch_has_ddl else []):
             continue
         target, path = located(declared)
         if not known.already_committed(spark, path, target, batch_id):
