@@ -9,9 +9,11 @@ these modules decide:
     superseded.py    which changes a table's snapshot or last truncate made void, as columns
     soft_deletes.py  the rows a soft-delete target keeps flagged
     merge_scope.py   which stored rows a batch's MERGE may match
+    ddl.py           what the followed targets make of the batch's DDL (names, fills, renames)
     change_log.py    the batch's _cdc_change_log rows, copied from the collected batch
     target_mirror.py a small table's rows kept between batches, for the touched-row reads
     maintenance.py   when a table is compacted or vacuumed
+    stops.py         why the stage stops the job, in one line
 
 The per-change replay (WL#5092, WL#3303, lineage) is libs/replay/.
 """

@@ -45,7 +45,7 @@ class Change:
     field for field), and `filled`: target column -> the value the server gave it where the
     image lacks it and the target's DEFAULT now is not what the server used (a column added
     after the row was logged holds what its ADD COLUMN gave it; libs/schema_history/evolution.py,
-    pipelines/apply/batch_ddl.py).
+    libs/apply/ddl.py).
 
     Never changed in place (a derived change is a new one: with_op, with_filled). Not frozen:
     a frozen dataclass's __init__ costs 4.5 us here against 0.6 us, per change of a batch."""

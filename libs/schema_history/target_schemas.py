@@ -4,7 +4,7 @@ A table without a declaration by hand takes its target from the source (README "
 from the schema history's latest version of it, so the target follows every DDL of the stream
 (ADD, DROP, RENAME, MODIFY COLUMN) and a table created in the stream gets one. A snapshot table
 the history could not read keeps the snapshot's SHOW CREATE TABLE (its target then stops the
-batch with the reason, pipelines/apply/stops.py SourceTargetStopped). A dropped table keeps
+batch with the reason, libs/apply/stops.py SourceTargetStopped). A dropped table keeps
 its last schema's target, so the rows logged before the DROP apply; its Delta table stays.
 
 One schema per (database, table): a table read from several sources takes the first source's.

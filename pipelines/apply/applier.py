@@ -83,7 +83,8 @@ from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import DELETE_HARD, HISTORY_SCD2, Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
-from pipelines.apply.batch_ddl import BatchDdl, Evolve
+from libs.apply.ddl import Evolve
+from pipelines.apply.batch_ddl import BatchDdl
 from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.executor_parts import replay_parts, split_batch
 from pipelines.apply.history_writes import history_plan
@@ -93,7 +94,7 @@ from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.shadow_writes import ended_shadows
 from pipelines.apply.snapshot_fusion import SnapshotFusion, plan_fusion
 from pipelines.apply.source_schemas import SourceSchemas
-from pipelines.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameStopped
+from libs.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameStopped
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
 from pipelines.apply.touched_rows import read_touched
 

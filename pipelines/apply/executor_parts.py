@@ -22,7 +22,7 @@ from pipelines.apply.executor_replay import ExecutorReplay, replay_on_executors
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.snapshot_rows import snapshot_rows_on_executors
 from pipelines.apply.source_schemas import SourceSchemas
-from pipelines.apply.stops import ApplyStopped
+from libs.apply.stops import ApplyStopped
 
 
 def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig,

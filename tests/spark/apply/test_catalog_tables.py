@@ -11,7 +11,7 @@ from libs.config import JobConfig
 from libs.lineage_sql import table_ref
 from libs.system_tables import CHANGE_LOG, LINEAGE_VIEWS, PROGRESS, QUARANTINE
 from pipelines.apply import DeltaApplier
-from pipelines.apply.stops import TargetNameStopped
+from libs.apply.stops import TargetNameStopped
 from pipelines.delta_tables import CatalogSchemaStopped
 from pipelines.replicate import prepare_tables
 

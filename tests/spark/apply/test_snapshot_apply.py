@@ -12,7 +12,7 @@ from libs.snapshot.values import SourceColumn
 from libs.system_tables import CHANGE_LOG, SOURCE_SCHEMAS
 from libs.targets import TargetCatalog, build_catalog
 from pipelines.apply import DeltaApplier
-from pipelines.apply.stops import SourceTargetStopped
+from libs.apply.stops import SourceTargetStopped
 
 from .builders import Source, changes_df, config, delta, rows_of
 

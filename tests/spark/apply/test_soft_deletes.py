@@ -13,7 +13,7 @@ from libs.snapshot.record import ROWS, TABLE
 from libs.system_tables import CHANGE_LOG
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier, executor_parts
-from pipelines.apply.stops import ApplyStopped
+from libs.apply.stops import ApplyStopped
 
 from tests.change_builders import truncates_of
 
