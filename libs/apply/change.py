@@ -94,10 +94,6 @@ class Change:
     def with_table(self, database: str, table: str) -> "Change":
         return dataclasses.replace(self, database=database, table=table)
 
-    def where(self) -> str:
-        """'source s1, mdb-bin.000002:1234' for messages."""
-        return f"source {self.source}, {self.binlog_file}:{self.binlog_pos}"
-
 
 class Commit(NamedTuple):
     """Where a source's change stands in commit order, without its content: what the driver
