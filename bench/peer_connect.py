@@ -69,7 +69,7 @@ def resolve(cache: Path) -> PeerDirs:
     pom changed: a stamp of its hash beside the jars)."""
     mvn = shutil.which("mvn")
     for sub, pom in POMS.items():
-        out = cache / sub
+        out = cache.resolve() / sub  # absolute: mvn -f takes a relative one from the pom's folder
         want = hashlib.sha256(pom.read_bytes()).hexdigest()
         stamp = out / ".stamp"
         if stamp.exists() and stamp.read_text().strip() == want:
