@@ -21,13 +21,13 @@ progress row is the server's @@gtid_binlog_pos; nothing was quarantined.
 from __future__ import annotations
 
 import collections
-import json
 import time
 from pathlib import Path
 
 import pytest
 
 from libs.system_tables import QUARANTINE
+from tests.delta_log import commit_actions
 
 from ..schema_history.helpers import delta_table, row_metadata, server_table, ship_snapshot
 from .oracle import binlog_row_changes
@@ -77,20 +77,10 @@ def _workload_sql() -> str:
         (f"{ddl};" if ddl else "") + "".join(f"{dml};" for dml in dml_after) for ddl, dml_after in WORKLOAD)
 
 
-def _commits(table_dir: Path) -> list[list[dict]]:
-    """The actions of every JSON commit of a Delta table."""
-    return [[json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-            for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json"))]
-
-
 def _txn_commits(table_dir: Path) -> list[tuple[str, int]]:
     """(txnAppId, txnVersion) of every commit of a Delta table that carries one."""
-    out = []
-    for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json")):
-        for line in commit.read_text().splitlines():
-            if line.strip() and "txn" in (action := json.loads(line)):
-                out.append((action["txn"]["appId"], int(action["txn"]["version"])))
-    return out
+    return [(a["txn"]["appId"], int(a["txn"]["version"]))
+            for actions in commit_actions(table_dir) for a in actions if "txn" in a]
 
 
 def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, kafka_broker, topic, tmp_path,
@@ -159,7 +149,7 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
         txns = collections.Counter(_txn_commits(table_dir))
         assert [t for t, n in txns.items() if n > 1] == [], table_dir.name
     rewrites = sum(is_schema_rewrite(actions) for d in delta.iterdir() if (d / "_delta_log").is_dir()
-                   for actions in _commits(d))
+                   for actions in commit_actions(d))
     assert rewrites >= len(KILLS)  # the kills had schema rewrites to land around
 
     # 4. progress at the server's last GTID; nothing quarantined

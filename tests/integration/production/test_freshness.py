@@ -88,7 +88,8 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
         assert shipped["cdc_ship_heartbeats_total"][0][1] >= IDLE_S * 0.8
         assert time.time() - shipped["cdc_ship_caught_up_as_of_seconds"][0][1] <= 2.0
         (row,) = _latest(spark, root)
-        assert row["batch_id"] > applied["batch_id"] + IDLE_S // 4  # the heartbeats moved it, batch after batch
+        # the heartbeats moved it, batch after batch
+        assert row["batch_id"] > applied["batch_id"] + IDLE_S // 4
         assert (row["trx_id"], row["trx_file"], row["trx_end_pos"]) == (
             applied["trx_id"], applied["trx_file"], applied["trx_end_pos"])  # still the last transaction
         assert applied["gtid"] == last_gtid

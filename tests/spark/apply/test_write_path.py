@@ -2,7 +2,6 @@
 healthy unattended"): deletion vectors, the MERGE bounded by the keys the replay read, inserts
 appended, and the job's compaction and VACUUM; always the same tables as before."""
 import hashlib
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from delta.tables import DeltaTable
 from libs.apply.maintenance import OPTIMIZE, OPTIMIZE_WIDE, VACUUM, MaintenancePolicy
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
+from tests.delta_log import commit_actions
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta
 
@@ -111,11 +111,10 @@ def _live_files(spark, cfg, name):
 
 
 def _live_files_by_version(path: str) -> list[int]:
-    """The table's live data files at each version, from its log's commit files: each file's
-    removes, then its adds (a deletion vector's commit removes and re-adds the same path)."""
+    """The table's live data files at each version, from its log's commits: each one's removes,
+    then its adds (a deletion vector's commit removes and re-adds the same path)."""
     live, counts = set(), []
-    for commit in sorted(Path(path, "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
+    for actions in commit_actions(path):
         live -= {a["remove"]["path"] for a in actions if "remove" in a}
         live |= {a["add"]["path"] for a in actions if "add" in a}
         counts.append(len(live))
