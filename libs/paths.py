@@ -7,6 +7,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = REPO_ROOT / ".cache"
 SPARK_JARS_DIR = CACHE_DIR / "jars" / "spark"
 KAFKA_JARS_DIR = CACHE_DIR / "jars" / "kafka"
+# The local driver JVM's class-data archive (pipelines/jvm_archive.py, built by `scripts/dev setup`).
+JVM_CLASS_ARCHIVE = CACHE_DIR / "jvm" / "spark-classes.jsa"
 RUN_DIR = REPO_ROOT / ".run"  # broker data, embedded-default Delta tables and checkpoints
 # The team workspace's shared/ sits beside the repository (the developers' checkout and CI's
 # fresh clone alike); its corpus/ holds the real binlogs the tests compare against.

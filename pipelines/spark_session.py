@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from libs.log4j_conf import logger_settings
-from libs.paths import REPO_ROOT, SPARK_JARS_DIR
+from libs.paths import JVM_CLASS_ARCHIVE, REPO_ROOT, SPARK_JARS_DIR
 from pipelines.driver_tie import halt_when_driver_dies
 
 LOG4J_CONF = REPO_ROOT / "conf" / "log4j2.properties"  # the local driver's logging: WARN, no noise
@@ -39,6 +39,10 @@ class SessionOptions:
     extra_conf: tuple[tuple[str, str], ...] = ()  # applied last, e.g. a benchmark's trial setting
     jars_dir: Path = SPARK_JARS_DIR  # the Delta and Kafka-source jars of a local session
     verbose: bool = False  # Spark's own warnings too (spark_warnings_on)
+    # The driver JVM maps the classes it loads from this archive when it is there (AppCDS,
+    # pipelines/jvm_archive.py): a local job starts and runs its first batch seconds sooner.
+    class_archive: Path | None = JVM_CLASS_ARCHIVE
+    dump_classes_to: Path | None = None  # write an archive of the classes loaded, at JVM exit
 
 
 class SparkJarsMissing(RuntimeError):
@@ -130,6 +134,7 @@ def storage_confs(opts: SessionOptions) -> dict[str, str]:
     confs, java_options = {}, []
     if LOG4J_CONF.exists():  # a checkout (scripts/dev); an installed wheel keeps Spark's default
         java_options.append(f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
+    java_options += class_archive_options(opts)
     if opts.warehouse_dir:
         confs["spark.sql.warehouse.dir"] = opts.warehouse_dir
     if opts.metastore_dir:
@@ -141,6 +146,18 @@ def storage_confs(opts: SessionOptions) -> dict[str, str]:
     if java_options:
         confs["spark.driver.extraJavaOptions"] = " ".join(java_options)
     return confs
+
+
+def class_archive_options(opts: SessionOptions) -> list[str]:
+    """The driver JVM's class-data sharing flags. An archive the JVM cannot use (another JDK, other
+    jars) is ignored, silently: its CDS warnings would be lines on a job's stderr, whose stop is
+    one line (README "Errors")."""
+    quiet = "-Xlog:cds=off,cds+dynamic=off"
+    if opts.dump_classes_to is not None:
+        return [f"-XX:ArchiveClassesAtExit={opts.dump_classes_to}", quiet]
+    if opts.class_archive is not None and opts.class_archive.is_file():
+        return [f"-XX:SharedArchiveFile={opts.class_archive}", quiet]
+    return []
 
 
 def spark_warnings_on(spark) -> None:

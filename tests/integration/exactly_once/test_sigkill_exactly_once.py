@@ -46,7 +46,7 @@ pytestmark = pytest.mark.integration
 
 DB = "exactly_once"
 SOURCE = "mdb-eo"
-KILLS = 5
+KILLS = 4  # one per stage (replicator.STAGES), in a seeded order: each cold restart costs ~50 s
 MAX_KILL_DELAY_S = 1.5  # after the drawn stage's write was seen; the next write is seconds away
 IN_FLIGHT_MAX_DELAY_S = 8.0  # after this run's first batch started (query up)
 ROUND_PAUSE_S = (1.0, 5.0)  # between workload rounds (~70 frames each) while the job is killed
