@@ -24,8 +24,9 @@ import tempfile
 from pathlib import Path
 
 from libs.config import JobConfig
-from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop
-from libs.paths import JVM_CLASS_ARCHIVE, KAFKA_JARS_DIR
+from libs.kafka_broker import free_port_pair, start, stop
+from libs.paths import JVM_CLASS_ARCHIVE
+from pipelines.kafka import broker_config
 from pipelines.replicate import build_query, make_applier
 from pipelines.spark_session import SessionOptions, build_session
 
@@ -63,7 +64,7 @@ def build(archive: Path = JVM_CLASS_ARCHIVE) -> None:
     partial.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="cdc-jvm-archive-") as tmp:
         work = Path(tmp)
-        broker = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=work / "kafka", port=free_port_pair())
+        broker = broker_config(free_port_pair(), str(work / "kafka"))
         start(broker)
         try:
             _simulate(broker.bootstrap)

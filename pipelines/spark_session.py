@@ -40,7 +40,7 @@ class SessionOptions:
     jars_dir: Path = SPARK_JARS_DIR  # the Delta and Kafka-source jars of a local session
     verbose: bool = False  # Spark's own warnings too (spark_warnings_on)
     # The driver JVM maps the classes it loads from this archive when it is there (AppCDS,
-    # pipelines/jvm_archive.py): a local job starts and runs its first batch seconds sooner.
+    # pipelines/jvm_archive.py): a local job reads its topic ~4 s sooner (bench/jvm_start.py).
     class_archive: Path | None = JVM_CLASS_ARCHIVE
     dump_classes_to: Path | None = None  # write an archive of the classes loaded, at JVM exit
 
