@@ -23,6 +23,11 @@ from pipelines.delta_txn import table_version
 
 MB = 1024 * 1024
 DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its check is off
+# VACUUM lists a table's files in `spark.sql.sources.parallelPartitionDiscovery.parallelism`
+# tasks, 10,000 by default (a legacy of Spark's, delta-io/delta#220): on 2 cores a VACUUM of a
+# table of a few files took 52-69 s, with the cluster's core count 4-6 s (bench/README.md
+# "VACUUM's listing"). The job's tables are unpartitioned: one directory to list.
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 
 
 def policy_of(settings: WritesSettings) -> MaintenancePolicy:
@@ -70,4 +75,5 @@ class TableMaintenance:
         hours = self.settings.vacuum_retention_hours
         if hours < DELTA_RETENTION_FLOOR_HOURS:  # set below the floor on purpose (WritesSettings doc)
             session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        session.conf.set(LISTING_PARALLELISM, str(session.sparkContext.defaultParallelism))
         session.sql(f"VACUUM {table.sql_ref()} RETAIN {int(hours)} HOURS").collect()
