@@ -11,6 +11,7 @@ import pytest
 from libs.paths import CORPUS_DIR, REPO_ROOT
 from libs.system_tables import CHANGES
 from pipelines.ship import main as cdc_ship
+from tests.integration.short_jobs import short_job_env
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +25,7 @@ def run_job(bootstrap: str, topic: str, root) -> subprocess.CompletedProcess:
         [CLI, "--bootstrap", bootstrap, "--topic", topic, "--delta-root", str(root / "delta"),
          "--catalog-schema", "spark_catalog.cdc", "--checkpoint", str(root / "ckpt"),
          "--conf", str(root / "job.yaml"), "--available-now"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, env=short_job_env())
 
 
 def test_a_second_run_appends_to_the_catalog_tables_of_the_first(spark, kafka_broker, topic, tmp_path):

@@ -20,6 +20,7 @@ from typing import Callable
 
 from libs.commit_marks import parse_mark
 from tests.integration.process_tree import proc_stat, sigkill_tree
+from tests.integration.short_jobs import short_job_env
 
 CDC_REPLICATE = Path(sys.executable).parent / "cdc-replicate"  # the venv's console script
 STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() once the query started
@@ -105,6 +106,12 @@ def _operation(table_dir: Path, version: int) -> str:
     return SCHEMA if is_schema_rewrite(actions) else operation
 
 
+def is_target(table: str) -> bool:
+    """A target table's directory (`<database>__<table>`), not one of the job's `_cdc_*` tables
+    (whose first append creates them: a WRITE with metadata too)."""
+    return "__" in table and not table.startswith("_cdc_")
+
+
 def is_schema_rewrite(actions: list[dict]) -> bool:
     """A commit's actions: a target's schema rewrite (a WRITE with a new schema), or, from an
     earlier release, its own commit under the schema txn app id (libs/system_tables.schema_app_id)."""
@@ -125,6 +132,8 @@ class Replicator:
     # Why the job can get nothing new to read (the shipper exited, the workload failed), or
     # None: a wait stops at once on it instead of timing out on an idle job.
     feed_stopped: Callable[[], str | None] = lambda: None
+    # Each run a short one (tests/integration/short_jobs.py): False for a run that applies a big load.
+    short_runs: bool = True
     proc: subprocess.Popen | None = None
     _baselines: dict[int, dict[str, int]] = field(default_factory=dict)  # batch -> table versions
 
@@ -137,7 +146,8 @@ class Replicator:
         with open(log, "wb") as out:
             self.proc = subprocess.Popen([str(CDC_REPLICATE), *self.args, "--conf", str(conf), *extra],
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                         env=short_job_env(PYTHONUNBUFFERED="1") if self.short_runs
+                                         else {**os.environ, "PYTHONUNBUFFERED": "1"})
         return self.proc
 
     def log_tail(self, lines: int = 40, dumps: bool = True) -> str:
@@ -215,7 +225,8 @@ class Replicator:
         """The first batch id > after that, in flight in this run, has made its `stage` write
         (replicator.STAGES, in the order a batch writes them, pipelines/apply/batch_writes.py:
         IN_FLIGHT needs nothing written, then CHANGE_LOG, TARGET (any target table's MERGE or
-        overwrite), PROGRESS), and, when `also` is an operation (SCHEMA), a commit of it.
+        overwrite), PROGRESS; SCHEMA: a target's schema rewrite), and, when `also` is SCHEMA, a
+        target's schema rewrite too.
         A replayed batch whose `stage` write was made before the kill writes nothing new
         (idempotent skip), so the wait moves on to the next batch. Returns that batch id."""
         deadline = time.monotonic() + timeout
@@ -224,10 +235,10 @@ class Replicator:
             planned, committed = self._observe()
             if planned > after and planned > committed:
                 written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
-                if (stage == IN_FLIGHT or any(table == stage or op == stage == SCHEMA
-                                              or (stage == TARGET and "__" in table and op in (*TARGET_WRITES, SCHEMA))
-                                              for table, op in written)) and (
-                        also is None or any(op == also for _table, op in written)):
+                rewrites = [table for table, op in written if op == SCHEMA and is_target(table)]
+                if (stage == IN_FLIGHT or (stage == SCHEMA and rewrites) or any(
+                        table == stage or (stage == TARGET and is_target(table) and op in (*TARGET_WRITES, SCHEMA))
+                        for table, op in written)) and (also is None or (also == SCHEMA and rewrites)):
                     return planned
             time.sleep(0.05)
         raise AssertionError(f"no batch after {after} reached {stage} in {timeout:.0f}s:\n{self.diagnosis()}")

@@ -29,7 +29,7 @@ from .test_lag_metrics import free_port, scrape
 
 pytestmark = pytest.mark.integration
 
-IDLE_S = 60  # 12 samples, a batch every 1-4 s: enough to see the heartbeats carry it
+IDLE_S = 30  # 6 samples, a batch every 1-4 s (7 or more batches): enough to see the heartbeats carry it
 HEARTBEAT_S, TRIGGER_S = 1.0, 1.0
 STALE_MAX_S = 30.0  # whatever the batches take: staler than this is not "fresh"
 STALE_MEDIAN_S = 5.0  # most of the time, even on 2 busy cores (1.5-4.1 s measured at load 4-6)

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from libs.paths import REPO_ROOT
+from tests.integration.short_jobs import short_job_env
 from tests.integration.replicate.test_poisoned_frame import produce
 from tests.unit.codec_fuzz.hostile import MYSQL8_FILE
 from tests.unit.stream.test_stream_assembly import frames_of
@@ -21,7 +22,7 @@ def replicate(kafka_broker, topic, tmp_path, *extra: str, delta_root=None) -> su
         [sys.executable, "-m", "pipelines.replicate", "--bootstrap", kafka_broker.bootstrap, "--topic", topic,
          "--target-ddl", str(ddl), "--delta-root", str(delta_root or tmp_path / "delta"),
          "--checkpoint", str(tmp_path / "ckpt"), "--available-now", *extra],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=short_job_env())
 
 
 def traces(stderr: str) -> list[str]:

@@ -20,6 +20,7 @@ from libs.shipper.record import KafkaRecord
 from pipelines.replicate import build_query, make_sink
 from libs.system_tables import CHANGES, QUARANTINE
 from pipelines.replicate_batch import BadInputStopped
+from tests.integration.short_jobs import short_job_env
 from tests.unit.stream.test_hostile_frames import poisoned_stream  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.integration
@@ -108,7 +109,7 @@ def test_the_command_line_reports_a_stop_as_one_line_without_a_trace(kafka_broke
     run = subprocess.run(
         [sys.executable, "-m", "pipelines.replicate", "--conf", str(conf), "--bootstrap", kafka_broker.bootstrap,
          "--topic", topic, "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt"),
-         "--available-now"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+         "--available-now"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=short_job_env())
     assert run.returncode == 1, run.stderr[-3000:]
     lines = run.stderr.strip().splitlines()
     assert lines[-1].startswith("cdc-replicate: stopped on bad input (bad_input_policy: fail): source poisoned, ")

@@ -4,7 +4,7 @@ while `cdc-ship --snapshot` reads it; then `cdc-replicate` with no target DDL at
 from the source's SHOW CREATE TABLE). Every Delta table must equal the server's own SELECT.
 The acceptance round does the same with more rows, and kills the shipper (SIGKILL) in the
 middle of its snapshot and the job in the middle of applying it: the same equality, nothing
-duplicated. In the suite it snapshots 200,000 rows (~1,000 chunk records, batches of 300, the
+duplicated. In the suite it snapshots 100,000 rows (~1,000 chunk records, batches of 300, the
 kills, the resumed snapshot); issue #16's million is the same test with CDC_ONBOARDING_ROWS=1000000
 (bench/README.md "The onboarding acceptance round at a million rows"), a run of its own."""
 from __future__ import annotations
@@ -74,9 +74,9 @@ def test_snapshot_of_a_living_database_replicates_to_the_servers_tables(mariadb,
     assert compared >= 20_000
 
 
-ROWS = int(os.environ.get("CDC_ONBOARDING_ROWS", 200_000))
+ROWS = int(os.environ.get("CDC_ONBOARDING_ROWS", 100_000))
 JOB_CONF = "trigger_seconds: 0.5\nmax_offsets_per_trigger: {records}\ntables:\n  include: ['{name}\\..*']\n"
-KILLED_RUN_RECORDS = 300  # batches of 60,000 snapshot rows (300,000 at a million): the kill
+KILLED_RUN_RECORDS = 300  # batches of 30,000 snapshot rows (300,000 at a million): the kill
 # lands while the snapshot is being applied
 DRAIN_RECORDS = 20000  # the batch in flight at the kill is replayed as planned, the rest drained
 
@@ -108,7 +108,7 @@ def test_a_big_snapshot_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
     load = Workload(mariadb, name, TABLES, seed=seed, sessions=1, pause_s=0.0)
     job = Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
                                 "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt")],
-                     checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
+                     checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta", short_runs=False)
     conf = tmp_path / "job.yaml"
     conf.write_text(JOB_CONF.format(name=name, records=KILLED_RUN_RECORDS))
     try:
