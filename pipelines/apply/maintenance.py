@@ -25,8 +25,8 @@ MB = 1024 * 1024
 DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its check is off
 # VACUUM lists a table's files in `spark.sql.sources.parallelPartitionDiscovery.parallelism`
 # tasks, 10,000 by default (a legacy of Spark's, delta-io/delta#220): on 2 cores a VACUUM of a
-# table of a few files took 52-69 s, with the cluster's core count 4-6 s (bench/README.md
-# "VACUUM's listing"). The job's tables are unpartitioned: one directory to list.
+# table of a few files took 49-74 s, with the session's core count 2.9-4.8 s (bench/vacuum_listing.py,
+# bench/README.md "VACUUM's listing"). The job's tables are unpartitioned: one directory to list.
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 
 

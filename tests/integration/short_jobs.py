@@ -10,11 +10,13 @@ those keep the JVM's default. The product's JVM always keeps the default (tiered
 from __future__ import annotations
 
 import os
+from typing import Mapping
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
-def short_job_env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, **extra}
+def short_job_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`base` (this process's environment by default) with QUICK_JIT added to SPARK_SUBMIT_OPTS."""
+    env = dict(os.environ if base is None else base)
     env["SPARK_SUBMIT_OPTS"] = f"{env.get('SPARK_SUBMIT_OPTS', '')} {QUICK_JIT}".strip()
     return env

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from libs.commit_marks import parse_mark
+from libs.system_tables import SYSTEM_TABLE_PREFIX
 from tests.integration.process_tree import proc_stat, sigkill_tree
 from tests.integration.short_jobs import short_job_env
 
@@ -107,9 +108,9 @@ def _operation(table_dir: Path, version: int) -> str:
 
 
 def is_target(table: str) -> bool:
-    """A target table's directory (`<database>__<table>`), not one of the job's `_cdc_*` tables
-    (whose first append creates them: a WRITE with metadata too)."""
-    return "__" in table and not table.startswith("_cdc_")
+    """A target table's directory (`<database>__<table>`, libs/targets/model.default_delta_table_name),
+    not one of the job's `_cdc_*` tables (whose first append creates them: a WRITE with metadata too)."""
+    return "__" in table and not table.startswith(SYSTEM_TABLE_PREFIX)
 
 
 def is_schema_rewrite(actions: list[dict]) -> bool:
@@ -143,11 +144,11 @@ class Replicator:
         self._baselines = {planned: self.table_versions()} if planned > committed else {}
         log = self.work / f"replicate-run{len(self.runs)}.log"
         self.runs.append(log)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(log, "wb") as out:
             self.proc = subprocess.Popen([str(CDC_REPLICATE), *self.args, "--conf", str(conf), *extra],
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                         env=short_job_env(PYTHONUNBUFFERED="1") if self.short_runs
-                                         else {**os.environ, "PYTHONUNBUFFERED": "1"})
+                                         env=short_job_env(env) if self.short_runs else env)
         return self.proc
 
     def log_tail(self, lines: int = 40, dumps: bool = True) -> str:
