@@ -133,8 +133,6 @@ class Replicator:
     # Why the job can get nothing new to read (the shipper exited, the workload failed), or
     # None: a wait stops at once on it instead of timing out on an idle job.
     feed_stopped: Callable[[], str | None] = lambda: None
-    # Each run a short one (tests/integration/short_jobs.py): False for a run that applies a big load.
-    short_runs: bool = True
     proc: subprocess.Popen | None = None
     _baselines: dict[int, dict[str, int]] = field(default_factory=dict)  # batch -> table versions
 
@@ -148,7 +146,7 @@ class Replicator:
         with open(log, "wb") as out:
             self.proc = subprocess.Popen([str(CDC_REPLICATE), *self.args, "--conf", str(conf), *extra],
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                         env=short_job_env(env) if self.short_runs else env)
+                                         env=short_job_env(env))  # (tests/integration/short_jobs.py)
         return self.proc
 
     def log_tail(self, lines: int = 40, dumps: bool = True) -> str:

@@ -21,6 +21,7 @@ from pipelines.ship import main as cdc_ship
 from tests.integration.process_tree import sigkill_tree
 from tests.integration.replicate.binlog_oracle import read_oracle
 from tests.integration.replicate.corpus_files import our_transactions
+from tests.integration.short_jobs import short_job_env
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +33,7 @@ def replicate(bootstrap, topic, root, log) -> subprocess.Popen:
     return subprocess.Popen(
         [CLI, "--bootstrap", bootstrap, "--topic", topic, "--delta-root", str(root / "delta"),
          "--checkpoint", str(root / "ckpt"), "--conf", str(root / "job.yaml"), "--available-now"],
-        cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=short_job_env())
 
 
 def spilled_chunks(root) -> int:

@@ -108,7 +108,7 @@ def test_a_big_snapshot_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
     load = Workload(mariadb, name, TABLES, seed=seed, sessions=1, pause_s=0.0)
     job = Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
                                 "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt")],
-                     checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta", short_runs=False)
+                     checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
     conf = tmp_path / "job.yaml"
     conf.write_text(JOB_CONF.format(name=name, records=KILLED_RUN_RECORDS))
     try:
