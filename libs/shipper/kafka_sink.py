@@ -154,8 +154,7 @@ def last_record(bootstrap: str, topic: str, source: str, *, timeout: float = 30.
                          "enable.auto.commit": False, "enable.partition.eof": True,
                          "auto.offset.reset": "earliest"})
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                   timeout=timeout)
+        low, high = watermarks(consumer, TopicPartition(topic, partition), timeout)
         window = 16
         end = high
         while end > low:
@@ -170,6 +169,26 @@ def last_record(bootstrap: str, topic: str, source: str, *, timeout: float = 30.
                         source=source) from exc
     finally:
         consumer.close()
+
+
+# Errors of a partition whose leader is being elected: a topic created a moment ago (by this
+# shipper's ensure_topic, or another process's), a broker just started. Seen from a benchmark's
+# wait right after cdc-ship created its topic: "Broker: Not leader for partition" (session 34).
+LEADER_PENDING = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+                            KafkaError.UNKNOWN_TOPIC_OR_PART})
+
+
+def watermarks(consumer, partition: TopicPartition, timeout: float) -> tuple[int, int]:
+    """The partition's (low, high) offsets, asked again while its leader is pending (LEADER_PENDING),
+    up to `timeout` seconds in all; any other error, or one still there at the deadline, raises."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return consumer.get_watermark_offsets(partition, timeout=max(0.1, deadline - time.monotonic()))
+        except KafkaException as exc:
+            if exc.args[0].code() not in LEADER_PENDING or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
 
 
 def _last_with_key(consumer, topic, partition, start, end, key, timeout):
