@@ -13,6 +13,9 @@ of batches that rewrote a target's schema (pipelines/apply/schema_changes.py):
   * after the change log, after the progress row of such a batch;
   * while a batch is in flight after a restart (a DDL and the DML after it span batches of 8 frames);
 and restarted from the same checkpoint each time; a final `--available-now` run drains the topic.
+In the suite 2 of these kill points per run, drawn from a printed seed (CDC_SIGKILL_DDL_SEED
+repeats it; each cold restart costs ~40 s of the suite's budget), so every point is hit over a
+few runs; CDC_SIGKILL_DDL_KILLS=4 takes all four (bench/kill_rounds.py runs that).
 
 Then, against the server: every Delta table's columns AND rows equal its `SELECT *`; the change
 log holds each row change once and as many per (GTID, table, op) as `mariadb-binlog -vv` shows;
@@ -22,6 +25,8 @@ progress row is the server's @@gtid_binlog_pos; nothing was quarantined.
 from __future__ import annotations
 
 import collections
+import os
+import random
 import time
 from pathlib import Path
 
@@ -42,7 +47,14 @@ DRAIN_CONF = f"trigger_seconds: 0.5\nmax_offsets_per_trigger: 100000\ntables:\n 
 # Where each kill lands: (stage, `also`) for Replicator.wait_stage. Each needs a batch of this
 # run with a schema rewrite: ten of the twelve DDL rewrite a target (in 6 or more batches).
 # (TARGET, SCHEMA) would be (SCHEMA, None) again: a rewrite is its target's one write.
-KILLS = [(SCHEMA, None), (CHANGE_LOG, SCHEMA), (PROGRESS, SCHEMA), (IN_FLIGHT, None)]
+KILL_POINTS = [(SCHEMA, None), (CHANGE_LOG, SCHEMA), (PROGRESS, SCHEMA), (IN_FLIGHT, None)]
+KILLS = int(os.environ.get("CDC_SIGKILL_DDL_KILLS") or 2)
+
+
+def drawn_kills(rng: random.Random, kills: int = KILLS) -> list[tuple[str, str | None]]:
+    """`kills` of KILL_POINTS (all of them from 4 on), drawn, in KILL_POINTS' order."""
+    chosen = set(rng.sample(range(len(KILL_POINTS)), min(kills, len(KILL_POINTS))))
+    return [point for i, point in enumerate(KILL_POINTS) if i in chosen]
 
 SETUP = ("CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10));"
          "CREATE TABLE u (id INT PRIMARY KEY, v INT);"
@@ -87,6 +99,9 @@ def _txn_commits(table_dir: Path) -> list[tuple[str, int]]:
 
 def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, kafka_broker, topic, tmp_path,
                                                                       request):
+    seed = int(os.environ.get("CDC_SIGKILL_DDL_SEED") or random.SystemRandom().randrange(2**31))
+    kills = drawn_kills(random.Random(seed))
+    print(f"\nsigkill-ddl: seed {seed} (CDC_SIGKILL_DDL_SEED={seed} repeats the draw): kills at {kills}")
     mariadb.sql(f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}")
     mariadb.sql(SETUP, database=DB)
     batches, drain = tmp_path / "batches.yaml", tmp_path / "drain.yaml"
@@ -106,7 +121,7 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
                                 "--delta-root", str(delta), "--checkpoint", str(tmp_path / "ckpt")],
                      checkpoint=tmp_path / "ckpt", delta_root=delta)
     try:
-        for kill, (stage, also) in enumerate(KILLS):
+        for kill, (stage, also) in enumerate(kills):
             started = time.monotonic()
             job.start(batches)
             job.wait_started()
@@ -115,7 +130,7 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
             planned, committed = job.batches()
             job.kill()
             in_flight = planned if planned > committed else None
-            print(f"sigkill-ddl: kill {kill + 1}/{len(KILLS)} at batch {batch} '{stage}'"
+            print(f"sigkill-ddl: kill {kill + 1}/{len(kills)} at batch {batch} '{stage}'"
                   + (" of a schema rewrite" if also else "")
                   + f", {time.monotonic() - started:.1f}s after start; last committed batch {committed}, "
                   + ("none in flight" if in_flight is None else
@@ -152,7 +167,7 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
         assert [t for t, n in txns.items() if n > 1] == [], table_dir.name
     rewrites = sum(is_schema_rewrite(actions) for d in delta.iterdir() if (d / "_delta_log").is_dir()
                    for actions in commit_actions(d))
-    assert rewrites >= len(KILLS)  # the kills had schema rewrites to land around
+    assert rewrites >= len(kills)  # the kills had schema rewrites to land around
 
     # 4. progress at the server's last GTID; nothing quarantined
     progress = spark.read.format("delta").load(f"{delta}/_cdc_progress").select("source", "gtid", "batch_id").collect()
@@ -162,4 +177,4 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
     if quarantine.is_dir():
         assert spark.read.format("delta").load(str(quarantine)).count() == 0
     print(f"sigkill-ddl: {len(binlog)} row changes and {sum(1 for d, _ in WORKLOAD if d)} DDL applied once "
-          f"through {len(KILLS)} kills; {rewrites} schema rewrites")
+          f"through {len(kills)} kills; {rewrites} schema rewrites")

@@ -91,8 +91,12 @@ def _everything(spark, cfg):
     return tables, log, progress
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_executor_replay_equals_the_driver_replay(spark, tmp_path, seed):
+def test_executor_replay_equals_the_driver_replay(spark, tmp_path):
+    # One drawn workload a run (~50 s each: twelve DeltaApplier batches), printed so a failure
+    # can be repeated with CDC_EXECUTOR_REPLAY_SEED; tests/unit/apply/test_fold.py compares the
+    # fold and the replay over many random workloads without Spark.
+    seed = int(os.environ.get("CDC_EXECUTOR_REPLAY_SEED") or random.SystemRandom().randrange(2**31))
+    print(f"\nexecutor replay: seed {seed} (CDC_EXECUTOR_REPLAY_SEED={seed} repeats it)")
     batches = _workload(seed)
     results, counts = {}, {}
     applied, replayed = {"driver": Counter(), "executors": Counter()}, {"driver": Counter(), "executors": Counter()}
@@ -114,7 +118,7 @@ def test_executor_replay_equals_the_driver_replay(spark, tmp_path, seed):
     assert applied["executors"]["shop__a"] > 0
     assert sum(applied["executors"].values()) + sum(replayed["executors"].values()) == row_changes
     tables, log, _ = results["driver"]
-    assert len(tables["shop__a"]) > 10 and len(log) == sum(map(len, batches))
+    assert len(tables["shop__a"]) > 5 and len(log) == sum(map(len, batches))  # 8 rows or more in seeds 0-2999
 
 
 def test_a_key_changing_update_chain_in_one_batch_lands_on_the_rows_it_moves(spark, tmp_path):
