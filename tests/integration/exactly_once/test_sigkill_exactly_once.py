@@ -15,10 +15,9 @@ target's write (a batch left half-written), the other at any other point, so eve
 hit over a few runs; with CDC_EXACTLY_ONCE_KILLS >= 4 every point at least once
 (bench/kill_rounds.py runs that, round after round). Each kill fires a seeded random delay
 after this run reached its point (0-8 s after the run's first batch started; 0-1.5 s after a
-write). The printed schedule says what each kill interrupted: the
-batch in flight, the Delta commits this run made for it (told by commit versions) and those
-the batch markers credit to it (any run: Delta's txn actions on target writes, commit marks
-on appends).
+write). The printed schedule says what each kill interrupted: the batch in flight, the Delta
+commits this run made for it (told by commit versions) and those the batch markers credit to
+it (any run: Delta's txn actions on target writes, commit marks on appends).
 Then, against oracles from the server itself:
   * every Delta target table equals `SELECT *` on the server, row for row (oracle.normalise);
   * `_cdc_change_log` holds each change once: no (source, trx_id, change_seq) twice, and per
