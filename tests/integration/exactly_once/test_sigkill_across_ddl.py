@@ -34,6 +34,7 @@ import pytest
 
 from libs.system_tables import QUARANTINE
 from tests.delta_log import commit_actions
+from tests.drawn_seed import drawn_seed
 
 from ..schema_history.helpers import delta_table, row_metadata, server_table, ship_snapshot
 from .oracle import binlog_row_changes
@@ -99,7 +100,7 @@ def _txn_commits(table_dir: Path) -> list[tuple[str, int]]:
 
 def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, kafka_broker, topic, tmp_path,
                                                                       request):
-    seed = int(os.environ.get("CDC_SIGKILL_DDL_SEED") or random.SystemRandom().randrange(2**31))
+    seed = drawn_seed("CDC_SIGKILL_DDL_SEED")
     kills = drawn_kills(random.Random(seed))
     print(f"\nsigkill-ddl: seed {seed} (CDC_SIGKILL_DDL_SEED={seed} repeats the draw): kills at {kills}")
     mariadb.sql(f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}")

@@ -39,6 +39,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from tests.drawn_seed import drawn_seed
 from tests.integration.shipper.helpers import (password_file, shipper_output, start_shipper, stop_shipper,
                                               wait_shipped)
 
@@ -73,10 +74,6 @@ def kill_stages(rng: random.Random, kills: int = KILLS) -> list[str]:
         stages = [half] + rng.sample([s for s in STAGES if s != half], kills - 1)
     rng.shuffle(stages)
     return stages
-
-
-def _seed() -> int:
-    return int(os.environ.get("CDC_EXACTLY_ONCE_SEED") or random.SystemRandom().randrange(2**31))
 
 
 def _target_ddl(mariadb) -> str:
@@ -147,7 +144,7 @@ def _closed_files(mariadb, first: str, current: str) -> list[str]:
 
 def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_broker, topic, tmp_path,
                                                                request):
-    seed = _seed()
+    seed = drawn_seed("CDC_EXACTLY_ONCE_SEED")
     print(f"\nexactly-once: seed {seed} (CDC_EXACTLY_ONCE_SEED={seed} repeats the draws)")
     kill_rng, workload_rng = random.Random(seed), random.Random(seed + 1)
     began = time.monotonic()

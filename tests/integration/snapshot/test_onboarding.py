@@ -22,6 +22,7 @@ from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
 from libs.demo_database import TABLES, sizes
+from tests.drawn_seed import drawn_seed
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
 from tests.integration.exactly_once.replicator import Replicator
 
@@ -98,7 +99,7 @@ def test_a_big_snapshot_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
     re-reads the unfinished tables), the job (a cdc-replicate process, small micro-batches)
     SIGKILLed at a drawn moment while it applies the snapshot and restarted from its
     checkpoint. Delta equals the server's SELECT."""
-    seed = int(os.environ.get("CDC_ONBOARDING_SEED", random.randrange(1 << 30)))
+    seed = drawn_seed("CDC_ONBOARDING_SEED")
     rng = random.Random(seed)
     kill_after_records, job_kill_s = rng.randint(20, 600), rng.uniform(0.0, 20.0)
     print(f"CDC_ONBOARDING_SEED={seed}: shipper killed after {kill_after_records} records, "

@@ -13,6 +13,7 @@ import pytest
 from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.apply import ApplyStopped, DeltaApplier
 from pipelines.apply.applier import DeltaApplier as _Applier
+from tests.drawn_seed import drawn_seed
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta, rows_of, version
 
@@ -95,7 +96,7 @@ def test_executor_replay_equals_the_driver_replay(spark, tmp_path):
     # One drawn workload a run (~50 s each: twelve DeltaApplier batches), printed so a failure
     # can be repeated with CDC_EXECUTOR_REPLAY_SEED; tests/unit/apply/test_fold.py compares the
     # fold and the replay over many random workloads without Spark.
-    seed = int(os.environ.get("CDC_EXECUTOR_REPLAY_SEED") or random.SystemRandom().randrange(2**31))
+    seed = drawn_seed("CDC_EXECUTOR_REPLAY_SEED")
     print(f"\nexecutor replay: seed {seed} (CDC_EXECUTOR_REPLAY_SEED={seed} repeats it)")
     batches = _workload(seed)
     results, counts = {}, {}
