@@ -34,7 +34,7 @@ import pytest
 
 from libs.system_tables import QUARANTINE
 from tests.delta_log import commit_actions
-from tests.drawn_seed import drawn_seed
+from tests.drawn import drawn_seed
 
 from ..schema_history.helpers import delta_table, row_metadata, server_table, ship_snapshot
 from .oracle import binlog_row_changes

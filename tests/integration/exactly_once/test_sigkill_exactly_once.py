@@ -39,7 +39,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from tests.drawn_seed import drawn_seed
+from tests.drawn import drawn_seed
 from tests.integration.shipper.helpers import (password_file, shipper_output, start_shipper, stop_shipper,
                                               wait_shipped)
 

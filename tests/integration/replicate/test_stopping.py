@@ -109,7 +109,9 @@ def _drain_and_check(spark, job: Replicator, conf: Path) -> None:
     assert spark.read.format("delta").load(str(job.delta_root / QUARANTINE)).count() == 0
 
 
-def test_a_signal_ends_the_job_with_one_line_and_the_restart_is_exactly_once(spark, kafka_broker, topic, tmp_path, monkeypatch):
+def test_signals_and_a_killed_driver_end_the_job_and_the_restart_is_exactly_once(spark, kafka_broker, topic, tmp_path,
+                                                                                 monkeypatch):
+    # one job through the three stops, then one drain: each cold job run costs ~20 s of the suite
     job, conf = _job(kafka_broker, topic, tmp_path, monkeypatch)
 
     proc = job.start(conf)
@@ -130,6 +132,12 @@ def test_a_signal_ends_the_job_with_one_line_and_the_restart_is_exactly_once(spa
     assert job.batches() == (running, running - 1)
     assert _closing_lines(job, logged) == [f"cdc-replicate: stopped during batch {running} "
                                            f"(abandoned: a restart runs it again)"]
+
+    _subreaper(True)
+    try:
+        _kill_the_driver(job, conf)
+    finally:
+        _subreaper(False)
     _drain_and_check(spark, job, conf)
 
 
@@ -156,16 +164,8 @@ def _reap(pid: int, timeout_s: float) -> int | None:
     return None
 
 
-def test_a_killed_driver_takes_its_jvm_with_it_at_once(spark, kafka_broker, topic, tmp_path, monkeypatch):
-    job, conf = _job(kafka_broker, topic, tmp_path, monkeypatch)
-    _subreaper(True)
-    try:
-        _kill_the_driver(spark, job, conf)
-    finally:
-        _subreaper(False)
-
-
-def _kill_the_driver(spark, job: Replicator, conf: Path) -> None:
+def _kill_the_driver(job: Replicator, conf: Path) -> None:
+    """A killed driver takes its JVM with it at once: no Delta commit after the kill."""
     proc = job.start(conf)
     # the driver waits in its Py4J call of a Delta append: the JVM is writing the batch right now
     running, _ = _mid_batch(job, IN_DELTA_APPEND, poll_s=0.2)
@@ -188,4 +188,3 @@ def _kill_the_driver(spark, job: Replicator, conf: Path) -> None:
         f"the driver's JVM ended with status {status}, {gone_after:.2f} s after its driver; Delta commits "
         f"after the kill (table: versions before, after): {late}")
     assert job.batches() == (running, running - 1)
-    _drain_and_check(spark, job, conf)

@@ -18,6 +18,8 @@ import pytest
 
 from libs.system_tables import QUARANTINE
 
+from tests.drawn import drawn_modes
+
 from .helpers import delta_table, job_config, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
@@ -26,7 +28,7 @@ _DECLARED = ("CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b VARCHAR(10) DE
              "c INT DEFAULT 7, x VARCHAR(8) DEFAULT 'replica')")
 
 
-@pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
+@pytest.mark.parametrize("metadata, image", drawn_modes([("NO_LOG", "MINIMAL"), ("FULL", "FULL")]))
 def test_a_declared_table_follows_ddl_with_its_replica_side_defaults(mariadb, kafka_broker, topic, spark,
                                                                      tmp_path, metadata, image):
     name = f"sh_declared_{metadata}_{image}".lower()

@@ -17,12 +17,15 @@ import pytest
 from libs.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
 
+from tests.drawn import drawn_modes
+
 from .helpers import delta_table, job_config, replicate, row_metadata, server_table, ship_snapshot
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("NO_LOG", "FULL"), ("FULL", "MINIMAL")])
+@pytest.mark.parametrize("metadata, image",
+                         drawn_modes([("NO_LOG", "MINIMAL"), ("NO_LOG", "FULL"), ("FULL", "MINIMAL")]))
 def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_broker, topic, spark, tmp_path,
                                                             metadata, image):
     name = f"sh_rows_{metadata}_{image}".lower()

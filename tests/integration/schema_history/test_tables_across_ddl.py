@@ -9,13 +9,15 @@ import pytest
 
 from libs.system_tables import QUARANTINE
 
+from tests.drawn import drawn_modes
+
 from .helpers import (accepted_through, delta_table, job_config, replicate, row_metadata, server_table,
                       ship_snapshot, stop_message)
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
+@pytest.mark.parametrize("metadata, image", drawn_modes([("NO_LOG", "MINIMAL"), ("FULL", "FULL")]))
 def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, spark, tmp_path, metadata, image):
     name = f"sh_tables_{metadata}_{image}".lower()
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
@@ -98,7 +100,7 @@ def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, 
     assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"], [(1, 11, 100), (2, 20, 200)])
 
 
-@pytest.mark.parametrize("metadata, image", [("NO_LOG", "MINIMAL"), ("FULL", "FULL")])
+@pytest.mark.parametrize("metadata, image", drawn_modes([("NO_LOG", "MINIMAL"), ("FULL", "FULL")]))
 def test_a_renamed_table_takes_its_rows_along(mariadb, kafka_broker, topic, spark, tmp_path, metadata, image):
     """RENAME TABLE and ALTER TABLE ... RENAME TO: the new name's Delta table holds the old one's
     rows, those logged before the rename in the same batch included (a TRUNCATE of the old name

@@ -22,7 +22,7 @@ from libs.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
 from libs.demo_database import TABLES, sizes
-from tests.drawn_seed import drawn_seed
+from tests.drawn import drawn_seed
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
 from tests.integration.exactly_once.replicator import Replicator
 

@@ -13,7 +13,7 @@ import pytest
 from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.apply import ApplyStopped, DeltaApplier
 from pipelines.apply.applier import DeltaApplier as _Applier
-from tests.drawn_seed import drawn_seed
+from tests.drawn import drawn_seed
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta, rows_of, version
 
