@@ -31,18 +31,19 @@ BOMBED = {"job": ("libs.config", "load_config", "bootstrap: {bomb}\n"),
 
 # Runs one loader in a child held to 1 GiB of address space, so the code before this change
 # (minutes, past a gigabyte, then MemoryError) fails the test instead of stalling the suite.
+# Its second is of CPU, not of the wall clock: the unit tier runs at idle priority (scripts/dev).
 _CHILD = """
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 module, name, path = sys.argv[1:]
 load = getattr(__import__(module, fromlist=[name]), name)
-start = time.monotonic()
+start = time.process_time()
 try:
     load(path)
     outcome = "loaded"
 except BaseException as exc:
     outcome = f"{type(exc).__name__}: {exc}"
-print(json.dumps({"seconds": time.monotonic() - start, "length": len(outcome), "outcome": outcome[:2000]}))
+print(json.dumps({"seconds": time.process_time() - start, "length": len(outcome), "outcome": outcome[:2000]}))
 """
 
 
@@ -55,9 +56,9 @@ def test_an_alias_bomb_is_refused_at_its_first_alias_within_a_second(tmp_path, k
     assert path.stat().st_size < 510
     try:
         child = subprocess.run([sys.executable, "-c", _CHILD, module, loader, str(path)], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=20)
+                               capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{loader} still running after 20 s on a {len(text)}-byte file")
+        pytest.fail(f"{loader} still running after 120 s on a {len(text)}-byte file")
     assert child.returncode == 0, child.stderr[-2000:]
     result = json.loads(child.stdout)
     error = ("TargetConfigError" if kind == "targets" else "ConfigError")

@@ -69,7 +69,7 @@ def test_signals_from_outside_while_threads_come_and_go_never_crash_the_process(
             for _ in range(SIGNALS):
                 os.kill(child.pid, signal.SIGUSR1)
             child.stdin.close()
-            assert child.wait(timeout=60) == 0
+            assert child.wait(timeout=300) == 0  # a hang guard: the unit tier may run starved (scripts/dev)
         finally:  # a hung child (a handler waiting for itself) must not outlive the test
             child.kill()
             child.wait()
