@@ -100,7 +100,8 @@ def _keys_each_change_meets(batches) -> list[str]:
         if after is not None and after != before and after in keys:
             faults.append(f"{change.op} onto present {change.table} {after}")
         keys.discard(before)
-        keys.add(after) if after is not None else None
+        if after is not None:
+            keys.add(after)
     return faults
 
 

@@ -116,13 +116,15 @@ def test_follow_of_explicit_files_continues_only_with_files_the_index_lists(tmp_
     assert {name for name, _ in got} == {ROW_FULL.name}
     assert "no index file lists the files after it" in str(err) and f"file {ROW_FULL.name}" in str(err)
     (tmp_path / "mdb-bin.index").write_text(f"./{ROW_FULL.name}\n./{MISC.name}\n")
-    names, guard, settled, expected = [], stop_after(HANG_GUARD_S), [], len(frames_of(MISC))
+    names, guard, expected = [], stop_after(HANG_GUARD_S), len(frames_of(MISC))
+    all_in_at = None
 
     def done() -> bool:  # MISC's frames all in, then a second more for any that would come twice
+        nonlocal all_in_at
         if names.count(MISC.name) < expected:
             return guard()
-        settled[:] = settled or [time.monotonic()]
-        return time.monotonic() - settled[0] > 1.0
+        all_in_at = all_in_at or time.monotonic()
+        return time.monotonic() - all_in_at > 1.0
 
     for name, _, _ in iter_file_events(Inputs.from_paths([live], follow=True), "s", follow=True, poll_s=0.01,
                                        should_stop=done):
