@@ -1,8 +1,9 @@
 """Freshness (issue #20 item 1): an idle source is told apart from a stalled job. A real MariaDB
 that stops writing, cdc-ship following it with a 1 s heartbeat, cdc-replicate running
-continuously: over two idle minutes `_cdc_progress.caught_up_as_of` stays within what the
-heartbeat period, the trigger and the measured batch durations allow (never over 30 s, and its
-median within 5 s), and the rows the heartbeats add still name the source's last transaction. The same from binlog
+continuously: over 30 idle seconds `_cdc_progress.caught_up_as_of` stays within what the
+heartbeat period, the trigger and the measured batch durations allow (never over 30 s; each
+sample within two of the longest recent batches, the median within two of the median batch),
+and the rows the heartbeats add still name the source's last transaction. The same from binlog
 files: `cdc-ship --from-file --follow` at the end of the newest file publishes heartbeats."""
 from __future__ import annotations
 
@@ -32,18 +33,19 @@ pytestmark = pytest.mark.integration
 IDLE_S = 30  # 6 samples, a batch every 1-4 s (7 or more batches): enough to see the heartbeats carry it
 HEARTBEAT_S, TRIGGER_S = 1.0, 1.0
 STALE_MAX_S = 30.0  # whatever the batches take: staler than this is not "fresh"
-STALE_MEDIAN_S = 5.0  # most of the time, even on 2 busy cores (1.5-4.1 s measured at load 4-6)
 
 
-def _stale_bound(query) -> float:
+def _stale_bounds(query) -> tuple[float, float]:
     """How far behind now caught_up_as_of may be when read, from what the query measured: a
     heartbeat is at most HEARTBEAT_S old when the next one is made; it waits for the next trigger
     (TRIGGER_S) and may queue behind a running batch before its own batch commits it (two batch
-    durations, the longest of the last ten: ~10 s at one heartbeat a second, not the snapshot's
-    first batch); 0.5 s for the read itself."""
-    batches = [json.loads(p.json)["durationMs"].get("triggerExecution", 0) / 1000
-               for p in query.recentProgress[-10:]]
-    return HEARTBEAT_S + TRIGGER_S + 2 * max(batches, default=0) + 0.5
+    durations); 0.5 s for the read itself. Returns the bound with the longest of the last ten
+    batches (any sample: ~10 s at one heartbeat a second, not the snapshot's first batch) and
+    with their median (the samples' median: 1.5-4.8 s measured at load 4-6, ~5.5 s allowed with
+    1.5 s batches). From the batches, not a fixed figure: the suite runs two tests at once."""
+    batches = sorted(json.loads(p.json)["durationMs"].get("triggerExecution", 0) / 1000
+                     for p in query.recentProgress[-10:]) or [0.0]
+    return tuple(HEARTBEAT_S + TRIGGER_S + 2 * b + 0.5 for b in (batches[-1], batches[len(batches) // 2]))
 
 
 def _latest(spark, root):
@@ -79,11 +81,12 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
             assert query.exception() is None
             asked = dt.datetime.utcnow()  # the row read was committed before we asked
             (row,) = _latest(spark, root)
-            samples.append(((asked - row["caught_up_as_of"]).total_seconds(), _stale_bound(query)))
-        print(f"caught_up_as_of behind now, and its bound, every 5 s over {IDLE_S} s idle: "
-              + ", ".join(f"{s:.1f}/{b:.1f}" for s, b in samples))
-        assert all(stale <= min(bound, STALE_MAX_S) for stale, bound in samples), samples
-        assert sorted(stale for stale, _ in samples)[len(samples) // 2] <= STALE_MEDIAN_S, samples
+            samples.append(((asked - row["caught_up_as_of"]).total_seconds(), *_stale_bounds(query)))
+        print(f"caught_up_as_of behind now / its bound / the median's bound, every 5 s over {IDLE_S} s idle: "
+              + ", ".join(f"{s:.1f}/{b:.1f}/{t:.1f}" for s, b, t in samples))
+        assert all(stale <= min(bound, STALE_MAX_S) for stale, bound, _ in samples), samples
+        median = len(samples) // 2
+        assert sorted(s[0] for s in samples)[median] <= sorted(s[2] for s in samples)[median], samples
         shipped = scrape(port)
         assert shipped["cdc_ship_heartbeats_total"][0][1] >= IDLE_S * 0.8
         assert time.time() - shipped["cdc_ship_caught_up_as_of_seconds"][0][1] <= 2.0
