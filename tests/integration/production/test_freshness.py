@@ -41,8 +41,9 @@ def _stale_bounds(query) -> tuple[float, float]:
     (TRIGGER_S) and may queue behind a running batch before its own batch commits it (two batch
     durations); 0.5 s for the read itself. Returns the bound with the longest of the last ten
     batches (any sample: ~10 s at one heartbeat a second, not the snapshot's first batch) and
-    with their median (the samples' median: 1.5-4.8 s measured at load 4-6, ~5.5 s allowed with
-    1.5 s batches). From the batches, not a fixed figure: the suite runs two tests at once."""
+    with their median (~5.5 s allowed with 1.5 s batches; samples measured 1.5-4.1 s alone at
+    load 4-6, 3.0-5.8 s beside a kill test). From the batches, not a fixed figure: the suite runs
+    two tests at once."""
     batches = sorted(json.loads(p.json)["durationMs"].get("triggerExecution", 0) / 1000
                      for p in query.recentProgress[-10:]) or [0.0]
     return tuple(HEARTBEAT_S + TRIGGER_S + 2 * b + 0.5 for b in (batches[-1], batches[len(batches) // 2]))
@@ -86,7 +87,8 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
               + ", ".join(f"{s:.1f}/{b:.1f}/{t:.1f}" for s, b, t in samples))
         assert all(stale <= min(bound, STALE_MAX_S) for stale, bound, _ in samples), samples
         median = len(samples) // 2
-        assert sorted(s[0] for s in samples)[median] <= sorted(s[2] for s in samples)[median], samples
+        stale_median = sorted(stale for stale, _, _ in samples)[median]
+        assert stale_median <= sorted(bound for _, _, bound in samples)[median], samples
         shipped = scrape(port)
         assert shipped["cdc_ship_heartbeats_total"][0][1] >= IDLE_S * 0.8
         assert time.time() - shipped["cdc_ship_caught_up_as_of_seconds"][0][1] <= 2.0
