@@ -1,14 +1,14 @@
 """Transaction assembler (DESIGN.md "Dataflow": assemble): WL#4162 boundaries -> COMPLETE
 transactions, per source."""
-from .assembler import Assembler
-from .change_records import iter_change_records, statement_op, statement_target, to_change_records
-from .model import (
+from libs.assembler.assembler import Assembler
+from libs.assembler.change_records import iter_change_records, statement_op, statement_target, to_change_records
+from libs.assembler.model import (
     AssembledInput, AssemblerConfig, AssemblerOutput, Frame, Quarantined, SpillRef, StreamGapError,
     Transaction, UnknownEventPolicy,
 )
-from .spill import InMemorySpillStore, SpillStore, release
-from .state import STATE_FIELDS, AssemblerState, IdleAction, idle_action
-from .values import column_value
+from libs.assembler.spill import InMemorySpillStore, SpillStore, release
+from libs.assembler.state import STATE_FIELDS, AssemblerState, IdleAction, idle_action
+from libs.assembler.values import column_value
 
 __all__ = [
     "Assembler", "AssembledInput", "AssemblerConfig", "AssemblerOutput", "AssemblerState", "Frame",

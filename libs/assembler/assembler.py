@@ -24,11 +24,11 @@ from libs.binlog.file_names import split_epoch
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.boundary import INITIAL, advance_cached
 
-from .frames import DUPLICATE, NEW_FILE, NEXT, in_file, not_binlog_bytes, placed, plain_event
-from .groups import TransactionGroups
-from .model import AssembledInput, AssemblerConfig, AssemblerOutput, Frame, UnknownEventPolicy
-from .spill import SpillStore
-from .state import AssemblerState, evolve
+from libs.assembler.frames import DUPLICATE, NEW_FILE, NEXT, in_file, not_binlog_bytes, placed, plain_event
+from libs.assembler.groups import TransactionGroups
+from libs.assembler.model import AssembledInput, AssemblerConfig, AssemblerOutput, Frame, UnknownEventPolicy
+from libs.assembler.spill import SpillStore
+from libs.assembler.state import AssemblerState, evolve
 
 log = logging.getLogger(__name__)
 _make_frame = fast_constructor(Frame)

@@ -14,8 +14,8 @@ from libs.boundary import QueryKind, query_kind, query_text
 from libs.schema_history.row_layout import RowImageMismatch
 from libs.targets.decoding import DecodeHints
 
-from .model import Frame, Transaction
-from .values import column_value
+from libs.assembler.model import Frame, Transaction
+from libs.assembler.values import column_value
 
 ROWS_PER_EVENT = 1 << 20  # change_seq = event_index * 2^20 + row index (change_record.avsc)
 

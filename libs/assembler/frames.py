@@ -11,7 +11,7 @@ from libs.binlog.file_names import binlog_sort_key
 from libs.binlog.shapes import undecoded
 from libs.boundary import is_fake_rotate
 
-from .model import Frame, StreamGapError
+from libs.assembler.model import Frame, StreamGapError
 
 NEW_FILE, NEXT, DUPLICATE = "new_file", "next", "duplicate"
 _ROTATE = EventType.ROTATE

@@ -13,11 +13,11 @@ from libs.binlog.constants import BoundaryType, EventType
 from libs.binlog.fastrec import fast_constructor
 from libs.boundary import QueryKind, ends_prepared_xa, query_kind, query_text
 
-from .model import AssemblerConfig, AssemblerOutput, Frame, Quarantined, Transaction, raw_type_code
-from .payload import is_payload
-from .spill import SpillStore, SpilledFrames, encode_chunk
-from .state import AssemblerState, OpenGroup, PreparedXa, evolve
-from .xa import xid_key, xid_key_from_query
+from libs.assembler.model import AssemblerConfig, AssemblerOutput, Frame, Quarantined, Transaction, raw_type_code
+from libs.assembler.payload import is_payload
+from libs.assembler.spill import SpillStore, SpilledFrames, encode_chunk
+from libs.assembler.state import AssemblerState, OpenGroup, PreparedXa, evolve
+from libs.assembler.xa import xid_key, xid_key_from_query
 
 log = logging.getLogger(__name__)
 B = BoundaryType

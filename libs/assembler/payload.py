@@ -5,7 +5,7 @@ from __future__ import annotations
 from libs.binlog.constants import EventType
 from libs.boundary import INSIDE_TYPES, PRE_STATEMENT_TYPES, QueryKind, query_kind, query_text
 
-from .model import Frame
+from libs.assembler.model import Frame
 
 # Intvar/Rand/User_var are the context a statement-format statement needs to be replayed.
 # A Transaction_payload (MySQL 8.0.20+ binlog_transaction_compression) holds the whole group's

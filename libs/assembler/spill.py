@@ -8,7 +8,7 @@ from __future__ import annotations
 import pickle
 from typing import Callable, Iterable, Iterator, Protocol
 
-from .model import Frame, SpillRef
+from libs.assembler.model import Frame, SpillRef
 
 
 class SpillStore(Protocol):

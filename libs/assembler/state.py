@@ -16,7 +16,7 @@ from libs.avro_schemas import field_names
 from libs.binlog.constants import BoundaryType
 from libs.boundary import Opening, ParserContext
 
-from .model import AssemblerConfig, SpillRef
+from libs.assembler.model import AssemblerConfig, SpillRef
 
 COUNTER_NAMES = (
     "ignorable_skipped", "dummies_skipped", "duplicates_dropped", "invalid_transitions",

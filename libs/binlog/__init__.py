@@ -6,30 +6,30 @@
 
 Pure Python, no Spark. Errors are typed `BinlogError`s carrying file/pos/type_code/raw.
 """
-from .constants import EventType
-from .context import DecodeContext
-from .dummy import Dummy, DummyEvent, make_begin, make_dummy, substitute_for_replica
-from .errors import (BinlogError, ChecksumError, LimitError, MalformedError,
+from libs.binlog.constants import EventType
+from libs.binlog.context import DecodeContext
+from libs.binlog.dummy import Dummy, DummyEvent, make_begin, make_dummy, substitute_for_replica
+from libs.binlog.errors import (BinlogError, ChecksumError, LimitError, MalformedError,
                      NoFormatDescriptionError, TruncatedError, UnknownEventError, UnsupportedError)
-from .envelope import Event, Header, Ignorable, Opaque
-from .events_control import (FormatDescription, Heartbeat, Incident, Rotate, StartV3, Stop,
+from libs.binlog.envelope import Event, Header, Ignorable, Opaque
+from libs.binlog.events_control import (FormatDescription, Heartbeat, Incident, Rotate, StartV3, Stop,
                              XaPrepare, Xid)
-from .events_mariadb import BinlogCheckpoint, GtidList, GtidListEntry, MariaGtid, RowsQuery
-from .events_mysql_group import TransactionContext, TransactionPayload, ViewChange
-from .events_mysql_gtid import GtidInterval, MysqlGtid, PreviousGtids
-from .events_statement import (CompressedQuery, ExecuteLoadQuery, Intvar, LoadBlock, LoadFileRef,
+from libs.binlog.events_mariadb import BinlogCheckpoint, GtidList, GtidListEntry, MariaGtid, RowsQuery
+from libs.binlog.events_mysql_group import TransactionContext, TransactionPayload, ViewChange
+from libs.binlog.events_mysql_gtid import GtidInterval, MysqlGtid, PreviousGtids
+from libs.binlog.events_statement import (CompressedQuery, ExecuteLoadQuery, Intvar, LoadBlock, LoadFileRef,
                                Query, Rand, UserVar)
-from .limits import DecodeLimits
-from .framing import check_magic, decode_event, encode_event, iter_events, iter_frames
-from .rows import RowChange, Rows, RowsWireDetail
-from .rows_partial import JsonDiff
-from .registry import CODECS
-from .tablemap import TableMap
+from libs.binlog.limits import DecodeLimits
+from libs.binlog.framing import check_magic, decode_event, encode_event, iter_events, iter_frames
+from libs.binlog.rows import RowChange, Rows, RowsWireDetail
+from libs.binlog.rows_partial import JsonDiff
+from libs.binlog.registry import CODECS
+from libs.binlog.tablemap import TableMap
 
 
 def decode_headers(frames):
     """Vectorised 19-byte header decode (see vectorized.py); imported lazily (pyarrow/numpy)."""
-    from .vectorized import decode_headers as _decode_headers
+    from libs.binlog.vectorized import decode_headers as _decode_headers
 
     return _decode_headers(frames)
 

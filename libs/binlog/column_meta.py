@@ -4,8 +4,8 @@ combine into the one integer `mariadb-binlog -vv` prints as `meta=`.
 """
 from __future__ import annotations
 
-from .constants import ColumnType as T
-from .errors import MalformedError
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.errors import MalformedError
 
 ONE_BYTE, U16_LE, U16_BE = "u8", "u16le", "u16be"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import zlib
 
-from .errors import LimitError, MalformedError
-from .limits import DEFAULT_LIMITS, DecodeLimits
+from libs.binlog.errors import LimitError, MalformedError
+from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 
 
 def check_declared(size: int, limits: DecodeLimits, what: str) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .constants import CHECKSUM_CRC32
-from .limits import DEFAULT_LIMITS, DecodeLimits
+from libs.binlog.constants import CHECKSUM_CRC32
+from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Context, Decimal
 
-from .errors import MalformedError
+from libs.binlog.errors import MalformedError
 
 DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .constants import BoundaryType, EventType, boundary_marker
+from libs.binlog.constants import BoundaryType, EventType, boundary_marker
 
 
 @dataclass(frozen=True, slots=True)

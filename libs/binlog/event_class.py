@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .constants import LOG_EVENT_IGNORABLE_F, EventType
+from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, EventType
 
 
 class EventClass(Enum):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .constants import CHECKSUM_UNDEFINED, EventType
-from .errors import MalformedError, UnsupportedError
-from .wire import U64, Cursor, Layout, layout_codec, pack_int
+from libs.binlog.constants import CHECKSUM_UNDEFINED, EventType
+from libs.binlog.errors import MalformedError, UnsupportedError
+from libs.binlog.wire import U64, Cursor, Layout, layout_codec, pack_int
 
 
 # ---- records ----------------------------------------------------------------------------------

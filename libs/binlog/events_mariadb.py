@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .constants import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
+from libs.binlog.constants import (MARIA_FL_COMPLETED_XA, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_PREPARED_XA,
                         MARIA_FL_STANDALONE, EventType)
-from .errors import MalformedError, UnsupportedError
-from .fastrec import fast_constructor
-from .wire import U32, U64, Cursor, Layout
+from libs.binlog.errors import MalformedError, UnsupportedError
+from libs.binlog.fastrec import fast_constructor
+from libs.binlog.wire import U32, U64, Cursor, Layout
 
 
 # ---- records ----------------------------------------------------------------------------------

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .constants import EventType
-from .compression import zstd_uncompress
-from .errors import BinlogError, LimitError, MalformedError, UnsupportedError
-from .wire import U32, U64, Cursor, Layout, pack_int
+from libs.binlog.constants import EventType
+from libs.binlog.compression import zstd_uncompress
+from libs.binlog.errors import BinlogError, LimitError, MalformedError, UnsupportedError
+from libs.binlog.wire import U32, U64, Cursor, Layout, pack_int
 
 
 # ---- records ----------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .constants import EventType
-from .errors import MalformedError
-from .wire import U64, Cursor, Layout, pack_int
+from libs.binlog.constants import EventType
+from libs.binlog.errors import MalformedError
+from libs.binlog.wire import U64, Cursor, Layout, pack_int
 
 
 # ---- records ----------------------------------------------------------------------------------

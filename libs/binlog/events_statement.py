@@ -9,11 +9,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from .compression import binlog_buf_compress, binlog_buf_uncompress
-from .constants import EventType
-from .dummy import query_dummy, user_var_dummy
-from .errors import MalformedError
-from .wire import U32, Cursor, Layout, layout_codec
+from libs.binlog.compression import binlog_buf_compress, binlog_buf_uncompress
+from libs.binlog.constants import EventType
+from libs.binlog.dummy import query_dummy, user_var_dummy
+from libs.binlog.errors import MalformedError
+from libs.binlog.wire import U32, Cursor, Layout, layout_codec
 
 
 # ---- records ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._frames import constructor
+from libs.binlog._frames import constructor
 
 
 def fast_constructor(cls):

@@ -16,20 +16,20 @@ import struct
 import zlib
 from typing import Iterator
 
-from . import _frames
-from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
+from libs.binlog import _frames
+from libs.binlog.constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
                         EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, FLAGS_OFFSET, LOG_EVENT_ARTIFICIAL_F,
                         LOG_EVENT_BINLOG_IN_USE_F, EventType)
-from .context import DecodeContext
-from .errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
+from libs.binlog.context import DecodeContext
+from libs.binlog.errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
                      TruncatedError, UnsupportedError)
-from .events_control import (FormatDescription, fde_for_v3, fde_has_checksum_alg, real_type,
+from libs.binlog.events_control import (FormatDescription, fde_for_v3, fde_has_checksum_alg, real_type,
                              wire_type)
-from .fastrec import fast_constructor
-from .envelope import Event, Header
-from .events_mysql_group import use_inner_frame_decoder
-from .registry import CODECS, decoder_for, encoder_for
-from .wire import U32 as _U32
+from libs.binlog.fastrec import fast_constructor
+from libs.binlog.envelope import Event, Header
+from libs.binlog.events_mysql_group import use_inner_frame_decoder
+from libs.binlog.registry import CODECS, decoder_for, encoder_for
+from libs.binlog.wire import U32 as _U32
 
 _CODECS_GET = CODECS.get
 _make_header = fast_constructor(Header)

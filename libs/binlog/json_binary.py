@@ -18,9 +18,9 @@ import json
 import math
 import struct
 
-from .decimal_codec import make_decimal_decoder
-from .errors import LimitError, MalformedError
-from .limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
+from libs.binlog.decimal_codec import make_decimal_decoder
+from libs.binlog.errors import LimitError, MalformedError
+from libs.binlog.limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
 
 _INT = {0x05: "<h", 0x06: "<H", 0x07: "<i", 0x08: "<I", 0x09: "<q", 0x0A: "<Q", 0x0B: "<d"}
 _SIZES = {"<h": 2, "<H": 2, "<i": 4, "<I": 4, "<q": 8, "<Q": 8, "<d": 8}

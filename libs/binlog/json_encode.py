@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import struct
 
-from .json_binary import write_varlen
+from libs.binlog.json_binary import write_varlen
 
 
 def _scalar(v) -> tuple[int, bytes]:

@@ -9,9 +9,9 @@ names the columns that need an entry (old_temporal_hint).
 """
 from __future__ import annotations
 
-from .constants import ColumnType as T
-from .context import DecodeContext
-from .tablemap import TableMap
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.context import DecodeContext
+from libs.binlog.tablemap import TableMap
 
 
 def configured_fsp(ctx: DecodeContext, tm: TableMap) -> dict[int, int]:

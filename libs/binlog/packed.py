@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from itertools import chain
 
-from .errors import MalformedError
+from libs.binlog.errors import MalformedError
 
 _BYTE_BITS = tuple(tuple(bool(b >> i & 1) for i in range(8)) for b in range(256))  # LSB first
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .constants import EventType
-from .errors import UnknownEventError
-from .envelope import Ignorable, Opaque
-from .event_class import DECODED_ROWS_TYPES, EventClass, event_class
-from .events_control import CONTROL_CODECS
-from .events_mariadb import MARIADB_CODECS
-from .events_mysql_gtid import GTID_CODECS
-from .events_mysql_group import GROUP_CODECS
-from .events_statement import STATEMENT_CODECS
-from .rows import decode_rows as _decode_rows, decode_rows_header as _decode_rows_header
-from .rows import encode_rows as _encode_rows
-from .tablemap import decode_table_map as _decode_table_map, encode_table_map as _encode_table_map
+from libs.binlog.constants import EventType
+from libs.binlog.errors import UnknownEventError
+from libs.binlog.envelope import Ignorable, Opaque
+from libs.binlog.event_class import DECODED_ROWS_TYPES, EventClass, event_class
+from libs.binlog.events_control import CONTROL_CODECS
+from libs.binlog.events_mariadb import MARIADB_CODECS
+from libs.binlog.events_mysql_gtid import GTID_CODECS
+from libs.binlog.events_mysql_group import GROUP_CODECS
+from libs.binlog.events_statement import STATEMENT_CODECS
+from libs.binlog.rows import decode_rows as _decode_rows, decode_rows_header as _decode_rows_header
+from libs.binlog.rows import encode_rows as _encode_rows
+from libs.binlog.tablemap import decode_table_map as _decode_table_map, encode_table_map as _encode_table_map
 
 Decoder = Callable[..., object]
 Encoder = Callable[..., bytes]

@@ -18,17 +18,17 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from .compression import binlog_buf_compress, binlog_buf_uncompress
-from .context import DecodeContext
-from .errors import BinlogError, LimitError, MalformedError, TruncatedError
-from .fastrec import fast_constructor
-from .limits import DEFAULT_LIMITS, DecodeLimits
-from .old_temporal import old_temporal_hint
-from .packed import read_bitmap, read_packed, write_bitmap, write_packed
-from .rows_core import KIND_CODES, read_changes
-from .rows_images import encode_image, image_for, json_limits, loop_image_decoder, table_codecs
-from .rows_partial import encode_partial_after, partial_after_decoder
-from .tablemap import TableMap, table_id_width
+from libs.binlog.compression import binlog_buf_compress, binlog_buf_uncompress
+from libs.binlog.context import DecodeContext
+from libs.binlog.errors import BinlogError, LimitError, MalformedError, TruncatedError
+from libs.binlog.fastrec import fast_constructor
+from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
+from libs.binlog.old_temporal import old_temporal_hint
+from libs.binlog.packed import read_bitmap, read_packed, write_bitmap, write_packed
+from libs.binlog.rows_core import KIND_CODES, read_changes
+from libs.binlog.rows_images import encode_image, image_for, json_limits, loop_image_decoder, table_codecs
+from libs.binlog.rows_partial import encode_partial_after, partial_after_decoder
+from libs.binlog.tablemap import TableMap, table_id_width
 
 
 # ---- records ----------------------------------------------------------------------------------

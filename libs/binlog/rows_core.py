@@ -14,9 +14,9 @@ reports. The core is thus only ever a faster route to the Python decoders' own r
 """
 from __future__ import annotations
 
-from . import _rowimages
-from .column_meta import string_max_length
-from .constants import ColumnType as T
+from libs.binlog import _rowimages
+from libs.binlog.column_meta import string_max_length
+from libs.binlog.constants import ColumnType as T
 
 OP_INT, OP_UINT, OP_UINT_BE, OP_FLOAT, OP_DOUBLE, OP_BYTES = 1, 2, 3, 4, 5, 6
 OP_DECIMAL, OP_DATETIME2, OP_TIMESTAMP2, OP_YEAR, OP_DATE, OP_CALL = 7, 8, 9, 10, 11, 12

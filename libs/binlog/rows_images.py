@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import struct
 
-from .column_meta import string_max_length
-from .constants import ColumnType as T
-from .context import DecodeContext
-from .old_temporal import configured_fsp as _old_temporal_fsp
-from .rows_core import image_plan
-from .rows_partial import JsonDiff, encode_json_diffs
-from .straight_decoders import INLINE_LINES
-from .tablemap import TableMap
-from .values import ColumnSpec, column_codec
+from libs.binlog.column_meta import string_max_length
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.context import DecodeContext
+from libs.binlog.old_temporal import configured_fsp as _old_temporal_fsp
+from libs.binlog.rows_core import image_plan
+from libs.binlog.rows_partial import JsonDiff, encode_json_diffs
+from libs.binlog.straight_decoders import INLINE_LINES
+from libs.binlog.tablemap import TableMap
+from libs.binlog.values import ColumnSpec, column_codec
 
 # Compiled codecs depend only on the column layout, so one entry serves every Table_map of the
 # same table (MariaDB logs a fresh Table_map per transaction: 50k of them in small_trx).

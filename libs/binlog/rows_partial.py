@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .constants import ColumnType as T
-from .errors import MalformedError
-from .json_binary import decode_json_value
-from .packed import read_packed, write_packed
-from .tablemap import TableMap
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.errors import MalformedError
+from libs.binlog.json_binary import decode_json_value
+from libs.binlog.packed import read_packed, write_packed
+from libs.binlog.tablemap import TableMap
 
 PARTIAL_JSON_UPDATES = 1  # value_options bit: a partial-JSON bitmap follows
 JSON_DIFF_OPS = ("replace", "insert", "remove")
@@ -93,7 +93,7 @@ def _decode_json_diffs(buf, pos, json_limits: tuple[int, int]):
 
 
 def encode_json_diffs(diffs) -> bytes:
-    from .json_encode import json_text_to_binary
+    from libs.binlog.json_encode import json_text_to_binary
     out = bytearray()
     for d in diffs:
         path = d.path.encode("utf-8", "surrogateescape")

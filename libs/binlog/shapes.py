@@ -15,10 +15,10 @@ the binlog v3 LOAD family. So:
 """
 from __future__ import annotations
 
-from .constants import EventType
-from .errors import UnsupportedError
-from .envelope import Opaque
-from .event_class import DECODED_ROWS_TYPES
+from libs.binlog.constants import EventType
+from libs.binlog.errors import UnsupportedError
+from libs.binlog.envelope import Opaque
+from libs.binlog.event_class import DECODED_ROWS_TYPES
 
 _WHY = {
     EventType.PRE_GA_WRITE_ROWS: "MySQL 5.1 pre-GA rows event (WL#2325 draft format)",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from .constants import ColumnType as T
-from .decimal_codec import _parts
-from .errors import MalformedError
-from .temporal import DATETIMEF_INT_OFS, FRAC_BYTES, FRAC_UNIT, _check_fsp
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.decimal_codec import _parts
+from libs.binlog.errors import MalformedError
+from libs.binlog.temporal import DATETIMEF_INT_OFS, FRAC_BYTES, FRAC_UNIT, _check_fsp
 
 _DECIMAL_GROUP_ERROR = "DECIMAL digit group out of range"
 _decimal_cache: dict[int, tuple] = {}

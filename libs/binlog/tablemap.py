@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .column_meta import ENUM_OR_SET, read_metas, real_type, write_metas
-from .constants import ColumnType as T
-from .context import DecodeContext
-from .errors import BinlogError, LimitError, MalformedError
-from .packed import read_bitmap, read_msb_bitmap, read_packed, write_bitmap, write_packed
+from libs.binlog.column_meta import ENUM_OR_SET, read_metas, real_type, write_metas
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.context import DecodeContext
+from libs.binlog.errors import BinlogError, LimitError, MalformedError
+from libs.binlog.packed import read_bitmap, read_msb_bitmap, read_packed, write_bitmap, write_packed
 
 
 # ---- records ----------------------------------------------------------------------------------

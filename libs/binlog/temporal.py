@@ -15,7 +15,7 @@ as plain TIME/DATETIME/TIMESTAMP *without* fsp metadata: the fsp must be configu
 """
 from __future__ import annotations
 
-from .errors import MalformedError
+from libs.binlog.errors import MalformedError
 
 TIMEF_INT_OFS = 0x800000
 TIMEF_OFS = 0x800000000000

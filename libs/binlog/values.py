@@ -26,15 +26,15 @@ from __future__ import annotations
 import struct
 from typing import Callable, NamedTuple
 
-from .charsets import BINARY, charset_of_collation, decode_text, python_codec
-from .column_meta import string_max_length
-from .constants import ColumnType as T
-from .decimal_codec import make_decimal_encoder
-from .errors import MalformedError, UnsupportedError
-from .json_binary import JsonText, decode_json_value
-from .limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
-from .straight_decoders import straight_datetime2, straight_decimal_decoder, straight_timestamp2
-from .temporal import (decode_date, decode_datetime_int, decode_time_int, decode_timestamp_int,
+from libs.binlog.charsets import BINARY, charset_of_collation, decode_text, python_codec
+from libs.binlog.column_meta import string_max_length
+from libs.binlog.constants import ColumnType as T
+from libs.binlog.decimal_codec import make_decimal_encoder
+from libs.binlog.errors import MalformedError, UnsupportedError
+from libs.binlog.json_binary import JsonText, decode_json_value
+from libs.binlog.limits import DEFAULT_LIMITS, SERVER_JSON_MAX_DEPTH
+from libs.binlog.straight_decoders import straight_datetime2, straight_decimal_decoder, straight_timestamp2
+from libs.binlog.temporal import (decode_date, decode_datetime_int, decode_time_int, decode_timestamp_int,
                        encode_date, encode_datetime_int, encode_time_int, encode_timestamp_int,
                        make_datetime2, make_datetime_hires, make_time2, make_time_hires,
                        make_timestamp2, make_timestamp_hires)
@@ -175,7 +175,7 @@ def _json(spec: ColumnSpec):
     def encode(value) -> bytes:
         binary = getattr(value, "binary", None)
         if binary is None:
-            from .json_encode import json_text_to_binary
+            from libs.binlog.json_encode import json_text_to_binary
             binary = json_text_to_binary(str(value))
         return encode_raw(binary)
 

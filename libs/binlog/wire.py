@@ -12,10 +12,10 @@ import dataclasses
 import struct
 from typing import Iterable
 
-from .packed import write_packed
+from libs.binlog.packed import write_packed
 
-from .errors import MalformedError
-from .fastrec import fast_constructor
+from libs.binlog.errors import MalformedError
+from libs.binlog.fastrec import fast_constructor
 
 U8 = struct.Struct("<B")
 U16 = struct.Struct("<H")

@@ -61,7 +61,7 @@ from libs.binlog.json_binary import JsonText
 from libs.binlog.shapes import is_rows, undecoded
 from libs.binlog.values import render_text
 
-from .walk import DumpItem
+from libs.dump.walk import DumpItem
 
 TEXT_TYPES = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
                         T.LONG_BLOB))

@@ -39,8 +39,8 @@ from libs.binlog import (BinlogCheckpoint, FormatDescription, GtidList, MariaGti
                          Rotate, RowsQuery, TableMap, UserVar, Xid)
 from libs.binlog.shapes import is_rows, undecoded
 
-from .vv_format import format_column_vv, quoted
-from .walk import DumpItem
+from libs.dump.vv_format import format_column_vv, quoted
+from libs.dump.walk import DumpItem
 
 ROWS_NAMES = {"insert": "Write_rows", "update": "Update_rows", "delete": "Delete_rows"}
 _LINE_BREAKS = re.compile(rb"[\r\n]+")

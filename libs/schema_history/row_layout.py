@@ -24,8 +24,8 @@ from libs.binlog.constants import ColumnType as C
 from libs.targets.column_hint import ColumnHint, hint_of
 from libs.targets.errors import TargetConfigError
 
-from .history import SchemaHistory
-from .table_schema import TableSchema, column_def
+from libs.schema_history.history import SchemaHistory
+from libs.schema_history.table_schema import TableSchema, column_def
 
 T = exp.DataType.Type
 _BLOBS = frozenset({C.TINY_BLOB, C.BLOB, C.MEDIUM_BLOB, C.LONG_BLOB})

@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import CredentialError
+from libs.shipper.errors import CredentialError
 
 ENV_PASSWORD = "CDC_SOURCE_PASSWORD"
 OPTION_GROUP = "client"

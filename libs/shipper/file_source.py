@@ -36,9 +36,9 @@ from libs.binlog.errors import BinlogError, TruncatedError
 from libs.binlog.file_names import binlog_sort_key
 from libs.binlog.wire import U32 as _U32
 
-from .binlog_dir import Inputs, contained
-from .errors import IncompleteFileError, ShipError
-from .frame_check import FrameCheck, check_event_size
+from libs.shipper.binlog_dir import Inputs, contained
+from libs.shipper.errors import IncompleteFileError, ShipError
+from libs.shipper.frame_check import FrameCheck, check_event_size
 
 __all__ = ["FileReader", "Inputs", "binlog_sort_key", "iter_file_events"]
 

@@ -20,9 +20,9 @@ from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_TYPE_OFFSET, EventTyp
 from libs.binlog.errors import BinlogError
 from libs.binlog.wire import U32 as _U32, U64 as _U64
 
-from .binlog_dir import plain_name_problem
-from .errors import FrameError
-from .kafka_sink import MAX_EVENT_BYTES
+from libs.shipper.binlog_dir import plain_name_problem
+from libs.shipper.errors import FrameError
+from libs.shipper.kafka_sink import MAX_EVENT_BYTES
 
 FDE = int(EventType.FORMAT_DESCRIPTION)
 ROTATE = int(EventType.ROTATE)

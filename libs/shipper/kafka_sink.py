@@ -14,8 +14,8 @@ import zlib
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from .errors import ShipError
-from .record import KafkaRecord
+from libs.shipper.errors import ShipError
+from libs.shipper.record import KafkaRecord
 
 # The largest record sent by default: the project's broker accepts 64 MB (libs/kafka_broker.py
 # message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large for the topic").

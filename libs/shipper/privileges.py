@@ -22,7 +22,7 @@ import re
 
 from pymysql.err import MySQLError
 
-from .errors import ShipError
+from libs.shipper.errors import ShipError
 
 REPLICATION_SLAVE = "REPLICATION SLAVE"
 REPLICATION_CLIENT = "REPLICATION CLIENT (BINLOG MONITOR)"

@@ -23,10 +23,10 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from libs.binlog.constants import BINLOG_MAGIC
 from libs.binlog.file_names import epoch_file, split_epoch
 
-from .binlog_dir import check_plain_name
-from .errors import ShipError
-from .kafka_sink import ensure_topic, partition_for
-from .record import KafkaRecord
+from libs.shipper.binlog_dir import check_plain_name
+from libs.shipper.errors import ShipError
+from libs.shipper.kafka_sink import ensure_topic, partition_for
+from libs.shipper.record import KafkaRecord
 
 
 @dataclass

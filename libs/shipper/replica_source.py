@@ -21,9 +21,9 @@ from typing import Iterator
 import pymysql
 from pymysql.err import MySQLError
 
-from . import privileges
-from . import replica_protocol as proto
-from .errors import ShipError
+from libs.shipper import privileges
+from libs.shipper import replica_protocol as proto
+from libs.shipper.errors import ShipError
 
 DEFAULT_HEARTBEAT_S = 1.0
 

@@ -15,17 +15,17 @@ from pymysql.err import MySQLError
 
 from libs.binlog.errors import BinlogError
 
-from . import replica_source
-from .errors import ShipError
-from .gtid_state import GroupTracker, GtidState
-from .heartbeat import HeartbeatRecord, is_caught_up
-from .kafka_sink import last_record
-from .purge import is_purged, purged_error
-from .record import FORMAT, HEARTBEAT, KafkaRecord, Origin
-from .replica_source import ConnectError, ServerOptions
-from .resume import StartPoint, resume_point
-from .server_identity import MARIADB, ServerIdentity, read_identity
-from .stream import ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, StreamTracker
+from libs.shipper import replica_source
+from libs.shipper.errors import ShipError
+from libs.shipper.gtid_state import GroupTracker, GtidState
+from libs.shipper.heartbeat import HeartbeatRecord, is_caught_up
+from libs.shipper.kafka_sink import last_record
+from libs.shipper.purge import is_purged, purged_error
+from libs.shipper.record import FORMAT, HEARTBEAT, KafkaRecord, Origin
+from libs.shipper.replica_source import ConnectError, ServerOptions
+from libs.shipper.resume import StartPoint, resume_point
+from libs.shipper.server_identity import MARIADB, ServerIdentity, read_identity
+from libs.shipper.stream import ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, StreamTracker
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236  # the dump's start is not in the server's binlog
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from libs.metrics import labelled
 
-from .progress import Progress
+from libs.shipper.progress import Progress
 
 
 def families(source: str, progress: Progress, stats) -> list:

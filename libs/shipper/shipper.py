@@ -26,18 +26,18 @@ from pymysql.err import MySQLError
 from libs.metrics import serve
 from libs.snapshot import DEFAULT_CHUNK_ROWS
 
-from . import replica_source, ship_metrics
-from .errors import ShipError
-from .file_source import Inputs, iter_file_events
-from .heartbeat import FollowBeat, HeartbeatRecord
-from .kafka_sink import MAX_EVENT_BYTES, KafkaSink, last_record
-from .progress import Progress
-from .purge import PurgeWatch
-from .record import HEARTBEAT, KafkaRecord
-from .replica_source import ServerOptions
-from .resume import StartPoint
-from .server_dump import retryable, stream_once
-from .stream import StreamTracker
+from libs.shipper import replica_source, ship_metrics
+from libs.shipper.errors import ShipError
+from libs.shipper.file_source import Inputs, iter_file_events
+from libs.shipper.heartbeat import FollowBeat, HeartbeatRecord
+from libs.shipper.kafka_sink import MAX_EVENT_BYTES, KafkaSink, last_record
+from libs.shipper.progress import Progress
+from libs.shipper.purge import PurgeWatch
+from libs.shipper.record import HEARTBEAT, KafkaRecord
+from libs.shipper.replica_source import ServerOptions
+from libs.shipper.resume import StartPoint
+from libs.shipper.server_dump import retryable, stream_once
+from libs.shipper.stream import StreamTracker
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
 
 def _snapshot_first(cfg, opts, sink, mode, include, exclude, chunk_rows):
     # imported here: the snapshot reader and its value conversions load only when asked for
-    from . import snapshot_run
+    from libs.shipper import snapshot_run
     snap = snapshot_run.SnapshotOptions(mode, tuple(include), tuple(exclude), chunk_rows)
     return snapshot_run.snapshot_if_due(cfg.bootstrap, cfg.topic, cfg.source, opts, sink, snap,
                                         progress_s=cfg.progress_s)

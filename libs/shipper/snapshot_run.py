@@ -28,12 +28,12 @@ from libs.snapshot.record import ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.sql_names import quote_identifier
 from libs.table_names import TableName, parse_table_key
 
-from .kafka_sink import KafkaSink, last_record
-from .purge import is_purged
-from .record import SNAPSHOT, KafkaRecord, Origin
-from .replica_source import ServerOptions, binary_logs, connect, is_mariadb
-from .resume import epoch_for, last_identity
-from .server_identity import read_identity
+from libs.shipper.kafka_sink import KafkaSink, last_record
+from libs.shipper.purge import is_purged
+from libs.shipper.record import SNAPSHOT, KafkaRecord, Origin
+from libs.shipper.replica_source import ServerOptions, binary_logs, connect, is_mariadb
+from libs.shipper.resume import epoch_for, last_identity
+from libs.shipper.server_identity import read_identity
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@
     expected.py    the expected-tables files
     run.py         options + the fixed-count / paced run loop
 """
-from .expected import write_expected
-from .master import Master, Outcome, Session
-from .run import SimulationOptions, simulate
-from .sinks import FileSink, KafkaSink, Substitution
+from libs.simulator.expected import write_expected
+from libs.simulator.master import Master, Outcome, Session
+from libs.simulator.run import SimulationOptions, simulate
+from libs.simulator.sinks import FileSink, KafkaSink, Substitution
 
 __all__ = ["Master", "Outcome", "Session", "SimulationOptions", "simulate", "FileSink",
            "KafkaSink", "Substitution", "write_expected"]

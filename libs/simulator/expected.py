@@ -21,7 +21,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from .schema import NO_DEFAULT, replica_ddl
+from libs.simulator.schema import NO_DEFAULT, replica_ddl
 
 
 def json_value(column, value):

@@ -21,7 +21,7 @@ from libs.binlog import (BinlogCheckpoint, FormatDescription, GtidList, MariaGti
                          Query, Rotate, RowsQuery, RowsWireDetail, Xid)
 from libs.binlog.events_mysql_gtid import MysqlGtidWire
 
-from .stream import Item
+from libs.simulator.stream import Item
 
 # Post-header length tables copied from real Format_description events: MariaDB from the
 # corpus file mariadb/row_minimal/mdb-bin.000002, MySQL from rust_mysql_common-test-data/

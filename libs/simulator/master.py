@@ -23,11 +23,11 @@ from libs.binlog.constants import EventType as E
 from libs.binlog.rows import encode_rows
 from libs.replay.logging_format import ERROR, ROW, decide_logging_format
 
-from .flavour import make_flavour
-from .model import ReferenceModel
-from .schema import Table
-from .statements import Ddl, Delete, Insert, InsertSelect, Update
-from .stream import BinlogStream, Frame, Item
+from libs.simulator.flavour import make_flavour
+from libs.simulator.model import ReferenceModel
+from libs.simulator.schema import Table
+from libs.simulator.statements import Ddl, Delete, Insert, InsertSelect, Update
+from libs.simulator.stream import BinlogStream, Frame, Item
 
 TABLE_MAP_FLAGS = TM_BIT_LEN_EXACT_F  # what both servers write (corpus)
 MAX_ROWS_EVENT = 8192  # binlog_row_event_max_size default: split bigger statements

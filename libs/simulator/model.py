@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .schema import Table
+from libs.simulator.schema import Table
 
 
 class DuplicateKey(Exception):

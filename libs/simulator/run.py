@@ -11,10 +11,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from .images import ROW_IMAGES
-from .master import Master, Session
-from .schema import standard_tables
-from .workload import Workload
+from libs.simulator.images import ROW_IMAGES
+from libs.simulator.master import Master, Session
+from libs.simulator.schema import standard_tables
+from libs.simulator.workload import Workload
 
 BINLOG_FORMATS = ("ROW", "MIXED", "STATEMENT")
 

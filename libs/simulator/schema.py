@@ -64,7 +64,7 @@ class Column:
         return None if self.default is NO_DEFAULT else self.default
 
     def ddl(self) -> str:
-        from .sqltext import literal  # noqa: PLC0415 (sqltext imports schema)
+        from libs.simulator.sqltext import literal  # noqa: PLC0415 (sqltext imports schema)
         parts = [f"`{self.name}`", self.sql_type]
         if not self.nullable:
             parts.append("NOT NULL")

@@ -14,7 +14,7 @@ from libs.binlog.constants import BINLOG_MAGIC, EventType
 from libs.binlog.constants import BINLOG_SEND_ANNOTATE_ROWS_EVENT
 from libs.binlog.dummy import CAP_ANNOTATE, substitute_for_replica
 
-from .stream import Frame
+from libs.simulator.stream import Frame
 
 from libs.shipper.record import KafkaRecord  # the one declaration of the record headers
 

@@ -14,8 +14,8 @@ import random
 import uuid
 from decimal import Decimal
 
-from .schema import int_col
-from .statements import Ddl, Delete, Insert, Update
+from libs.simulator.schema import int_col
+from libs.simulator.statements import Ddl, Delete, Insert, Update
 
 MAX_ROWS_PER_TABLE = 60
 WORDS = ("alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa")

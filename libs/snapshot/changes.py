@@ -25,7 +25,7 @@ from libs.apply.change import Op
 from libs.assembler.change_records import ROWS_PER_EVENT
 from libs.snapshot.chunk_images import after_images
 
-from .record import ROWS, TABLE, SnapshotRecord
+from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
 
 TRUNCATE, SNAPSHOT_OP = Op.TRUNCATE.value, Op.SNAPSHOT.value  # the wire's text (change_record.avsc)
 

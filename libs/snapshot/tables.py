@@ -18,7 +18,7 @@ from libs.targets.ddl import TableDDL, parse_ddl
 
 from libs.apply.change import Change, Op
 
-from .protocol import Position, superseded
+from libs.snapshot.protocol import Position, superseded
 
 SNAPSHOT_OPS = frozenset({Op.SNAPSHOT, Op.TRUNCATE})
 
