@@ -1,5 +1,5 @@
 """One Delta append or MERGE timed with and without Delta's txn identifiers and with a commit
-mark (libs/commit_marks.py), counting the "Compute snapshot" jobs (state reconstruction) each
+mark (libs/tables/commit_marks.py), counting the "Compute snapshot" jobs (state reconstruction) each
 one ran (bench/README.md "Session 7").
 
     .venv/bin/python bench/append_marks.py
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pipelines.spark_session import SessionOptions, build_session
+from pipelines.job.spark_session import SessionOptions, build_session
 from bench.bench_support import spark_ui
 from pyspark.sql import functions as F
 from delta.tables import DeltaTable

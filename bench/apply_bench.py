@@ -39,7 +39,7 @@ from bench.apply_workloads import (  # noqa: E402
     CACHE, SOURCE, frames_of, produce_groups, simulated_binlog, transaction_groups, update_heavy_changes,
 )
 from bench.bench_support import load_average, private_broker  # noqa: E402
-from libs.paths import REPO_ROOT  # noqa: E402
+from libs.runtime.paths import REPO_ROOT  # noqa: E402
 
 ROW_OPS = ("insert", "update", "delete")
 
@@ -106,8 +106,8 @@ def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, m
               overwrite_max_rows: int) -> dict:
     from pyspark.sql import functions as F
 
-    from libs.config import JobConfig
-    from libs.system_tables import CHANGES
+    from libs.config.job import JobConfig
+    from libs.tables.system_tables import CHANGES
     from pipelines.ship import main as cdc_ship
 
     topic = f"sustained-{int(time.time())}"
@@ -151,9 +151,9 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
     import numpy as np
     from pyspark.sql import functions as F
 
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from libs.shipper.kafka_sink import ensure_topic
-    from libs.system_tables import CHANGE_LOG
+    from libs.tables.system_tables import CHANGE_LOG
     from pipelines.apply import tables as D
     from pipelines.replicate import build_query
 
@@ -215,7 +215,7 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
 
 # -- 3. scaling ------------------------------------------------------------------------------
 def scaling(spark, work: Path, sizes: list[int]) -> list[dict]:
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from libs.targets import load_targets
     from pipelines.apply import DeltaApplier
 
@@ -250,7 +250,7 @@ def scaling(spark, work: Path, sizes: list[int]) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    from libs.config import JobConfig, load_config
+    from libs.config.job import JobConfig, load_config
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transactions", type=int, default=60000, help="simulated units of work")
@@ -269,7 +269,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     parts = set(args.only.split(","))
 
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(args.work).resolve()  # Delta path identifiers (delta.`...`) must be absolute

@@ -26,12 +26,12 @@ def main() -> None:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from bench.apply_steady import decoded_batches
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.targets import load_targets
     from pipelines.apply import DeltaApplier
-    from pipelines.schemas import CHANGE_RECORD, spark_schema
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.schemas import CHANGE_RECORD, spark_schema
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     batches = int(sys.argv[2]) if len(sys.argv) > 2 else 1

@@ -38,11 +38,11 @@ WRITE_PHASES = ("write", "_write_targets", "append_progress")  # of its writes (
 
 
 def decoded_batches(transactions: int, batches: int) -> list[list[dict]]:
-    from libs.assembler import InMemorySpillStore
+    from libs.stream.assembler import InMemorySpillStore
     from libs.binlog import iter_frames
     from libs.simulator.run import SimulationOptions, simulate
     from libs.simulator.sinks import FileSink
-    from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+    from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 
     sink = FileSink()
     simulate(SimulationOptions(row_image="minimal", ddl_rate=0.0, transactions=transactions, seed=3), sink)
@@ -143,7 +143,7 @@ class Run:
     """One DeltaApplier on its own delta root, its knobs set around each of its batches."""
 
     def __init__(self, name: str, work: Path, ddl: Path, args, knobs: dict | None):
-        from libs.config import JobConfig
+        from libs.config.job import JobConfig
         from libs.targets import load_targets
         from pipelines.apply import DeltaApplier
 
@@ -203,7 +203,7 @@ class Run:
 
 
 def main(argv=None) -> int:
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transactions", type=int, default=3000)
@@ -227,8 +227,8 @@ def main(argv=None) -> int:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from libs.simulator.schema import replica_ddl, standard_tables
-    from pipelines.schemas import CHANGE_RECORD, spark_schema
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.schemas import CHANGE_RECORD, spark_schema
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     if args.merge_threads is not None:
         from pipelines.apply import batch_writes

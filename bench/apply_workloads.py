@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from libs.paths import REPO_ROOT  # noqa: E402
+from libs.runtime.paths import REPO_ROOT  # noqa: E402
 
 CACHE = REPO_ROOT / ".cache" / "bench"
 SOURCE = "sim"
@@ -46,12 +46,12 @@ def update_heavy_changes(n: int):
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from libs.assembler import InMemorySpillStore
+    from libs.stream.assembler import InMemorySpillStore
     from libs.simulator.master import Master, Session
     from libs.simulator.schema import standard_tables
     from libs.simulator.sinks import FileSink
-    from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
-    from pipelines.schemas import CHANGE_RECORD, spark_schema
+    from libs.stages.assembly import InputFrame, StageConfig, assemble_group, decode_segment
+    from pipelines.job.schemas import CHANGE_RECORD, spark_schema
 
     cached = CACHE / f"update_heavy_{n}.arrow"
     keys = max(1, n // 10)
@@ -115,7 +115,7 @@ def produce_groups(bootstrap: str, topic: str, groups, file_name: str, rate: flo
     of producing, session 7); now 4.0 s, the records themselves (bench/README.md "Session 7")."""
     from confluent_kafka import Producer
 
-    from libs.shipper.record import KafkaRecord
+    from libs.contracts.topic import KafkaRecord
 
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 1})
     start = time.time()

@@ -1,5 +1,5 @@
 """Pure-Python cost per frame of the stream stages' two Python cores, no Spark (bench/README.md
-"Session 4"): libs.stream_assembly.assemble_group (boundary parser + assembler, one source, in
+"Session 4"): libs.stages.assembly.assemble_group (boundary parser + assembler, one source, in
 20,000-frame batches as the job reads them) and decode_segment (the rows stage); then the Spark
 stages' adapters around them, still without a session: the assemble stage's pandas in
 (_input_frames) and out (chunked), and the rows stage's whole mapInArrow function
@@ -32,10 +32,10 @@ def main(argv=None) -> int:
                     help="run assemble_group with the garbage collector paused, as the assemble stage does")
     args = ap.parse_args(argv)
 
-    from libs.assembler import InMemorySpillStore
-    from libs.gc_pause import gc_paused
+    from libs.stream.assembler import InMemorySpillStore
+    from libs.runtime.gc_pause import gc_paused
     from libs.binlog import iter_frames
-    from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+    from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 
     binlog, _ = simulated_binlog(args.transactions, args.seed)
     data = Path(binlog).read_bytes()
@@ -65,7 +65,7 @@ def adapters(frames, records, segments, batch: int) -> None:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
+    from pipelines.job.schemas import ASSEMBLED_RECORD, spark_schema
     from pipelines.stages.assemble import _input_frames
     from pipelines.stages.pandas_records import chunked
     from pipelines.stages.rows import DecodeSegments

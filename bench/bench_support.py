@@ -59,7 +59,7 @@ def load_average() -> str:
 def private_broker(data_dir: Path):
     """The project's own single-node broker (libs/kafka_broker, as `cdc-kafka start`) on a free
     port with its own data directory; stopped (our child only) on exit."""
-    from libs.kafka_broker import free_port_pair, start, stop
+    from libs.local.kafka_broker import free_port_pair, start, stop
     from pipelines.kafka import broker_config
 
     cfg = broker_config(free_port_pair(), str(data_dir))

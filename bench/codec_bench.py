@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("BINLOG_CORPUS", str(CORPUS_DIR)))

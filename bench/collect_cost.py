@@ -1,8 +1,8 @@
 """Driver-side cost per change of the apply stage's pure-Python steps, no Spark session
 (bench/README.md "Session 5"): turning the collected Arrow batch into dicts (pa.Table.to_pylist
-vs libs.arrow_rows.rows) or into the apply stage's Changes (libs.apply.change.changes_of, what
+vs libs.contracts.arrow_rows.rows) or into the apply stage's Changes (libs.contracts.change.changes_of, what
 DeltaApplier does since issue #37 item 6), and the replay of a steady-state batch on warm target mirrors with
-Python's garbage collector running vs paused (libs.gc_pause, as DeltaApplier runs it), and the
+Python's garbage collector running vs paused (libs.runtime.gc_pause, as DeltaApplier runs it), and the
 batch's change-log table: from the entries' dicts (Table.from_pylist of ChangeLogEntry.to_dict,
 session 5's way) vs copied from the collected Arrow table (libs.apply.change_log, session 6).
 
@@ -27,7 +27,7 @@ from bench.bench_support import load_average  # noqa: E402
 
 def _micros(changes: list[dict]) -> list:
     """The replay's Changes, commit_ts as epoch micros, as DeltaApplier._collect gives it."""
-    from libs.apply.change import Change
+    from libs.contracts.change import Change
     return [Change.of(c if isinstance(c["commit_ts"], int)
                       else {**c, "commit_ts": int(c["commit_ts"].timestamp() * 1_000_000)}) for c in changes]
 
@@ -43,24 +43,24 @@ def main(argv=None) -> int:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from bench.apply_steady import decoded_batches
-    from libs.apply.change import changes_of
+    from libs.contracts.change import changes_of
     from libs.apply.plan import group_changes, replay_touched
-    from libs.arrow_rows import rows as arrow_rows
+    from libs.contracts.arrow_rows import rows as arrow_rows
     from libs.apply.change_log import change_log_table
-    from libs.gc_pause import gc_paused
+    from libs.runtime.gc_pause import gc_paused
     from libs.replay import ROW_ID_COLUMN
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.apply.target_mirror import TargetMirror
     from libs.targets import load_targets
     from pipelines.apply.tables import change_log_schema
-    from pipelines.schemas import CHANGE_RECORD, spark_schema
+    from pipelines.job.schemas import CHANGE_RECORD, spark_schema
 
     first, second = decoded_batches(args.transactions, 2)
     table = pa.Table.from_pylist(second, schema=to_arrow_schema(spark_schema(CHANGE_RECORD)))
     n = table.num_rows
     print(f"load {load_average()}; measured batch: {n} changes")
     for _ in range(args.rounds):
-        for name, convert in (("pa.Table.to_pylist", pa.Table.to_pylist), ("libs.arrow_rows.rows", arrow_rows),
+        for name, convert in (("pa.Table.to_pylist", pa.Table.to_pylist), ("libs.contracts.arrow_rows.rows", arrow_rows),
                               ("change.changes_of", changes_of)):
             t0 = time.perf_counter()
             out = convert(table)

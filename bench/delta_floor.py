@@ -62,7 +62,7 @@ def main(argv=None) -> int:
 
     from bench.bench_support import load_average
     from bench.merge_vs_overwrite import DDL
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     spark = build_session(SessionOptions(app_name="delta-floor"))
     root = Path(tempfile.mkdtemp(prefix="delta-floor-"))

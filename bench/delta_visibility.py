@@ -3,7 +3,7 @@
 
 Both pipelines write each micro-batch's target tables with Delta's idempotent-write marker, the
 `txn` action (appId, version = the micro-batch id): ours per target (`cdc-replicate:<table>`,
-pipelines/delta_txn.py), the peer's MERGEs the same way (bench/peer_merge_job.py). So:
+pipelines/delta/delta_txn.py), the peer's MERGEs the same way (bench/peer_merge_job.py). So:
 
 * a batch is visible when the LAST of its target commits is: visible_at(batch) = the latest
   modification time of the `_delta_log` commit files that carry that batch id, over all the

@@ -111,7 +111,7 @@ def _workload(changes: int, rows: int) -> Path:
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pipelines.schemas import spark_schema
+    from pipelines.job.schemas import spark_schema
 
     out = CACHE / f"{rows}-{changes}"
     if (out / "expected.json").exists():
@@ -129,11 +129,11 @@ def _child(args) -> None:
     """One (master, path) in this process: batch 0 untimed, batch 1 timed, then the check."""
     import shutil
 
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from libs.targets import build_catalog, parse_ddl
     from pipelines.apply import DeltaApplier
-    from pipelines.schemas import spark_schema
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.schemas import spark_schema
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     work = Path(args.work)
     root = CACHE / "run" / f"{args.path}-{args.master.replace('[', '').replace(']', '').replace(',', '-')}"

@@ -1,8 +1,8 @@
 """Fuzz the whole decode chain: mutated corpus frames (bench/fuzz_codec.py's mutators, checksums
 fixed up so the body decoders see the mutation) go through
 
-    decode_event -> boundary parser (libs.boundary.advance, outside and inside a group)
-    -> change records (libs.assembler.iter_change_records, the frame's Table_maps in force)
+    decode_event -> boundary parser (libs.stream.boundary.advance, outside and inside a group)
+    -> change records (libs.stream.assembler.iter_change_records, the frame's Table_maps in force)
     -> dump renderers (text lines as the latin-1 bytes binlog-dump writes; JSON as strict JSON)
     -> encode_event (the decoded record back to bytes)
 
@@ -38,9 +38,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.fuzz_codec import CORPUS, load_seeds, mutate  # noqa: E402
-from libs import boundary as bp  # noqa: E402
-from libs.assembler import Transaction, iter_change_records  # noqa: E402
-from libs.assembler.model import Frame  # noqa: E402
+from libs.stream import boundary as bp  # noqa: E402
+from libs.stream.assembler import Transaction, iter_change_records  # noqa: E402
+from libs.stream.assembler.model import Frame  # noqa: E402
 from libs.binlog import BinlogError, DecodeContext, Event, Header, decode_event, encode_event
 from libs.dump.json_format import event_json  # noqa: E402
 from libs.dump.text_format import event_lines  # noqa: E402

@@ -24,7 +24,7 @@ bench/oltp_bench.py: trigger 1 s, targets from the source):
            (its target commits' mtimes; bench/oltp_delta.py); also from the big transaction's
            commit and from the small ones' end (the drain). The job's batches (records, seconds,
            when their commits came) are printed as bench/oltp_bench.py does.
-4 equality the job stopped, the target against the server's SELECT * (pipelines/table_equality.py).
+4 equality the job stopped, the target against the server's SELECT * (pipelines/delta/table_equality.py).
 
 Printed at the end: old s, new s, ratio old/new (goal >= 3), load averages, both commits, equality.
 Not a test: a benchmark; it starts and stops its own servers, brokers, shippers and jobs.

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import checkout_env, commit_hash, load_average, private_broker  # noqa: E402
-from libs.paths import JVM_CLASS_ARCHIVE  # noqa: E402
+from libs.runtime.paths import JVM_CLASS_ARCHIVE  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 BATCH = re.compile(r"batch \d+: [\d,]+ records in ([\d.]+) s")

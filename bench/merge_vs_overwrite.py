@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     from pyspark.sql import functions as F
 
     from bench.bench_support import load_average
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     spark = build_session(SessionOptions(app_name="merge-vs-overwrite"))
     tracker = spark.sparkContext.statusTracker()

@@ -28,7 +28,7 @@ Phases, each printing a figure line (command, figure, load average, commit):
             p50/p99/max over those poll intervals; drain = seconds from the load's end until
             the server's last position is visible (goals: p99 <= 10 s, drain <= 30 s).
 4 equality  the job stopped, every table against the server's SELECT * (all columns, all rows,
-            as multisets: pipelines/table_equality.py); OK or the first differences.
+            as multisets: pipelines/delta/table_equality.py); OK or the first differences.
 5 size      per table rows, live files and bytes (the log), files and bytes on disk (all data
             files, live or not, and the _delta_log); bytes each backlog/live batch wrote to a
             table (its commit's add actions: data files + deletion vector files) against the
@@ -63,7 +63,7 @@ from oltp_report import (Figures, batch_timeline, compaction_figures, equality, 
                          latency_figures, size_figures)
 from oltp_sysbench import DB, Sysbench, ensure_sysbench, row_changes, start_server  # noqa: E402
 
-from libs.mariadb_server import MariaDBServer  # noqa: E402
+from libs.local.mariadb_server import MariaDBServer  # noqa: E402
 
 TOPIC = "binlog"
 POLL_S = 0.1
@@ -134,7 +134,7 @@ class Run:
 
     def session(self):
         if self.spark is None:
-            from pipelines.spark_session import SessionOptions, build_session
+            from pipelines.job.spark_session import SessionOptions, build_session
             self.spark = build_session(SessionOptions(app_name="oltp-bench", driver_memory="2g"))
         return self.spark
 

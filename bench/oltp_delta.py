@@ -3,7 +3,7 @@ polling costs the 2 shared cores nothing): rows, batches, positions, bytes writt
 
 Each commit of the job belongs to a micro-batch: a target write carries Delta's txn action
 (appId `cdc-replicate:<table>`, version = batch id), an append to a `_cdc_*` table a commit mark
-(libs/commit_marks.py). A maintenance commit (OPTIMIZE, VACUUM) carries neither.
+(libs/tables/commit_marks.py). A maintenance commit (OPTIMIZE, VACUUM) carries neither.
 
 * visible_at(batch) = the newest mtime of the batch's target commits (a reader listing the log
   sees a commit once its file exists; same machine clock as the bench), or of its
@@ -23,9 +23,9 @@ from pathlib import Path
 
 from delta_visibility import Commit, TableLog
 
-from libs.commit_marks import parse_mark
+from libs.tables.commit_marks import parse_mark
 from libs.binlog.file_names import binlog_sort_key
-from libs.system_tables import APP_ID, CHANGE_LOG, PROGRESS
+from libs.tables.system_tables import APP_ID, CHANGE_LOG, PROGRESS
 
 
 def batch_of(commit: Commit) -> int | None:

@@ -11,7 +11,7 @@ from oltp_delta import JobTables, bytes_written, disk_size, live_files, median, 
 from oltp_sysbench import DB, row_bytes
 
 from libs.binlog.file_names import binlog_sort_key
-from libs.system_tables import CHANGE_LOG, PROGRESS
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS
 
 BATCH_LINE = re.compile(r"cdc-replicate: batch (\d+): ([\d,]+) records in ([\d.]+) s")
 
@@ -100,7 +100,7 @@ def latency_figures(delta: JobTables, polls: list[tuple[float, str, int]]) -> tu
 
 def equality(spark, server, delta: JobTables, figures: Figures) -> bool:
     """Every target against the server's SELECT * (all columns, all rows, as multisets)."""
-    from pipelines.table_equality import delta_rows, server_rows
+    from pipelines.delta.table_equality import delta_rows, server_rows
 
     ok = True
     for name, path in delta.targets.items():

@@ -29,9 +29,9 @@ SERVER_OPTIONS = ("--binlog-row-image=MINIMAL", "--binlog-format=ROW", "--binlog
 
 
 def start_server(base_dir):
-    """A private MariaDB (libs/mariadb_server.py) with ROW, MINIMAL images, annotate ON (checked:
+    """A private MariaDB (libs/local/mariadb_server.py) with ROW, MINIMAL images, annotate ON (checked:
     stops otherwise) and an empty database `sbtest`."""
-    from libs.mariadb_server import MariaDBServer
+    from libs.local.mariadb_server import MariaDBServer
 
     server = MariaDBServer.start(base_dir, extra_options=SERVER_OPTIONS)
     try:

@@ -61,7 +61,7 @@ from peer_figures import measure, print_report  # noqa: E402
 from peer_workload import (CLOCK_COLUMN, CLOCK_TABLE, DB, TABLES, Committed, Workload,  # noqa: E402
                            run, schema_script)
 
-from libs.mariadb_server import MariaDBServer  # noqa: E402
+from libs.local.mariadb_server import MariaDBServer  # noqa: E402
 
 OUR_TOPIC, PEER_PREFIX = "binlog", "dbz"
 
@@ -143,7 +143,7 @@ def wait_visible(pipelines: list[Pipeline], seq: int, timeout: float) -> dict[st
 
 def compare_tables(server: MariaDBServer, roots: dict[str, dict[str, Path]]) -> dict[str, dict[str, str]]:
     """Each pipeline's Delta tables against the server's SELECT * (data columns, exact rows)."""
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
     spark = build_session(SessionOptions(app_name="peer-bench-compare"))
 
     def key(row):

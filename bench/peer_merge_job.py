@@ -12,7 +12,7 @@ idempotent-write pattern Delta documents for foreachBatch (a retried batch skips
 already wrote), which bench/delta_visibility.py also reads to time the batches.
 
 Same Spark session factory, Spark/Delta versions and settings as the project's job
-(pipelines/spark_session.py), same trigger and maxOffsetsPerTrigger as passed by the bench.
+(pipelines/job/spark_session.py), same trigger and maxOffsetsPerTrigger as passed by the bench.
 
     .venv/bin/python bench/peer_merge_job.py --bootstrap H:P --topic-prefix dbz \
         --delta-root DIR --checkpoint DIR [--trigger-seconds 1] [--max-offsets 200000]
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-deletion-vectors", action="store_true", help="the tables without deletion vectors")
     args = ap.parse_args(argv)
 
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
     spark = build_session(SessionOptions(app_name=QUERY_NAME))
     sink = LatestChangeMerge(str(Path(args.delta_root).resolve()), args.topic_prefix,
                              deletion_vectors=not args.no_deletion_vectors)

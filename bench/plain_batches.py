@@ -51,10 +51,10 @@ def main(argv=None) -> int:
     ap.add_argument("--max-offsets", type=int, default=20000)
     args = ap.parse_args(argv)
 
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from pipelines.replicate import build_query
     from pipelines.ship import main as cdc_ship
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     binlog, _ = simulated_binlog(args.transactions, args.seed)
     work = Path(tempfile.mkdtemp(prefix="plain-batches-"))

@@ -10,7 +10,7 @@ import time
 import timeit
 
 from libs.binlog import iter_frames
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 from libs.shipper.progress import Progress
 
 

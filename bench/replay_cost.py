@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true", help="print the top of a cProfile of one more run")
     args = ap.parse_args(argv)
 
-    from libs.apply.change import Change
+    from libs.contracts.change import Change
     from libs.apply.plan import group_changes, replay_touched, with_ddl_truncates
     from libs.simulator.schema import replica_ddl, standard_tables
     from libs.targets import load_targets
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
             replay_touched(target, group, lambda lookups: [], mode="idempotent")
         return time.process_time() - started
 
-    gc.disable()  # as the apply stage runs it (libs/gc_pause.py)
+    gc.disable()  # as the apply stage runs it (libs/runtime/gc_pause.py)
     run()  # warm: compiled decoders, cached target views
     best = min(run() for _ in range(args.runs))
     print(f"load {load_average()}; {total} changes over {len(work)} tables; replay CPU best of {args.runs}: "

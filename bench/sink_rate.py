@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import private_broker  # noqa: E402
 from libs.shipper.kafka_sink import KafkaSink  # noqa: E402
-from libs.shipper.record import KafkaRecord  # noqa: E402
+from libs.contracts.topic import KafkaRecord  # noqa: E402
 
 
 def main() -> None:

@@ -66,14 +66,14 @@ def main() -> int:
     parser.add_argument("--chunk-rows", type=int, default=5000)
     parser.add_argument("--rows-stage", action="store_true", help="every chunk through the rows stage")
     args = parser.parse_args()
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from libs.snapshot.changes import assembled_record
     from libs.targets import TargetCatalog
     from pipelines.apply import DeltaApplier, batch_writes, snapshot_fusion
-    from pipelines.marked_appends import MarkedAppends
-    from pipelines.replicate_batch import BatchPaths, ReplicateBatch
-    from pipelines.schemas import spark_schema
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.delta.marked_appends import MarkedAppends
+    from pipelines.stages.sink import BatchPaths, ReplicateBatch
+    from pipelines.job.schemas import spark_schema
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     way = "every chunk through the rows stage" if args.rows_stage else "chunks replayed from their bytes"
     print(f"snapshot batch: HEAD {commit_hash()}, {args.rows:,} rows in chunks of {args.chunk_rows:,}, {way}, "

@@ -1,6 +1,6 @@
 """Snapshot throughput, end to end (issue #16 acceptance): a private MariaDB loaded with
 --rows rows over five tables (PK, composite PK, unique-only, keyless, BLOB/TEXT: the demo
-database, libs/demo_database.py, which the onboarding tests use), then, in the same run:
+database, libs/local/demo_database.py, which the onboarding tests use), then, in the same run:
 
   mariadb-dump --single-transaction of the database to /dev/null        (the yardstick)
   cdc-ship --snapshot: server -> topic (the project's Kafka broker)     (the shipper's part)
@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from libs.config import JobConfig  # noqa: E402
-from libs.demo_database import create_script, sizes as table_sizes  # noqa: E402
-from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop  # noqa: E402
-from libs.paths import KAFKA_JARS_DIR  # noqa: E402
-from libs.mariadb_server import MariaDBServer  # noqa: E402
+from libs.config.job import JobConfig  # noqa: E402
+from libs.local.demo_database import create_script, sizes as table_sizes  # noqa: E402
+from libs.local.kafka_broker import BrokerConfig, free_port_pair, start, stop  # noqa: E402
+from libs.runtime.paths import KAFKA_JARS_DIR  # noqa: E402
+from libs.local.mariadb_server import MariaDBServer  # noqa: E402
 
 DB = "bench_snap"
 
@@ -60,7 +60,7 @@ def _ship(server: MariaDBServer, broker: BrokerConfig, chunk_rows: int, password
 
 def _replicate(broker: BrokerConfig, work: Path) -> None:
     from pipelines.replicate import build_query, make_applier
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
     spark = build_session(SessionOptions(app_name="snapshot-bench", driver_memory="3g"))
     cfg = JobConfig(bootstrap=broker.bootstrap, topic="bench", delta_root=str(work / "delta"),
                     checkpoint=str(work / "ckpt"), available_now=True, tables={"include": [rf"{DB}\..*"]})

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import Sampler, batch_windows, load_average, private_broker  # noqa: E402
-from libs.paths import REPO_ROOT  # noqa: E402
+from libs.runtime.paths import REPO_ROOT  # noqa: E402
 
 CACHE = REPO_ROOT / ".cache" / "bench"
 SOURCE = "bench-big"
@@ -82,7 +82,7 @@ def _count(path: Path) -> int:
 def verify(spark, delta_root: str, rows: int) -> dict:
     from pyspark.sql import functions as F
 
-    from libs.system_tables import CHANGES, QUARANTINE
+    from libs.tables.system_tables import CHANGES, QUARANTINE
 
     every = spark.read.format("delta").load(f"{delta_root}/{CHANGES}")
     changes = every.filter(F.col("op").isin("insert", "update", "delete"))  # not the CREATE DDL
@@ -110,9 +110,9 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the Delta/checkpoint directories")
     args = ap.parse_args(argv)
 
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from pipelines.replicate import build_query
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     CACHE.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()

@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import commit_hash, load_average  # noqa: E402
-from libs.config import WritesSettings  # noqa: E402
-from libs.table_location import TableLocation  # noqa: E402
+from libs.config.job import WritesSettings  # noqa: E402
+from libs.tables.table_location import TableLocation  # noqa: E402
 from pipelines.apply.maintenance import TableMaintenance  # noqa: E402
-from pipelines.spark_session import SessionOptions, build_session  # noqa: E402
+from pipelines.job.spark_session import SessionOptions, build_session  # noqa: E402
 
 
 def delta_default(spark, table: TableLocation) -> None:

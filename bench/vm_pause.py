@@ -4,7 +4,7 @@ JVM ~10 minutes later ("Exit as unable to send heartbeats to driver more than 60
 
     .venv/bin/python bench/vm_pause.py [--seconds 135] [--conf KEY=VALUE ...]
 
-Builds the job's local session (pipelines/spark_session.py), runs a query, SIGSTOPs the JVM for
+Builds the job's local session (pipelines/job/spark_session.py), runs a query, SIGSTOPs the JVM for
 --seconds, SIGCONTs it, waits 40 s, runs a query again; prints whether the driver removed its
 executor and how many heartbeats failed. `--conf spark.storage.blockManagerHeartbeatTimeoutMs=120000`
 gives Spark's default back, to see the failure.
@@ -31,7 +31,7 @@ def main() -> int:
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     saved = os.dup(2)
     os.dup2(fd, 2)  # the JVM inherits stderr: its log lines go to the file
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     spark = build_session(SessionOptions(app_name="vm-pause", extra_conf=tuple(tuple(c.split("=", 1)) for c in args.conf)))
     spark.range(1000).selectExpr("sum(id)").first()

@@ -1,5 +1,5 @@
 """What a Python task of this project's session pays for PySpark's per-task
-importlib.invalidate_caches() (libs/worker_path.py): the zip importers left in a worker and
+importlib.invalidate_caches() (libs/runtime/worker_path.py): the zip importers left in a worker and
 the milliseconds one call takes there (bench/README.md "Session 7"). Pass --conf K=V to try a
 session setting, e.g. --conf spark.python.daemon.module=pyspark.daemon (Spark's default).
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pipelines.spark_session import SessionOptions, build_session
+from pipelines.job.spark_session import SessionOptions, build_session
 extra = tuple(tuple(a.split("=", 1)) for a in sys.argv[2::2]) if sys.argv[1:2] == ["--conf"] else ()
 spark = build_session(SessionOptions(app_name="worker-imports", extra_conf=extra))
 def probe(_):

@@ -75,10 +75,10 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=30)
     args = ap.parse_args(argv)
 
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from pipelines.replicate import build_query
     from pipelines.ship import main as cdc_ship
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     # build_query looks these names up when it runs: the profiled subclasses take their place
     assemble_stage.AssembleFn = ProfiledAssembleFn

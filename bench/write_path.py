@@ -111,12 +111,12 @@ def main(argv=None) -> int:
 
     import pipelines.apply.applier as applier_module
     from bench.bench_support import load_average
-    from libs.config import JobConfig
+    from libs.config.job import JobConfig
     from libs.targets import build_catalog, parse_ddl
     from pipelines.apply import DeltaApplier
     from pipelines.apply import tables as D
-    from pipelines.schemas import spark_schema
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.schemas import spark_schema
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     spark = build_session(SessionOptions(app_name="write-path"))
     catalog = build_catalog(None, "bench.yaml", parse_ddl(DDL, "bench.sql"))

@@ -20,7 +20,7 @@ from libs.dump.json_format import dump_json
 from libs.dump.text_format import dump_text
 from libs.dump.walk import walk
 from libs.binlog.errors import BinlogError
-from libs.table_names import parse_table_key
+from libs.contracts.table_names import parse_table_key
 
 EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE = 0, 1, 2
 

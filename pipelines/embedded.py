@@ -23,9 +23,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from libs.config import ConfigError, JobConfig, load_config
-from libs.kafka_broker import BrokerError, start
-from libs.paths import REPO_ROOT, RUN_DIR
+from libs.config.job import ConfigError, JobConfig, load_config
+from libs.local.kafka_broker import BrokerError, start
+from libs.runtime.paths import REPO_ROOT, RUN_DIR
 from libs.shipper.kafka_sink import ensure_topic
 from libs.simulator.compare import compare_table, load_expected
 from libs.simulator.schema import replica_ddl, standard_tables
@@ -33,7 +33,7 @@ from libs.targets import load_targets
 from pipelines.apply import tables as D
 from pipelines.kafka import broker_config
 from pipelines.replicate import build_query, make_applier, stop_between_batches
-from pipelines.spark_session import SessionOptions, build_session
+from pipelines.job.spark_session import SessionOptions, build_session
 
 SOURCE = "sim"
 DATABASE = "sim"

@@ -13,7 +13,7 @@ writes it at exit (-XX:ArchiveClassesAtExit); it is moved into place only when w
 A JVM that cannot use it (another JDK, other jars) ignores it (spark_session.class_archive_options);
 `scripts/dev setup` builds it again when the jars, the venv or the JDK change.
 
-    python -m pipelines.jvm_archive [ARCHIVE]     (default libs.paths.JVM_CLASS_ARCHIVE)
+    python -m pipelines.jvm_archive [ARCHIVE]     (default libs.runtime.paths.JVM_CLASS_ARCHIVE)
 """
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from libs.config import JobConfig
-from libs.kafka_broker import free_port_pair, start, stop
-from libs.paths import JVM_CLASS_ARCHIVE
+from libs.config.job import JobConfig
+from libs.local.kafka_broker import free_port_pair, start, stop
+from libs.runtime.paths import JVM_CLASS_ARCHIVE
 from pipelines.kafka import broker_config
 from pipelines.replicate import build_query, make_applier
-from pipelines.spark_session import SessionOptions, build_session
+from pipelines.job.spark_session import SessionOptions, build_session
 
 TRAINING_TRANSACTIONS = 200  # every simulated table and operation; the classes, not the rows, matter
 TOPIC, SOURCE = "jvm-archive-training", "training"

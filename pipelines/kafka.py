@@ -5,8 +5,8 @@ import argparse
 import json
 import sys
 
-from libs.kafka_broker import DEFAULT_PORT, BrokerConfig, BrokerError, start, status, stop
-from libs.paths import KAFKA_JARS_DIR, RUN_DIR
+from libs.local.kafka_broker import DEFAULT_PORT, BrokerConfig, BrokerError, start, status, stop
+from libs.runtime.paths import KAFKA_JARS_DIR, RUN_DIR
 
 
 def broker_config(port: int = DEFAULT_PORT, data_dir: str | None = None) -> BrokerConfig:

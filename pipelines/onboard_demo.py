@@ -1,13 +1,13 @@
 """`scripts/dev run --mariadb` (cdc-onboard-demo): onboarding a living database, as a user meets it.
 
-1. A private MariaDB (libs/mariadb_server.py) holding the demo database (libs/demo_database.py,
+1. A private MariaDB (libs/local/mariadb_server.py) holding the demo database (libs/local/demo_database.py,
    --rows rows over five tables), and the project's Kafka broker.
 2. A workload session writing MINIMAL row images, and `cdc-ship --snapshot` as a user runs it (a
    process of its own): the existing rows, then the binlog from the snapshot's position, followed.
 3. `cdc-replicate` streaming into Delta, with no target DDL: the targets come from the source.
 4. After --seconds: the workload stops, the shipper ships the binlog to its end, the job applies
    everything in the topic, and every Delta table is compared with the server's own SELECT, row for row
-   (pipelines/table_equality.py). Exit 0 when all are equal, 1 when one differs.
+   (pipelines/delta/table_equality.py). Exit 0 when all are equal, 1 when one differs.
 """
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ import threading
 import time
 from pathlib import Path
 
-from libs.config import JobConfig
-from libs.demo_database import TABLES, create_script, sizes, workload_transaction
-from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop
-from libs.mariadb_server import MariaDBServer
-from libs.paths import KAFKA_JARS_DIR
+from libs.config.job import JobConfig
+from libs.local.demo_database import TABLES, create_script, sizes, workload_transaction
+from libs.local.kafka_broker import BrokerConfig, free_port_pair, start, stop
+from libs.local.mariadb_server import MariaDBServer
+from libs.runtime.paths import KAFKA_JARS_DIR
 
 DB, TOPIC, SOURCE = "demo", "cdc-demo", "demo-mariadb"
 
@@ -72,7 +72,7 @@ def _ship_args(server: MariaDBServer, broker: BrokerConfig, password_file: Path)
 
 
 def _compare(spark, server: MariaDBServer, delta_root: Path) -> bool:
-    from pipelines.table_equality import delta_rows, server_rows
+    from pipelines.delta.table_equality import delta_rows, server_rows
     equal = True
     for table in TABLES:
         columns, expected = server_rows(server, DB, table)
@@ -88,7 +88,7 @@ def _compare(spark, server: MariaDBServer, delta_root: Path) -> bool:
 def run(work: Path, rows: int, seconds: float, pause_s: float) -> bool:
     from pipelines.replicate import build_query, make_applier
     from pipelines.ship import main as ship_main
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     server = MariaDBServer.start(work / "mariadb")
     broker = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=work / "kafka", port=free_port_pair())

@@ -1,13 +1,13 @@
 """cdc-replicate: Kafka topic of raw binlog frames -> Delta tables (DESIGN.md "Dataflow").
 
   Usage: USAGE below (--help prints it; README "Commands" has the same line). Every flag
-  overrides conf/job.yaml, and every setting has a default (libs/config.py). No declaration is
+  overrides conf/job.yaml, and every setting has a default (libs/config/job.py). No declaration is
   needed: a table's target comes from the source's schema; --target-ddl / --targets declare or
   override targets (README "Commands").
 
 The embedded default (local broker -> simulator -> this job) is its own entry point:
 cdc-embedded (pipelines/embedded.py). Every configuration and declaration error is reported as
-one line before any Spark session is built (libs/config.py ConfigError).
+one line before any Spark session is built (libs/config/job.py ConfigError).
 """
 from __future__ import annotations
 
@@ -24,19 +24,19 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-from libs.config import ConfigError, JobConfig, load_config, one_line
-from libs.config_errors import cause_line
-from libs.metrics import serve
-from libs.paths import REPO_ROOT, SPARK_JARS_DIR
+from libs.config.job import ConfigError, JobConfig, load_config, one_line
+from libs.settings.errors import cause_line
+from libs.runtime.metrics import serve
+from libs.runtime.paths import REPO_ROOT, SPARK_JARS_DIR
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
-from libs.thread_dump import dump_on_signal
+from libs.runtime.thread_dump import dump_on_signal
 from pipelines.apply import DeltaApplier
-from pipelines.delta_tables import CatalogSchemaStopped, ensure_schema
-from pipelines.job_metrics import JobMetrics, ProgressListener, observe_input
-from pipelines.lineage_views import lineage_views
-from pipelines.replicate_batch import BatchPaths, ReplicateBatch
-from pipelines.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
-from pipelines.stopping import (StopRequested, StopSignals, await_query, last_committed_batch, stopped_line,
+from pipelines.delta.delta_tables import CatalogSchemaStopped, ensure_schema
+from pipelines.job.job_metrics import JobMetrics, ProgressListener, observe_input
+from pipelines.reads.lineage_views import lineage_views
+from pipelines.stages.sink import BatchPaths, ReplicateBatch
+from pipelines.job.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
+from pipelines.job.stopping import (StopRequested, StopSignals, await_query, last_committed_batch, stopped_line,
                                 wait_listener_done)
 from pipelines.stages.assemble import assemble
 from pipelines.stages.decode import frames
@@ -205,7 +205,7 @@ def _absolute(path: str) -> str:
 
 def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
     """Lag and counts per batch: a progress line on `out`, and Prometheus metrics on
-    cfg.metrics_port (pipelines/job_metrics.py)."""
+    cfg.metrics_port (pipelines/job/job_metrics.py)."""
     metrics = JobMetrics(out)
     metrics.listener = ProgressListener(metrics, QUERY_NAME)  # spark.streams.removeListener takes it
     spark.streams.addListener(metrics.listener)
@@ -220,7 +220,7 @@ def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None,
         verbose: bool = False, jars_dir: Path = SPARK_JARS_DIR) -> int:
     """The job until it ends: 0 at its end (available_now) or when stopped by SIGINT/SIGTERM
-    (pipelines/stopping.py), 1 when it stops on a problem. Every end prints one line (a stop on
+    (pipelines/job/stopping.py), 1 when it stops on a problem. Every end prints one line (a stop on
     a problem: the stop's own message, or the innermost error of a failure); `verbose` also
     brings back Spark's own warnings, lets it log the query's end and prints the traces.
     `jars_dir`: where the local session finds the Delta and Kafka-source jars."""
@@ -282,7 +282,7 @@ def _unwatch(spark: SparkSession, metrics: JobMetrics) -> None:
 def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:
     args = parse_args(argv)
     if not args.on_cluster:  # a cluster's driver process is the platform's (it has its own thread dumps)
-        dump_on_signal(signal.SIGUSR1)  # `kill -USR1 <pid>`: every Python thread's stack (libs/thread_dump.py)
+        dump_on_signal(signal.SIGUSR1)  # `kill -USR1 <pid>`: every Python thread's stack (libs/runtime/thread_dump.py)
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
         catalog = load_catalog(cfg)

@@ -2,7 +2,7 @@
 
   Usage: USAGE below (--help prints it; README "Commands" has the same line). The source server's
   options and the user's privileges: README "Preparing the source"; a refusal for want of one is
-  one line naming it (libs/shipper/privileges.py).
+  one line naming it (libs/source/privileges.py).
 
 --snapshot first publishes a consistent snapshot of the included tables through the topic
 (schemas/snapshot_record.avsc: begin, per table: table, rows..., table_end; end), then follows
@@ -13,7 +13,7 @@ MariaDB takes no lock for it; MySQL holds a global read lock for a moment to rea
 The replication password comes from --password-file, the [client] group of a MySQL option
 file (--defaults-extra-file, which may also give the user), or the environment variable
 CDC_SOURCE_PASSWORD; never from the command line, where every user of the machine can read it
-(libs/shipper/credentials.py).
+(libs/source/credentials.py).
 
 Resumes after the source's last record in the topic, by file:pos on the server it came from
 (every record names its server: server_identity header). Pointed at another server (a promoted
@@ -31,9 +31,9 @@ import signal
 import sys
 from pathlib import Path
 
-from libs.shipper import credentials
-from libs.shipper.errors import CredentialError, ShipError
-from libs.shipper.replica_source import ServerOptions
+from libs.source import credentials
+from libs.source.errors import CredentialError, ShipError
+from libs.source.replica_source import ServerOptions
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES
 from libs.shipper.shipper import ShipConfig, ship_files, ship_server
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "message.max.bytes must take it (default %(default)s; --from-file frames "
                          "over 64 MB stay refused as damage)")
     ap.add_argument("--metrics-port", type=_port, metavar="PORT",
-                    help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (libs/metrics.py)")
+                    help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (libs/runtime/metrics.py)")
     _snapshot_arguments(ap)
     return ap
 

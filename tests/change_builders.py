@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Mapping
 
-from libs.apply.change import Change, op_of
-from libs.stream_assembly import decode_segment
+from libs.contracts.change import Change, op_of
+from libs.stages.assembly import decode_segment
 
 COMMIT_TS = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
 
@@ -72,7 +72,7 @@ def change_of(op: str, **fields: Any) -> Change:
 
 
 def decoded(records, hints=None) -> list[Change]:
-    """The apply stage's changes of assembled records (libs/stream_assembly.py's segments,
+    """The apply stage's changes of assembled records (libs/stages/assembly.py's segments,
     decoded as the rows stage decodes them)."""
     return [Change.of(c) for r in records if r["kind"] == "segment" for c in decode_segment(r, hints=hints)]
 
@@ -84,5 +84,5 @@ def as_change(change: Change | Mapping[str, Any]) -> Change:
 
 
 def truncates_of(batch) -> list[Change]:
-    """What pipelines/replicate_batch.py hands DeltaApplier.prepare_batch: the batch's truncates."""
+    """What pipelines/stages/sink.py hands DeltaApplier.prepare_batch: the batch's truncates."""
     return [c for c in map(as_change, batch) if c.op == "truncate"]

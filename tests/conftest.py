@@ -12,7 +12,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from pipelines.spark_session import SessionOptions, build_session
+    from pipelines.job.spark_session import SessionOptions, build_session
 
     session = build_session(SessionOptions(
         app_name="binlog-cdc-tests", driver_memory="3g",
@@ -24,8 +24,8 @@ def spark(tmp_path_factory):
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
     """A real single-node KRaft broker on a free port, stopped after the session."""
-    from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop
-    from libs.paths import KAFKA_JARS_DIR
+    from libs.local.kafka_broker import BrokerConfig, free_port_pair, start, stop
+    from libs.runtime.paths import KAFKA_JARS_DIR
 
     cfg = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=tmp_path_factory.mktemp("kafka"),
                        port=free_port_pair())

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import pyarrow as pa
 
-from libs.arrow_rows import column_values
+from libs.contracts.arrow_rows import column_values
 from libs.replay.lineage import ChangeLogEntry
 
 _COPIED = ("database", "table", "op", "before", "after")  # change_record columns of the same name

@@ -17,12 +17,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 from libs.apply.plan import change_sort_key, with_ddl_truncates
 from libs.apply.stops import SchemaChangeStopped
-from libs.bad_input import BinlogPosition
-from libs.config import SCHEMA_CHANGES_IGNORE, JobConfig
-from libs.config_errors import one_line
+from libs.config.bad_input import BinlogPosition
+from libs.config.job import SCHEMA_CHANGES_IGNORE, JobConfig
+from libs.settings.errors import one_line
 from libs.replay.lineage import Lineage
 from libs.schema_history.column_identity import (ADD, EndNames, column_steps, creates, end_names,
                                                  with_names_at_end)
@@ -32,7 +32,7 @@ from libs.schema_history.table_renames import RenameChainError, TableRename, tab
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.target_schemas import version_columns
 from libs.snapshot.protocol import Position
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
 from libs.targets.model import Target
 from libs.targets.values import fill_value

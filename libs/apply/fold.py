@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from libs.apply.change import Op
+from libs.contracts.change import Op
 from libs.apply.fold_values import ColumnValues, ImageEntries, image_keys, plain
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, canonical_text, make_row_ids, to_utc_naive
 from libs.replay.logging_format import ERROR, ROW, decide_apply_format

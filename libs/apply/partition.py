@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from libs.apply.change import ROW_OPS, Change, Op
+from libs.contracts.change import ROW_OPS, Change, Op
 from libs.replay.images import present_columns, typed_key
 from libs.targets.model import Target
 

@@ -32,14 +32,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from libs.apply.change import ROW_OPS, Change, Commit, Op
-from libs.batch_versions import gtid_positions
+from libs.contracts.change import ROW_OPS, Change, Commit, Op
+from libs.reads.versions import gtid_positions
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
 from libs.replay.engine import commit_key
 from libs.replay.images import present_columns, typed_columns, typed_key
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
 from libs.schema_history import statements
-from libs.stops import JobStopped
+from libs.runtime.stops import JobStopped
 from libs.targets import values as target_values
 from libs.targets.model import Target, default_delta_table_name
 
@@ -183,7 +183,7 @@ def progress_rows(changes: Iterable[Change], app_id: str, batch_id: int,
                   versions: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """One _cdc_progress row per source: its last transaction in commit order in this batch
     (`changes`, plus `more`: last_changes of changes not given one by one), with the batch's
-    last GTID per GTID domain (libs/batch_versions.py) and `versions` (delta_table -> Delta
+    last GTID per GTID domain (libs/reads/versions.py) and `versions` (delta_table -> Delta
     version of each target the batch wrote) as table_versions.
     `caught_up`: source -> epoch micros of the batch's heartbeat (caught_up_as_of). A source
     with a heartbeat and no changes repeats its `previous` row (the source's last transaction,

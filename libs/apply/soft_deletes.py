@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from libs.avro_schemas import field_names
+from libs.contracts.avro_schemas import field_names
 from libs.replay.engine import ReplayResult, RowDelete
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage
-from libs.apply.change import Op
+from libs.contracts.change import Op
 from libs.targets.model import Target
 
 SOFT_DELETE_COLUMNS = field_names("soft_delete")

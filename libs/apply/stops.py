@@ -1,11 +1,11 @@
-"""Why the apply stage stops the job (libs/stops.py): the micro-batch is not committed, and
+"""Why the apply stage stops the job (libs/runtime/stops.py): the micro-batch is not committed, and
 nothing of it was written to a target table (a followed target's schema evolution excepted:
 pipelines/apply/batch_ddl.py). Each says in one line what stopped it and where. A target table
 whose schema does not match its declaration: pipelines/apply/tables.py TargetSchemaMismatch."""
 from __future__ import annotations
 
 from libs.replay import ReplayError
-from libs.stops import JobStopped
+from libs.runtime.stops import JobStopped
 from libs.targets import TargetConfigError
 
 
@@ -29,7 +29,7 @@ class SourceTargetStopped(JobStopped):
 
 class TargetNameStopped(JobStopped):
     """A target's Delta table name cannot name a table where the job keeps them (a catalog
-    table name is letters, digits and '_': libs/table_location.py)."""
+    table name is letters, digits and '_': libs/tables/table_location.py)."""
 
 
 class SchemaChangeStopped(JobStopped):

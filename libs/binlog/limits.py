@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from libs.config_errors import quoted
+from libs.settings.errors import quoted
 
 # MAX_FIELDS (sql/unireg.h, MySQL and MariaDB): no table has more columns.
 SERVER_MAX_COLUMNS = 4096

@@ -5,7 +5,7 @@ events -> WL#4162 boundary type, with mysqlbinlog's --start-position / --stop-po
         print(item.event.pos, item.boundary_name)
 
 The boundary of each event is its marker when the header carries one (WL#4162 F1/F2, three
-flag bits), else what the boundary parser classifies (libs.boundary.advance: the seed's table
+flag bits), else what the boundary parser classifies (libs.stream.boundary.advance: the seed's table
 plus M1/M2); the parser runs over every event from the start of the file, also over events
 before --start-position, so its state is right where printing begins. Decode errors propagate
 as the codec's typed BinlogError *after* every event before the bad frame was yielded.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from libs import boundary as bp
+from libs.stream import boundary as bp
 from libs.binlog.constants import BoundaryType, boundary_marker
 from libs.binlog.context import DecodeContext
 from libs.binlog.framing import check_magic, decode_event, iter_frames

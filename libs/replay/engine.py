@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from libs.apply.change import ROW_OPS, Change, Commit, Op
+from libs.contracts.change import ROW_OPS, Change, Commit, Op
 from libs.binlog.file_names import binlog_sort_key
 from libs.replay.errors import (
     BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from libs.apply.change import Change
+from libs.contracts.change import Change
 
 ROW_ID_COLUMN = "_row_id"
 """Hidden row identity: distinguishes identical rows of a keyless table; MERGE matches on it."""

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import datetime as dt
 
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 from libs.replay.engine import STRICT, IDEMPOTENT, ReplayResult, _Replayer, result_of
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage, to_utc_naive
 from libs.replay.table_state import Row, TableState

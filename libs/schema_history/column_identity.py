@@ -26,7 +26,7 @@ from typing import Callable, Mapping, Sequence
 
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 
 RENAME, DROP, ADD, REPLACE, GONE = "rename", "drop", "add", "replace", "gone"
 

@@ -28,7 +28,7 @@ from libs.schema_history import statements as S
 from libs.schema_history.column_identity import REPLACE, column_steps
 from libs.schema_history.history import SchemaHistory, Version
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema, column_def
-from libs.table_names import TableName
+from libs.contracts.table_names import TableName
 from libs.targets.config import Declaration, TargetCatalog
 from libs.targets.ddl import TableDDL
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from libs.config_errors import one_line
+from libs.settings.errors import one_line
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema
 from libs.snapshot.protocol import Position

@@ -8,7 +8,7 @@ the table in force at the image's position says the rest: each ordinal's name (s
 to its own column even after `ADD COLUMN ... FIRST`), whether an integer is UNSIGNED, a string's
 charset, an ENUM's labels, the fsp of an old-format temporal value. A layout whose column count
 or storage types differ from the Table_map's is not the image's schema: `mismatch` says so, and
-the rows stage quarantines the transaction instead of guessing (libs/assembler/change_records.py).
+the rows stage quarantines the transaction instead of guessing (libs/stream/assembler/change_records.py).
 
 Every column is in the Table_map, generated ones included (MariaDB and MySQL log the whole
 table's column list; the integration test checks it on a real server).
@@ -64,7 +64,7 @@ _OLD_TEMPORAL = frozenset({"time", "datetime", "timestamp"})
 class RowImageMismatch(ValueError):
     """A row image that does not fit the table's version at its position (quarantined)."""
 
-    kind = "schema_mismatch"  # libs/bad_input.py: follows bad_input_policy
+    kind = "schema_mismatch"  # libs/config/bad_input.py: follows bad_input_policy
 
 
 @dataclass(frozen=True)

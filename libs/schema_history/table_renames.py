@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 from libs.apply.plan import change_sort_key
 from libs.schema_history import statements as S
 

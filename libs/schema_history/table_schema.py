@@ -20,7 +20,7 @@ import sqlglot
 from sqlglot import exp
 
 from libs.binlog.charsets import charset_name
-from libs.sql_names import quote_identifier
+from libs.contracts.sql_names import quote_identifier
 from libs.targets.ddl import MariaDB, TableDDL, key_columns, parse_ddl, table_charset
 
 FIRST = "FIRST"

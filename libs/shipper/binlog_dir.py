@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from libs.binlog.file_names import binlog_sort_key, is_numbered
 
-from libs.shipper.errors import ShipError, UnsafePathError
+from libs.source.errors import ShipError, UnsafePathError
 
 
 def plain_name_problem(name: str) -> str | None:

@@ -17,7 +17,7 @@ A Rotate in the middle of a file (a relay log holds its master's) does not end t
 
 While following, each read of the newest file that finds nothing new and no partial event
 tells `on_idle` (file, next position, time of the read in ns): everything the file held then is
-shipped, the file-follower's ground for a heartbeat record (libs/shipper/heartbeat.py).
+shipped, the file-follower's ground for a heartbeat record (libs/contracts/heartbeat.py).
 
 Each file is shipped from position 4 (its Format_description included), or from the resume
 position for the file the topic already holds (the FDE is then read, not shipped, to know the
@@ -37,7 +37,7 @@ from libs.binlog.file_names import binlog_sort_key
 from libs.binlog.wire import U32 as _U32
 
 from libs.shipper.binlog_dir import Inputs, contained
-from libs.shipper.errors import IncompleteFileError, ShipError
+from libs.source.errors import IncompleteFileError, ShipError
 from libs.shipper.frame_check import FrameCheck, check_event_size
 
 __all__ = ["FileReader", "Inputs", "binlog_sort_key", "iter_file_events"]

@@ -21,7 +21,7 @@ from libs.binlog.errors import BinlogError
 from libs.binlog.wire import U32 as _U32, U64 as _U64
 
 from libs.shipper.binlog_dir import plain_name_problem
-from libs.shipper.errors import FrameError
+from libs.source.errors import FrameError
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES
 
 FDE = int(EventType.FORMAT_DESCRIPTION)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from libs.binlog import DecodeContext, MariaGtid, decode_event
 from libs.binlog.constants import BoundaryType, EventType
 from libs.binlog.errors import BinlogError
-from libs.boundary import INITIAL, Opening, ParserContext, advance
+from libs.stream.boundary import INITIAL, Opening, ParserContext, advance
 
 B = BoundaryType
 _GTID = re.compile(r"^(\d+)-(\d+)-(\d+)$")

@@ -14,10 +14,10 @@ import zlib
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from libs.shipper.errors import ShipError
-from libs.shipper.record import KafkaRecord
+from libs.source.errors import ShipError
+from libs.contracts.topic import KafkaRecord
 
-# The largest record sent by default: the project's broker accepts 64 MB (libs/kafka_broker.py
+# The largest record sent by default: the project's broker accepts 64 MB (libs/local/kafka_broker.py
 # message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large for the topic").
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 

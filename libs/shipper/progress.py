@@ -1,6 +1,6 @@
 """Progress on stderr every few seconds: events/s, where the shipper is, lag in bytes and in
 seconds, or "caught up" when a heartbeat after the last event said the server had logged nothing
-more (libs/shipper/heartbeat.py): an idle source's age of its last event grows, its lag does not."""
+more (libs/contracts/heartbeat.py): an idle source's age of its last event grows, its lag does not."""
 from __future__ import annotations
 
 import sys

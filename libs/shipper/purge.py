@@ -15,7 +15,7 @@ from typing import Callable, TextIO
 
 from libs.binlog.file_names import binlog_sort_key
 
-from libs.shipper.errors import PurgedBinlogError
+from libs.source.errors import PurgedBinlogError
 
 RESNAPSHOT_WAY = ("way on: cdc-ship --resnapshot with the same --include/--exclude (publishes a "
                   "new consistent snapshot of the tables through the topic, then follows the "

@@ -24,9 +24,9 @@ from libs.binlog.constants import BINLOG_MAGIC
 from libs.binlog.file_names import epoch_file, split_epoch
 
 from libs.shipper.binlog_dir import check_plain_name
-from libs.shipper.errors import ShipError
+from libs.source.errors import ShipError
 from libs.shipper.kafka_sink import ensure_topic, partition_for
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 
 
 @dataclass

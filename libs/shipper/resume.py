@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from libs.shipper.errors import ServerChangedError, ShipError
+from libs.source.errors import ServerChangedError, ShipError
 from libs.shipper.gtid_state import GtidState
-from libs.shipper.record import KafkaRecord
-from libs.shipper.server_identity import MARIADB, ServerIdentity
+from libs.contracts.topic import KafkaRecord
+from libs.source.server_identity import MARIADB, ServerIdentity
 
 
 @dataclass(frozen=True)

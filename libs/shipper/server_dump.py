@@ -15,16 +15,16 @@ from pymysql.err import MySQLError
 
 from libs.binlog.errors import BinlogError
 
-from libs.shipper import replica_source
-from libs.shipper.errors import ShipError
+from libs.source import replica_source
+from libs.source.errors import ShipError
 from libs.shipper.gtid_state import GroupTracker, GtidState
-from libs.shipper.heartbeat import HeartbeatRecord, is_caught_up
+from libs.contracts.heartbeat import HeartbeatRecord, is_caught_up
 from libs.shipper.kafka_sink import last_record
 from libs.shipper.purge import is_purged, purged_error
-from libs.shipper.record import FORMAT, HEARTBEAT, KafkaRecord, Origin
-from libs.shipper.replica_source import ConnectError, ServerOptions
+from libs.contracts.topic import FORMAT, HEARTBEAT, KafkaRecord, Origin
+from libs.source.replica_source import ConnectError, ServerOptions
 from libs.shipper.resume import StartPoint, resume_point
-from libs.shipper.server_identity import MARIADB, ServerIdentity, read_identity
+from libs.source.server_identity import MARIADB, ServerIdentity, read_identity
 from libs.shipper.stream import ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, StreamTracker
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236  # the dump's start is not in the server's binlog
@@ -182,7 +182,7 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
                 _send_format(cfg, sink, groups, step, frame, origin)
             elif step.kind == HEARTBEAT_STEP and _caught_up(cfg, frame, tracker):
                 # the server has logged nothing after our position: say so in the topic, so the
-                # job can tell an idle source from a stalled one (libs/shipper/heartbeat.py). It
+                # job can tell an idle source from a stalled one (libs/contracts/heartbeat.py). It
                 # carries the origin too: a resume may start from it as the last record.
                 now = time.time_ns()
                 beat = HeartbeatRecord(cfg.source, now // 1000, frame)
@@ -201,7 +201,7 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
 
 
 def _caught_up(cfg, frame: bytes, tracker: StreamTracker) -> bool:
-    """Does the server's heartbeat name the shipper's own position (libs/shipper/heartbeat.py)?
+    """Does the server's heartbeat name the shipper's own position (libs/contracts/heartbeat.py)?
     A heartbeat that does not parse is the server's protocol broken: one line, naming it."""
     try:
         return is_caught_up(frame, tracker.file, tracker.pos)

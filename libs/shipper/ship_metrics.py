@@ -1,8 +1,8 @@
-"""cdc-ship's Prometheus metrics (libs/metrics.py): what its progress line and stats already
+"""cdc-ship's Prometheus metrics (libs/runtime/metrics.py): what its progress line and stats already
 hold, read at scrape time."""
 from __future__ import annotations
 
-from libs.metrics import labelled
+from libs.runtime.metrics import labelled
 
 from libs.shipper.progress import Progress
 

@@ -23,18 +23,19 @@ from typing import Callable
 
 from pymysql.err import MySQLError
 
-from libs.metrics import serve
+from libs.runtime.metrics import serve
 from libs.snapshot import DEFAULT_CHUNK_ROWS
 
-from libs.shipper import replica_source, ship_metrics
-from libs.shipper.errors import ShipError
+from libs.shipper import ship_metrics
+from libs.source import replica_source
+from libs.source.errors import ShipError
 from libs.shipper.file_source import Inputs, iter_file_events
-from libs.shipper.heartbeat import FollowBeat, HeartbeatRecord
+from libs.contracts.heartbeat import FollowBeat, HeartbeatRecord
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES, KafkaSink, last_record
 from libs.shipper.progress import Progress
 from libs.shipper.purge import PurgeWatch
-from libs.shipper.record import HEARTBEAT, KafkaRecord
-from libs.shipper.replica_source import ServerOptions
+from libs.contracts.topic import HEARTBEAT, KafkaRecord
+from libs.source.replica_source import ServerOptions
 from libs.shipper.resume import StartPoint
 from libs.shipper.server_dump import retryable, stream_once
 from libs.shipper.stream import StreamTracker
@@ -61,7 +62,7 @@ class ShipStats:
     events: int = 0
     reconnects: int = 0
     holes: int = 0
-    heartbeats: int = 0  # heartbeat records published (libs/shipper/heartbeat.py)
+    heartbeats: int = 0  # heartbeat records published (libs/contracts/heartbeat.py)
     resumed_from: tuple[str, int] | None = None
     snapshot: object | None = None  # snapshot_run.SnapshotStats when --snapshot/--resnapshot
     server: str | None = None  # identity of the server shipped from (the last connection's)
@@ -78,7 +79,7 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
                should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.2,
                heartbeat_s: float | None = 1.0) -> ShipStats:
     """Ship binlog files; with `follow`, a heartbeat record after each `heartbeat_s` (None: none)
-    of reading nothing new at the newest file's end (libs/shipper/heartbeat.py FollowBeat)."""
+    of reading nothing new at the newest file's end (libs/contracts/heartbeat.py FollowBeat)."""
     inputs = Inputs.from_paths(paths, follow=follow)
     sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes)
     last = last_record(cfg.bootstrap, cfg.topic, cfg.source)

@@ -25,15 +25,15 @@ from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.chunks import last_state
 from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
 from libs.snapshot.record import ROWS, TABLE, TABLE_END, SnapshotRecord
-from libs.sql_names import quote_identifier
-from libs.table_names import TableName, parse_table_key
+from libs.contracts.sql_names import quote_identifier
+from libs.contracts.table_names import TableName, parse_table_key
 
 from libs.shipper.kafka_sink import KafkaSink, last_record
 from libs.shipper.purge import is_purged
-from libs.shipper.record import SNAPSHOT, KafkaRecord, Origin
-from libs.shipper.replica_source import ServerOptions, binary_logs, connect, is_mariadb
+from libs.contracts.topic import SNAPSHOT, KafkaRecord, Origin
+from libs.source.replica_source import ServerOptions, binary_logs, connect, is_mariadb
 from libs.shipper.resume import epoch_for, last_identity
-from libs.shipper.server_identity import read_identity
+from libs.source.server_identity import read_identity
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def _run_tables(conn, plan: StartPlan, snap: SnapshotOptions, name: str, log=_lo
 
 
 def _named(text: str, existing: list) -> list:
-    """The existing table(s) a record's `tables` entry names: its pair (libs/table_names.py);
+    """The existing table(s) a record's `tables` entry names: its pair (libs/contracts/table_names.py);
     a 'db.table' that a run before that rule joined from a database with a '.' in its name
     names every table whose joined name it is (reading one table too many is harmless)."""
     pair = parse_table_key(text)

@@ -45,7 +45,7 @@ from libs.binlog import DecodeContext, decode_event
 from libs.binlog.constants import COMMON_HEADER, COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
 from libs.binlog.errors import BinlogError
 
-from libs.shipper.errors import FrameError, ShipError
+from libs.source.errors import FrameError, ShipError
 from libs.shipper.frame_check import crc_matches, rotate_body
 
 ROTATE = int(EventType.ROTATE)

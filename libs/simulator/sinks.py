@@ -3,7 +3,7 @@ the optional dummy-event substitution for a consumer of low capability.
 
 Kafka record (DESIGN.md "Kafka record"): key = source id, value = the event's exact bytes,
 headers binlog_file, binlog_pos (the event's start offset in the file, decimal ASCII),
-server_id, source, event_type: built by libs/shipper/record.py KafkaRecord, so the simulator
+server_id, source, event_type: built by libs/contracts/topic.py KafkaRecord, so the simulator
 and the shipper cannot drift apart; the topic is created the shipper's way (one partition).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from libs.binlog.dummy import CAP_ANNOTATE, substitute_for_replica
 
 from libs.simulator.stream import Frame
 
-from libs.shipper.record import KafkaRecord  # the one declaration of the record headers
+from libs.contracts.topic import KafkaRecord  # the one declaration of the record headers
 
 class Substitution:
     """MariaDB task (seed 003): what a master sends a replica announcing

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from libs.sql_names import quote_identifier
+from libs.contracts.sql_names import quote_identifier
 
 _ESCAPES = {0: "\\0", 10: "\\n", 13: "\\r", 26: "\\Z", 39: "\\'", 92: "\\\\"}
 

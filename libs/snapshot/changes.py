@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from libs.apply.change import Op
-from libs.assembler.change_records import ROWS_PER_EVENT
+from libs.contracts.change import Op
+from libs.stream.assembler.change_records import ROWS_PER_EVENT
 from libs.snapshot.chunk_images import after_images
 
 from libs.snapshot.record import ROWS, TABLE, SnapshotRecord

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from libs.assembler.values import CHARACTER_TYPES
+from libs.stream.assembler.values import CHARACTER_TYPES
 from libs.binlog import charsets
 from libs.snapshot import chunk_values
 from libs.snapshot.values import SourceColumn, column_value, type_code

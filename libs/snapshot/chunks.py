@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, TextIO
 import numpy as np
 import pyarrow as pa
 
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.protocol import LastRecord, Position
 from libs.snapshot.record import SnapshotRecord

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from libs.table_names import TableName, parse_table_key
+from libs.contracts.table_names import TableName, parse_table_key
 
 KEY_TEXT_MAX = 80  # characters of a key value shown in the error line
 

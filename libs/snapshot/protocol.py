@@ -1,5 +1,5 @@
 """The snapshot protocol's two rules, one named module with a table test
-(tests/unit/snapshot/test_snapshot_protocol.py), as libs/boundary.py is for transactions.
+(tests/unit/snapshot/test_snapshot_protocol.py), as libs/stream/boundary.py is for transactions.
 
 1. What the shipper does on start (`plan_start`), from the source's last record in the topic
    alone (resume from Kafka, like the binlog):

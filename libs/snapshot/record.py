@@ -12,10 +12,10 @@ from functools import lru_cache
 
 import fastavro
 
-from libs.avro_schemas import avro_schema
+from libs.contracts.avro_schemas import avro_schema
 from libs.snapshot import chunk_values
 from libs.snapshot.values import SourceColumn
-from libs.table_names import table_key
+from libs.contracts.table_names import table_key
 
 BEGIN, TABLE, ROWS, TABLE_END, END = "begin", "table", "rows", "table_end", "end"
 TRX_PREFIX = "snapshot:"  # trx_id of snapshot change records: never a GTID nor a 'file:pos'
@@ -59,7 +59,7 @@ class SnapshotRecord:
 
     @property
     def qualified_table(self) -> str:
-        """The table as one string that reads back to its pair (libs/table_names.py)."""
+        """The table as one string that reads back to its pair (libs/contracts/table_names.py)."""
         return table_key(self.database, self.table)
 
     @property
@@ -67,7 +67,7 @@ class SnapshotRecord:
         """The trx_id of the table's change records: one per (run, table), so row ids differ
         between a run and its re-snapshot (libs/replay/lineage.make_row_id). The table is
         table_key's text: 'db.table' as always for ordinary names (the same row ids as before),
-        quoted when a '.' in the database would make two tables one (libs/table_names.py)."""
+        quoted when a '.' in the database would make two tables one (libs/contracts/table_names.py)."""
         return f"{TRX_PREFIX}{self.snapshot_id}:{self.qualified_table}"
 
     @classmethod

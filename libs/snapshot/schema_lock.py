@@ -40,11 +40,11 @@ from typing import Callable
 
 from pymysql.err import MySQLError
 
-from libs.shipper.replica_source import error_text, is_mariadb
+from libs.source.replica_source import error_text, is_mariadb
 from libs.snapshot import source
 from libs.snapshot.oversized import exclude_regex
-from libs.sql_names import quote_identifier
-from libs.table_names import TableName
+from libs.contracts.sql_names import quote_identifier
+from libs.contracts.table_names import TableName
 
 LOCK_ATTEMPTS = 5
 LOCK_WAIT_TIMEOUT, DEADLOCK, NO_SUCH_TABLE = 1205, 1213, 1146

@@ -70,15 +70,15 @@ import pyarrow as pa
 from pymysql.cursors import SSCursor
 from pymysql.err import MySQLError
 
-from libs.shipper.errors import ShipError
-from libs.shipper.privileges import access_error
-from libs.shipper.replica_source import ServerOptions, connect_error, error_text
+from libs.source.errors import ShipError
+from libs.source.privileges import access_error
+from libs.source.replica_source import ServerOptions, connect_error, error_text
 from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream,
                            values)
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
-from libs.sql_names import quote_identifier
-from libs.table_names import TableName
+from libs.contracts.sql_names import quote_identifier
+from libs.contracts.table_names import TableName
 from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -108,7 +108,7 @@ class SourceTable:
 
     @property
     def qualified(self) -> str:
-        """'db.table', the text --include / --exclude match: not an identity (libs/table_names.py)."""
+        """'db.table', the text --include / --exclude match: not an identity (libs/contracts/table_names.py)."""
         return f"{self.database}.{self.name}"
 
     @property
@@ -134,7 +134,7 @@ def _text(value) -> str | None:
 
 def query(conn, sql: str, args=None) -> list[tuple]:
     """The statement's rows; a refusal for want of a privilege is one line naming it
-    (libs/shipper/privileges.py)."""
+    (libs/source/privileges.py)."""
     try:
         with conn.cursor() as cur:
             if args is None:
@@ -168,7 +168,7 @@ def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: prin
 def list_tables(conn, keep: Callable[[str], bool] = lambda _name: True) -> list[SourceTable]:
     """Included tables (BASE TABLE or SYSTEM VERSIONED), system schemas never, each once, in
     (schema, name) order: keyed on the pair, `a`.`b.c` and `a.b`.`c` are two tables
-    (libs/table_names.py)."""
+    (libs/contracts/table_names.py)."""
     found: dict[TableName, SourceTable] = {}
     for schema, name, rows, kind in query(conn, TABLES_QUERY):
         table = SourceTable(_text(schema), _text(name), None if rows is None else int(_text(rows)),

@@ -1,12 +1,12 @@
 """Which tables by 'db.table' regexes (pure, no I/O): --include / --exclude of cdc-ship --snapshot
-(which tables a run reads) and the job's tables.include / tables.exclude (libs/config.py)."""
+(which tables a run reads) and the job's tables.include / tables.exclude (libs/config/job.py)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from libs.config_errors import quoted
+from libs.settings.errors import quoted
 
 
 @dataclass(frozen=True)

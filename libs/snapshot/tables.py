@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from libs.sql_names import quote_identifier
+from libs.contracts.sql_names import quote_identifier
 from libs.targets.ddl import TableDDL, parse_ddl
 
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 
 from libs.snapshot.protocol import Position, superseded
 

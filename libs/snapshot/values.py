@@ -4,7 +4,7 @@ A snapshot row and the same row written through the binlog must give identical D
 So this module writes no text rules of its own: it turns the bytes the server sends for
 `select_expression(column)` into the Python value the binlog decoder produces for that column
 (libs/binlog/values.py) and hands it, with the real type the Table_map logs, to the function the
-binlog path uses, libs/assembler/values.py `column_value` (as change_records.py does).
+binlog path uses, libs/stream/assembler/values.py `column_value` (as change_records.py does).
 
 | DATA_TYPE                  | Table_map type   | SELECT expression   | value given to column_value         |
 |----------------------------|------------------|---------------------|-------------------------------------|
@@ -75,10 +75,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, NamedTuple, Sequence
 
-from libs.assembler.values import column_value as _column_value
+from libs.stream.assembler.values import column_value as _column_value
 from libs.binlog import charsets
 from libs.binlog.constants import ColumnType as T
-from libs.sql_names import quote_identifier
+from libs.contracts.sql_names import quote_identifier
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 
-from libs.config_errors import quoted
-from libs.config_yaml import YamlFileError, read_yaml_file
+from libs.settings.errors import quoted
+from libs.settings.yaml_files import YamlFileError, read_yaml_file
 import libs.targets.model as model
-from libs.table_names import TableName, parse_table_key
+from libs.contracts.table_names import TableName, parse_table_key
 from libs.targets.ddl import TableDDL, load_ddl_file
 from libs.targets.target_entry import TargetOverride, yaml_create_table
 from libs.targets.target_entry import build_target as _build_target, check_fields as _check_fields

@@ -3,7 +3,7 @@ a bad declaration is an operator mistake that must stop the job before it reads 
 
 from __future__ import annotations
 
-from libs.config_errors import ConfigError
+from libs.settings.errors import ConfigError
 
 
 class TargetConfigError(ConfigError):

@@ -2,7 +2,7 @@
 from DDL, the source's schema or `columns:`, then key, defaults, leave_out, source_columns and
 delta_table, each checked with a TargetConfigError naming the file and the field.
 
-A source table is the pair (database, table) (libs/table_names.py): `a`.`b.c` and `a.b`.`c`
+A source table is the pair (database, table) (libs/contracts/table_names.py): `a`.`b.c` and `a.b`.`c`
 are two tables with two default Delta tables, never one split at the first dot.
 """
 from __future__ import annotations
@@ -14,13 +14,13 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from libs.binlog.charsets import charset_name
-from libs.config_errors import quoted
+from libs.settings.errors import quoted
 import libs.targets.model as model
 import libs.targets.types as types
 import libs.targets.values as values
-from libs.sql_names import quote_identifier
-from libs.system_tables import SYSTEM_TABLE_PREFIX, SYSTEM_TABLES
-from libs.table_names import TableName
+from libs.contracts.sql_names import quote_identifier
+from libs.tables.system_tables import SYSTEM_TABLE_PREFIX, SYSTEM_TABLES
+from libs.contracts.table_names import TableName
 from libs.targets.ddl import MariaDB, TableDDL, check_unique_names
 from libs.targets.errors import TargetConfigError
 
@@ -106,7 +106,7 @@ def _check_known(path: str, where: str, names: Iterable[str], columns: Sequence[
             raise fail(path, where, f"{quoted(name)} is not a column of the target (columns: {[c.name for c in columns]})")
 
 
-# The job's own Delta tables live under delta_root next to the targets (libs/system_tables.py).
+# The job's own Delta tables live under delta_root next to the targets (libs/tables/system_tables.py).
 # A target named like one would be mixed into it, so the whole prefix is reserved
 # (case-insensitively: a case-insensitive file system or catalog folds it).
 def check_delta_table(path: str, where: str, name: Any) -> None:

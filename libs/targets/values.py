@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from libs.binlog import charsets
-from libs.config_errors import quoted
+from libs.settings.errors import quoted
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, ZERO_DATES_TO_NULL, Column
 
 EPOCH = dt.datetime(1970, 1, 1)

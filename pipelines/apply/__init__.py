@@ -10,8 +10,8 @@ batch_id). known_targets.py: what the applier keeps of its targets from batch to
 stage stops: libs/apply/stops.py. What the stage decides without Spark: libs/apply/.
 touched_rows.py: the reads (rows a batch can touch, the whole-table mirror). target_writes.py:
 one MERGE or overwrite per target. tables.py: target schemas and creation with Delta column
-DEFAULTs. System table names: libs/system_tables.py.
-Lineage SQL: libs/lineage_sql.py. The modules of this package never import the package itself
+DEFAULTs. System table names: libs/tables/system_tables.py.
+Lineage SQL: libs/reads/lineage_sql.py. The modules of this package never import the package itself
 (its re-exports below would make that an import cycle).
 """
 from pipelines.apply.applier import DeltaApplier

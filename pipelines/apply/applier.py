@@ -9,7 +9,7 @@ change of COMPLETE transactions, in any order. Steps:
 1. Collect the batch's changes to the driver (commit_ts as epoch micros: no local-zone
    conversion), group them by source table, each group in commit order (libs.apply.plan).
 2. Per target table (libs.targets catalog, target.delta_table under config.delta_root, or in
-   config.catalog_schema by that name: libs/table_location.py):
+   config.catalog_schema by that name: libs/tables/table_location.py):
    skip it when Delta already committed (f"{app_id}:{delta_table}", batch_id) on it (a retried
    batch); else read ONLY the rows the batch can touch (touched_rows.py: filters or semi-joins of the Delta
    table with the batch's key values / before images, libs.apply.plan.lookups_for), replay the changes on them
@@ -64,21 +64,21 @@ from libs.apply.soft_deletes import first_truncate, table_writes
 from libs.apply.plan import (
     Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
 )
-from libs.apply.change import ROW_OPS, Change, Op, changes_of
+from libs.contracts.change import ROW_OPS, Change, Op, changes_of
 from libs.apply.change_log import change_log_table
-from libs.config import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
-from libs.gc_pause import gc_paused
-from libs.lag import commit_lags, oldest_commits
-from libs.lineage_sql import quote_identifier
+from libs.config.job import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
+from libs.runtime.gc_pause import gc_paused
+from libs.apply.lag import commit_lags, oldest_commits
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ReplayError, ReplayResult, ReplayStopped, replay
 from libs.replay.versions import replay_versions
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.tables import SnapshotTable
-from libs.stream_assembly import DdlEvent
-from libs.system_tables import APP_ID, PROGRESS
-from libs.table_location import TableLocation, TableNameError
-from libs.table_names import table_key
+from libs.stages.assembly import DdlEvent
+from libs.tables.system_tables import APP_ID, PROGRESS
+from libs.tables.table_location import TableLocation, TableNameError
+from libs.contracts.table_names import table_key
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import DELETE_HARD, HISTORY_SCD2, Target
@@ -204,7 +204,7 @@ class DeltaApplier:
                  fused: SnapshotFusion | None = None) -> dict:
         """`caught_up`: source -> epoch micros of the batch's heartbeat, when it held one
         (_cdc_progress.caught_up_as_of, schemas/heartbeat_record.avsc); `fused`: plan_fusion's, run."""
-        with gc_paused():  # the batch's changes, images and rows alive at once (libs/gc_pause.py)
+        with gc_paused():  # the batch's changes, images and rows alive at once (libs/runtime/gc_pause.py)
             return self._apply(changes_df, batch_id, caught_up or {}, fused)
 
     def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int], fused) -> dict:
@@ -388,7 +388,7 @@ class DeltaApplier:
 
 
 class AppliedBatch(NamedTuple):
-    """What the last batch applied, for the job's metrics (pipelines/job_metrics.py)."""
+    """What the last batch applied, for the job's metrics (pipelines/job/job_metrics.py)."""
 
     commit_lags: dict[tuple[str, str], float] = {}  # (source, db.table) -> commit -> visible, s
     quarantined: Counter = Counter()  # source -> changes the replay quarantined

@@ -12,10 +12,10 @@ from pyspark.sql import SparkSession
 
 from libs.apply.ddl import DdlPlan, Evolve, accept_setting
 from libs.apply.stops import SchemaChangeStopped
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.schema_history.evolution import SchemaEvolutionError
 from libs.schema_history.history import SchemaHistory
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
 from libs.targets.model import Target
 from pipelines.apply.known_targets import KnownTargets

@@ -12,11 +12,11 @@ from typing import Any, Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from libs.apply.change import ROW_OPS, Commit, Op
-from libs.lineage_sql import quote_identifier
+from libs.contracts.change import ROW_OPS, Commit, Op
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import commit_order
-from libs.table_location import TableLocation
-from libs.table_names import table_key
+from libs.tables.table_location import TableLocation
+from libs.contracts.table_names import table_key
 from libs.targets.model import Target
 from pipelines.apply.executor_replay import ExecutorReplay
 
@@ -32,7 +32,7 @@ def rows_at_most(df: DataFrame) -> int | None:
     of its input when every node between them can only drop rows (filters, projections, the
     left side of an anti- or semi-join). The sink's changes are such a frame over the rows
     stage's cached output, counted when the sink asked it for failed transactions
-    (pipelines/replicate_batch.py)."""
+    (pipelines/stages/sink.py)."""
     return _bound(df._jdf.queryExecution().optimizedPlan())
 
 
@@ -131,7 +131,7 @@ class BatchSplit:
 
     @property
     def oldest(self) -> dict[tuple[str, str], int]:
-        """The executors' part's oldest commit per (source, table_key), for libs.lag.commit_lags."""
+        """The executors' part's oldest commit per (source, table_key), for libs.apply.lag.commit_lags."""
         out: dict[tuple[str, str], int] = {}
         for g in self._mine():
             if (g["database"], g["table"]) not in self.already_applied:

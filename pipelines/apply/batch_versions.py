@@ -1,9 +1,9 @@
 """The Delta version each target write of a batch committed (issue #40: `_cdc_progress`
-table_versions, libs/batch_versions.py), for the batch's progress rows.
+table_versions, libs/reads/versions.py), for the batch's progress rows.
 
 A write that commits reports its version (Delta's lastCommitVersionInSession, read right after
 it in the writing thread's own session). A target the batch wrote without such a report is
-asked of its Delta log by the txn action the write carried (pipelines/delta_txn.py
+asked of its Delta log by the txn action the write carried (pipelines/delta/delta_txn.py
 commit_of_txn): a batch retried after a crash whose earlier attempt committed the target
 (KnownTargets.already_committed skipped it), or a target whose only write in the batch was its
 schema rewrite (pipelines/apply/schema_changes.py, txn app id schema_app_id).
@@ -14,9 +14,9 @@ from typing import Mapping
 
 from pyspark.sql import SparkSession
 
-from libs.system_tables import schema_app_id, table_app_id
-from libs.table_location import TableLocation
-from pipelines.delta_txn import commit_of_txn
+from libs.tables.system_tables import schema_app_id, table_app_id
+from libs.tables.table_location import TableLocation
+from pipelines.delta.delta_txn import commit_of_txn
 
 
 class BatchVersions:

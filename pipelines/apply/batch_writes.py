@@ -1,8 +1,8 @@
 """The applier's writes of one batch (pipelines/apply/applier.py), each idempotent per
-(app_id, batch_id) (appends: commit marks, pipelines/marked_appends.py; target writes: Delta's
+(app_id, batch_id) (appends: commit marks, pipelines/delta/marked_appends.py; target writes: Delta's
 txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any target, so a target
 already written implies its change log is committed), `_cdc_quarantine` (append,
-pipelines/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
+pipelines/delta/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
 insert; or, for a small mirrored table, the whole table replaced by its new content:
 target_writes.py; an SCD2 target's versions: history_writes.py), then `_cdc_progress` (append,
 one row per source, with the Delta version each target write committed: batch_versions.py).
@@ -20,10 +20,10 @@ from pyspark.sql import DataFrame, SparkSession
 import pipelines.apply.tables as D
 from libs.apply.soft_deletes import SOFT_DELETE_COLUMNS
 from libs.apply.plan import progress_rows, quarantine_row
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.replay import ROW_ID_COLUMN
-from libs.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
-from libs.table_location import TableLocation
+from libs.tables.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
+from libs.tables.table_location import TableLocation
 from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from pipelines.apply.batch_versions import BatchVersions
 from pipelines.apply.carried_writes import carried_write
@@ -37,11 +37,11 @@ from pipelines.apply.soft_deletes import flag_live
 from pipelines.apply.target_writes import (
     TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
-from pipelines.arrow_frames import arrow_frame
-from pipelines.delta_tables import writer
-from pipelines.delta_txn import delta_txn, forget_last_commit_version, last_commit_version, replaceable
-from pipelines.marked_appends import MarkedAppends
-from pipelines.quarantine import QuarantineWriter, now_utc, quarantine_schema
+from pipelines.delta.arrow_frames import arrow_frame
+from pipelines.delta.delta_tables import writer
+from pipelines.delta.delta_txn import delta_txn, forget_last_commit_version, last_commit_version, replaceable
+from pipelines.delta.marked_appends import MarkedAppends
+from pipelines.delta.quarantine import QuarantineWriter, now_utc, quarantine_schema
 
 TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _write_targets)
 
@@ -122,7 +122,7 @@ class BatchWrites:
         (measured: ~80% of a batch over five tables, bench/README.md), and the tables are
         independent (each has its own txnAppId). Each thread has its own session
         (spark.newSession(): same SparkContext, own SQL conf) because the txnAppId/txnVersion
-        of a write are session confs (pipelines/delta_txn.py). Keeping those sessions across
+        of a write are session confs (pipelines/delta/delta_txn.py). Keeping those sessions across
         batches instead was measured: no gain."""
         if len(writes) <= 1:
             for write in writes:
@@ -275,7 +275,7 @@ class BatchWrites:
                          more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,
                          versions: Mapping[str, int] | None = None) -> None:
         """Append-only: one row per (source, batch); the latest batch_id per (app_id, source) is
-        the source's position (libs.lineage_sql.latest_progress). An append is one cheap commit
+        the source's position (libs.reads.lineage_sql.latest_progress). An append is one cheap commit
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
         from the table once per process and then kept. `versions`: the batch's table_versions."""
         path = self.tables.table(PROGRESS)

@@ -22,12 +22,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.targets.model import Target
 from pipelines.apply.soft_deletes import flag_deleted, flag_live
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
-from pipelines.delta_tables import exists, located, writer
+from pipelines.delta.delta_tables import exists, located, writer
 
 
 def carried_write(spark: SparkSession, plan: TablePlan, rows: pa.Table, source_schema: T.StructType):

@@ -9,12 +9,12 @@ from typing import Callable, Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 from libs.apply.partition import executor_eligible, snapshot_rows_eligible
 from libs.targets.model import HISTORY_SCD2
 from libs.apply.plan import change_sort_key
-from libs.config import JobConfig
-from libs.table_location import TableLocation
+from libs.config.job import JobConfig
+from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
 from libs.targets.model import Target
 from pipelines.apply.batch_split import BatchSplit, BatchSummary, rows_at_most

@@ -31,22 +31,22 @@ import pipelines.apply.tables as D
 from libs.apply.partition import components, key_text, split_key
 from libs.apply.soft_deletes import table_writes
 from libs.apply.plan import quarantine_row, replay_touched
-from libs.apply.change import Op, changes_of
+from libs.contracts.change import Op, changes_of
 from libs.apply.fold import Folded, fold, foldable
 from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
 from libs.apply.superseded import COMMIT, superseded_rows
 from libs.apply.change_log import change_log_table, decided_change_log
-from libs.gc_pause import gc_paused
-from libs.lineage_sql import quote_identifier
+from libs.runtime.gc_pause import gc_paused
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN, ReplayStopped
 from libs.replay.lineage import LINEAGE_COLUMN
 from libs.snapshot.protocol import Position
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN
 from pipelines.apply.touched_rows import live_rows
-from pipelines.delta_tables import read
-from pipelines.quarantine import now_utc, quarantine_schema
+from pipelines.delta.delta_tables import read
+from pipelines.delta.quarantine import now_utc, quarantine_schema
 
 BEFORE_KEY, AFTER_KEY, KEYS, GROUP = "_cdc_key_before", "_cdc_key_after", "_cdc_keys", "_cdc_group"
 LOG, QUARANTINED, STOP, SUPERSEDED = "_cdc_log", "_cdc_quarantined", "_cdc_stop", "_cdc_superseded"

@@ -25,14 +25,14 @@ from pyspark.sql import types as T
 
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import merge_scope
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN
 from libs.replay.versions import CLOSING_COLUMNS, IS_CURRENT, HistoryRows, history_rows
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.target_writes import TablePlan, in_scope
-from pipelines.arrow_frames import arrow_table
-from pipelines.delta_tables import delta_table, exists, located, writer
+from pipelines.delta.arrow_frames import arrow_table
+from pipelines.delta.delta_tables import delta_table, exists, located, writer
 
 MERGE_KEY = "_cdc_merge_key"  # MERGE source only: the _row_id whose open version it closes; NULL: a new version
 

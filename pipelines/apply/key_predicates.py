@@ -14,7 +14,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 
 
 def key_in(columns: Sequence[str], tuples: Sequence[Sequence[Any]], qualifier: str | None = None) -> Column:

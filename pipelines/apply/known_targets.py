@@ -7,13 +7,13 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 import pipelines.apply.tables as D
-from libs.system_tables import table_app_id
-from libs.table_location import TableLocation
+from libs.tables.system_tables import table_app_id
+from libs.tables.table_location import TableLocation
 from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from libs.targets.model import Target
 from pipelines.apply.touched_rows import load_mirror
 from pipelines.apply.write_features import enable_deletion_vectors
-from pipelines.delta_txn import committed_version, table_version
+from pipelines.delta.delta_txn import committed_version, table_version
 
 
 class KnownTargets:

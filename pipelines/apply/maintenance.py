@@ -15,11 +15,11 @@ from typing import Sequence
 from pyspark.sql import SparkSession
 
 from libs.apply.maintenance import COMPACTIONS, OPTIMIZE_WIDE, MaintenancePlanner, MaintenancePolicy
-from libs.config import WritesSettings
-from libs.config_errors import one_line
-from libs.table_location import TableLocation
-from pipelines.delta_tables import exists
-from pipelines.delta_txn import table_version
+from libs.config.job import WritesSettings
+from libs.settings.errors import one_line
+from libs.tables.table_location import TableLocation
+from pipelines.delta.delta_tables import exists
+from pipelines.delta.delta_txn import table_version
 
 MB = 1024 * 1024
 DELTA_RETENTION_FLOOR_HOURS = 168  # Delta refuses a shorter VACUUM unless its check is off

@@ -33,19 +33,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
 from libs.schema_history.evolution import (
     AddedColumn, NewColumn, SchemaEvolutionError, evolution, type_key, unknown_fills,
 )
-from libs.system_tables import schema_app_id
-from libs.table_location import TableLocation
+from libs.tables.system_tables import schema_app_id
+from libs.tables.table_location import TableLocation
 from libs.replay.versions import IS_CURRENT
 from libs.targets.model import HISTORY_SCD2, Target
 from pipelines.apply.soft_deletes import with_soft_columns
-from pipelines.delta_tables import located, read
-from pipelines.delta_txn import committed_version, table_version
+from pipelines.delta.delta_tables import located, read
+from pipelines.delta.delta_txn import committed_version, table_version
 
 
 class Carried(NamedTuple):

@@ -2,7 +2,7 @@
 restarted job resumes with each source table's versions (issue #17 item 1;
 schemas/schema_version_record.avsc).
 
-Each micro-batch, before its rows are decoded (pipelines/replicate_batch.py `_prepare`): the
+Each micro-batch, before its rows are decoded (pipelines/stages/sink.py `_prepare`): the
 snapshot tables the batch brought start their tables' histories at the snapshot position, then
 the batch's DDL statements apply in binlog order; the versions they gave are appended,
 idempotently per (app_id, batch_id). A replayed batch applies its DDL to the versions before it
@@ -19,21 +19,21 @@ from typing import Callable, Iterable
 import sqlglot
 from pyspark.sql import SparkSession
 
-from libs.assembler.change_records import statement_target
+from libs.stream.assembler.change_records import statement_target
 from libs.schema_history.history import RENAMED, HistoryError, SchemaHistory, TableChange, Version
 from libs.schema_history.row_layout import history_layouts
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_schema import TableSchema
 from libs.snapshot.protocol import Position
 from libs.snapshot.tables import SnapshotTable
-from libs.stream_assembly import DdlEvent
-from libs.system_tables import SCHEMA_HISTORY, table_app_id
-from libs.table_location import TableRoot, as_root
-from pipelines.arrow_frames import arrow_frame
-from pipelines.delta_tables import read
-from pipelines.delta_txn import is_delta_table
-from pipelines.marked_appends import MarkedAppends
-from pipelines.schemas import SCHEMA_VERSION_RECORD, spark_schema
+from libs.stages.assembly import DdlEvent
+from libs.tables.system_tables import SCHEMA_HISTORY, table_app_id
+from libs.tables.table_location import TableRoot, as_root
+from pipelines.delta.arrow_frames import arrow_frame
+from pipelines.delta.delta_tables import read
+from pipelines.delta.delta_txn import is_delta_table
+from pipelines.delta.marked_appends import MarkedAppends
+from pipelines.job.schemas import SCHEMA_VERSION_RECORD, spark_schema
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The working tables of online schema change tools in a batch (issue #39 item 1; which tables:
-libs/schema_history/shadow_tables.py, config.shadow_tables), for the applier.
+libs/apply/shadow_tables.py, config.shadow_tables), for the applier.
 
 A working table that has ended by the batch's end (renamed onto its table, or dropped) is
 replayed like any table, so its changes are in the change log as what they are (the tool's
@@ -14,13 +14,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.schema_history.history import SchemaHistory
-from libs.schema_history.shadow_tables import SHADOW_KEEP, ends_as_shadow
-from libs.table_location import TableLocation
+from libs.apply.shadow_tables import SHADOW_KEEP, ends_as_shadow
+from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
 from pipelines.apply.known_targets import KnownTargets
-from pipelines.delta_tables import located
+from pipelines.delta.delta_tables import located
 
 
 def ended_shadows(config: JobConfig, history: SchemaHistory, catalog: TargetCatalog,

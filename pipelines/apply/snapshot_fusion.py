@@ -3,7 +3,7 @@ goal c): a chunk decoded once, in the pass that replays it (snapshot_rows.py), i
 change records cached by the rows stage and handed back to Python (3.0 of 6.3 s per 150,000
 rows, bench/README.md "Issue #37, session 27").
 
-pipelines/replicate_batch.py asks, around the rows stage:
+pipelines/stages/sink.py asks, around the rows stage:
 
     plan_fusion (before it; no decoding: the chunks' heads, as the assembler read them)
         a table's chunks are planned when its snapshot rows would go to the executors as new
@@ -17,7 +17,7 @@ pipelines/replicate_batch.py asks, around the rows stage:
 
 A refused table's chunks are then decoded by the rows stage as before: what the driver's
 replay or the executors' part make of change records, and an undecodable chunk an error row
-whose transaction is quarantined with its frames (pipelines/quarantine.py). The applier takes
+whose transaction is quarantined with its frames (pipelines/delta/quarantine.py). The applier takes
 the parts with the batch's change records (DeltaApplier.__call__ `fused`) and writes them as
 its other executor parts; `groups` tells it what they hold without decoding (BatchSummary).
 """
@@ -30,13 +30,13 @@ from typing import Any, Callable, Mapping
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from libs.apply.change import Op
+from libs.contracts.change import Op
 from libs.apply.partition import snapshot_rows_eligible
 from libs.apply.plan import sort_key_of
-from libs.assembler.change_records import ROWS_PER_EVENT
-from libs.config import JobConfig
-from libs.table_location import TableLocation
-from libs.table_names import parse_table_key, table_key
+from libs.stream.assembler.change_records import ROWS_PER_EVENT
+from libs.config.job import JobConfig
+from libs.tables.table_location import TableLocation
+from libs.contracts.table_names import parse_table_key, table_key
 from libs.targets import TargetCatalog
 from libs.targets.model import HISTORY_SCD2, Target
 from pipelines.apply.executor_parts import latest_starts

@@ -29,15 +29,15 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from libs.gc_pause import gc_paused
+from libs.runtime.gc_pause import gc_paused
 from libs.snapshot.changes import change_batch
 from libs.snapshot.record import ROWS, SnapshotRecord
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.executor_replay import (
     UNDECODABLE, ExecutorReplay, ReplayGroup, merge_schema, output_schema, spread, tallied,
 )
-from pipelines.schemas import CHANGE_RECORD, spark_schema
+from pipelines.job.schemas import CHANGE_RECORD, spark_schema
 
 def records_schema() -> pa.Schema:
     """change_record as the replay takes it: commit_ts as epoch micros (BatchSplit.of_table)."""

@@ -2,7 +2,7 @@
 committed, so that each table's next write finds it built (issue #37 item 5, bench/README.md
 "Issue #37 goal e").
 
-Why: every target write carries Delta's txnAppId/txnVersion (pipelines/delta_txn.py), and Delta
+Why: every target write carries Delta's txnAppId/txnVersion (pipelines/delta/delta_txn.py), and Delta
 4.0 answers the txn check from the snapshot's computed state (Snapshot.transactions: a replay of
 the table's log, 3 Spark jobs "Compute snapshot for version: N"), never from the `.crc` it
 writes; an overwrite or MERGE then lists its files from the same cached state. Each commit
@@ -23,8 +23,8 @@ from typing import Sequence
 
 from pyspark.sql import SparkSession
 
-from libs.table_location import TableLocation
-from pipelines.delta_tables import snapshot
+from libs.tables.table_location import TableLocation
+from pipelines.delta.delta_tables import snapshot
 
 WARM_THREADS = 2  # the machine's cores: more threads only queue their Spark jobs behind each other
 JOB_GROUP = "cdc-snapshot-warm"  # its Spark jobs' group: the UI (and bench/apply_steady.py) tell them apart

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
 from libs.apply.soft_deletes import DELETED, live
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN

@@ -8,24 +8,24 @@ from typing import Sequence
 
 from pyspark.sql import SparkSession
 
-from libs.apply.change import Change, Op
+from libs.contracts.change import Change, Op
 from libs.apply.plan import change_sort_key
 
 from libs.snapshot.protocol import Position
-from libs.config import TablesSettings
+from libs.config.job import TablesSettings
 from libs.schema_history.declared_schemas import followed_declarations
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.target_schemas import with_source_targets
 from libs.schema_history.table_renames import TableRename
 from libs.snapshot.tables import SnapshotTable, SnapshotTables, since_last_truncate
-from libs.system_tables import SOURCE_SCHEMAS, table_app_id
-from libs.table_location import TableRoot, as_root
-from pipelines.arrow_frames import arrow_frame
-from pipelines.delta_tables import read
-from pipelines.delta_txn import is_delta_table
-from pipelines.marked_appends import MarkedAppends
+from libs.tables.system_tables import SOURCE_SCHEMAS, table_app_id
+from libs.tables.table_location import TableRoot, as_root
+from pipelines.delta.arrow_frames import arrow_frame
+from pipelines.delta.delta_tables import read
+from pipelines.delta.delta_txn import is_delta_table
+from pipelines.delta.marked_appends import MarkedAppends
 from libs.targets import TargetCatalog
-from pipelines.schemas import SOURCE_SCHEMA_RECORD, spark_schema
+from pipelines.job.schemas import SOURCE_SCHEMA_RECORD, spark_schema
 
 
 class SourceSchemas:

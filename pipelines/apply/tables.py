@@ -1,7 +1,7 @@
 """Delta tables of the apply stage: names, schemas, creation, idempotent-write helpers.
 
 Tables under JobConfig.delta_root (path-based Delta tables), or in JobConfig.catalog_schema by the
-same names (libs/table_location.py; pipelines/delta_tables.py reads and writes either):
+same names (libs/tables/table_location.py; pipelines/delta/delta_tables.py reads and writes either):
   <delta_table>     one per target (Target.delta_table, default `<db>__<table>`): the declared
                     columns (types from libs/targets/types.py, NOT NULL, and Delta column
                     DEFAULTs = the replica-side defaults, table feature allowColumnDefaults),
@@ -11,8 +11,8 @@ same names (libs/table_location.py; pipelines/delta_tables.py reads and writes e
   _cdc_progress     append-only, schemas/progress_record.avsc, one row per (source, batch).
   _cdc_quarantine   append-only, schemas/quarantine_record.avsc.
 
-The system tables' names and app ids: libs/system_tables.py. Idempotent writes, per
-(app id, batch_id): pipelines/delta_txn.py (targets) and pipelines/marked_appends.py (appends).
+The system tables' names and app ids: libs/tables/system_tables.py. Idempotent writes, per
+(app id, batch_id): pipelines/delta/delta_txn.py (targets) and pipelines/delta/marked_appends.py (appends).
 """
 
 from __future__ import annotations
@@ -27,17 +27,17 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from libs.arrow_rows import rows as arrow_rows
-from libs.lineage_sql import quote_identifier
+from libs.contracts.arrow_rows import rows as arrow_rows
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.replay.lineage import to_utc_naive
-from libs.stops import JobStopped
-from libs.table_location import TableLocation, TableRoot
+from libs.runtime.stops import JobStopped
+from libs.tables.table_location import TableLocation, TableRoot
 from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, HISTORY_SCD2, LITERAL_DEFAULT, Column, Target
-from pipelines.delta_tables import append, located, read
-from pipelines.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
+from pipelines.delta.delta_tables import append, located, read
+from pipelines.delta.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
 from pipelines.apply.write_features import DELETION_VECTORS
-from pipelines.schemas import spark_record_schema, spark_schema
+from pipelines.job.schemas import spark_record_schema, spark_schema
 
 BATCH_ID_COLUMN = "batch_id"
 TABLE_PROPERTIES = {

@@ -15,14 +15,14 @@ from pyspark.sql import types as T
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import MergeScope
 from libs.apply.soft_deletes import DELETED, SOFT_DELETE_COLUMNS
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.key_predicates import key_in
-from pipelines.arrow_frames import arrow_table
-from pipelines.delta_tables import delta_table, writer
-from pipelines.schemas import spark_schema
+from pipelines.delta.arrow_frames import arrow_table
+from pipelines.delta.delta_tables import delta_table, writer
+from pipelines.job.schemas import spark_schema
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
 
@@ -34,7 +34,7 @@ class TablePlan:
     `append`: every upsert is a new snapshot row, which no stored row can match."""
 
     target: Target
-    path: TableLocation | str  # where the target lives (libs/table_location.py)
+    path: TableLocation | str  # where the target lives (libs/tables/table_location.py)
     upserts: list[dict[str, Any]]
     deletes: list[dict[str, Any]]
     replace: bool = False

@@ -12,16 +12,16 @@ from pyspark.sql import types as T
 from libs.apply.merge_scope import IN_LIST_MAX, OR_LIST_MAX
 from libs.apply.soft_deletes import DELETED
 from libs.apply.plan import Lookups
-from libs.lineage_sql import quote_identifier
+from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.replay.versions import IS_CURRENT
 from libs.apply.target_mirror import MirrorOverflow, TargetMirror
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from libs.targets.model import HISTORY_SCD2, Target
 import pipelines.apply.tables as D
 from pipelines.apply.key_predicates import key_in
-from pipelines.arrow_frames import arrow_frame
-from pipelines.delta_tables import read
+from pipelines.delta.arrow_frames import arrow_frame
+from pipelines.delta.delta_tables import read
 
 # Key lookups up to IN_LIST_MAX / OR_LIST_MAX read through a filter instead of a broadcast join
 # (read_touched). Whole-image lookups (keyless tables, null-safe, every column) stay joins.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from libs.table_location import TableLocation
-from pipelines.delta_tables import property_on, snapshot
+from libs.tables.table_location import TableLocation
+from pipelines.delta.delta_tables import property_on, snapshot
 
 DELETION_VECTORS = "delta.enableDeletionVectors"
 

@@ -1,5 +1,5 @@
 """Assemble stage: groupBy(source).applyInPandasWithState over the pure core in
-libs/stream_assembly.py (WL#4162 boundary parser + assembler). This adapter only moves data
+libs/stages/assembly.py (WL#4162 boundary parser + assembler). This adapter only moves data
 between pandas / GroupState and dicts (STYLE.md practice 7: the state has a named schema and is
 never unpacked by position)."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-from libs.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, idle_action
-from libs.assembler.file_spill import FileSpillStore
+from libs.stream.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, idle_action
+from libs.stream.assembler.file_spill import FileSpillStore
 from libs.binlog.fastrec import fast_constructor
-from libs.gc_pause import gc_paused
-from libs.kafka_input import rejected_record
-from libs.source_counters import SourceCounters
-from libs.stream_assembly import InputFrame, StageConfig, assemble_group, quarantine_record
-from pipelines.schemas import ASSEMBLED_RECORD, ASSEMBLER_STATE, spark_schema
+from libs.runtime.gc_pause import gc_paused
+from libs.stages.kafka_input import rejected_record
+from libs.stages.counters import SourceCounters
+from libs.stages.assembly import InputFrame, StageConfig, assemble_group, quarantine_record
+from pipelines.job.schemas import ASSEMBLED_RECORD, ASSEMBLER_STATE, spark_schema
 from pipelines.stages.pandas_records import chunked
 
 # PySpark's applyInPandasWithState serializer concatenates the group's frames, some empty, and
@@ -46,7 +46,7 @@ def _input_frames(pdf: pd.DataFrame) -> list[InputFrame]:
 def _rejected(source: str, pdf: pd.DataFrame) -> tuple[list[dict], pd.DataFrame]:
     """The records that are not the pipeline's (decode stage's record_problem) as quarantine
     records, and the others: the source's assembler never sees the rejected ones, so the frames
-    around them are applied as if they were not there (libs/kafka_input.py)."""
+    around them are applied as if they were not there (libs/stages/kafka_input.py)."""
     bad = pdf["record_problem"].notna()
     if not bad.any():
         return [], pdf
@@ -60,7 +60,7 @@ def _rejected(source: str, pdf: pd.DataFrame) -> tuple[list[dict], pd.DataFrame]
 
 def _with_topic(records: list[dict], pdf: pd.DataFrame) -> list[dict]:
     """Quarantine records of this batch's frames name their topic when the batch has one (the
-    job subscribes to one topic; libs/stream_assembly.py's frames carry only partition and offset)."""
+    job subscribes to one topic; libs/stages/assembly.py's frames carry only partition and offset)."""
     untold = [r for r in records if r["kind"] == "quarantine" and r.get("kafka_topic") is None
               and r.get("kafka_offset") is not None]
     topics = pdf["kafka_topic"].unique() if untold else ()
@@ -86,7 +86,7 @@ class AssembleFn:
         source, now = key[0], int(time.time())
         store = FileSpillStore(self.spill_root)
         row = dict(zip(STATE_FIELDS, state.get)) if state.exists else None
-        with gc_paused():  # a batch of frames alive at once, no cycles (libs/gc_pause.py)
+        with gc_paused():  # a batch of frames alive at once, no cycles (libs/runtime/gc_pause.py)
             if state.hasTimedOut:
                 records, row = self._on_idle(source, row, store, now)
                 oldest = None
@@ -99,7 +99,7 @@ class AssembleFn:
                 records, row = assemble_group(source, row, _input_frames(good), store, self.config, now=now)
                 records = _with_topic(records, pdf) + rejected
                 oldest = _oldest_kafka_ms(pdf)
-            # the driver's metrics of this source (libs/source_counters.py): one small record
+            # the driver's metrics of this source (libs/stages/counters.py): one small record
             records.append(SourceCounters.of(AssemblerState.from_row(row), store, oldest).record())
         state.update(tuple(row[name] for name in STATE_FIELDS))
         state.setTimeoutDuration(self.idle_timeout_ms)

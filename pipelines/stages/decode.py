@@ -5,7 +5,7 @@ stage the row images. A frame whose size disagrees with its header still flows o
 is quarantined there, never dropped (DESIGN.md "Bad input").
 
 A record that is not one of the pipeline's (no key, missing or malformed headers, a key naming
-another source than its headers: libs/kafka_input.py) flows on too, with its problems named in
+another source than its headers: libs/stages/kafka_input.py) flows on too, with its problems named in
 `record_problem`; the assemble stage quarantines it with its topic, partition and offset. So no
 header is cast here that was not checked first: under ANSI mode a bad cast would stop the job at
 every restart (issue #38).
@@ -19,8 +19,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_LEN_OFFSET
-from libs.kafka_input import DECIMAL_PATTERN, RECORD_KIND_NAMES, UNATTRIBUTED_PREFIX
-from libs.shipper.record import (
+from libs.stages.kafka_input import DECIMAL_PATTERN, RECORD_KIND_NAMES, UNATTRIBUTED_PREFIX
+from libs.contracts.topic import (
     BINLOG_EVENT, FORMAT, HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND, HEADER_SOURCE,
 )
 
@@ -84,7 +84,7 @@ def _not_one_event(kind: Column) -> Column:
 
 
 def record_problem() -> Column:
-    """What makes the record no record of the pipeline (libs/kafka_input.py's table, every
+    """What makes the record no record of the pipeline (libs/stages/kafka_input.py's table, every
     failing check named); NULL for a good record."""
     key, source, kind, pos = _key(), _header(HEADER_SOURCE), _header(HEADER_RECORD_KIND), _header(HEADER_BINLOG_POS)
     problems = F.concat_ws("; ",
@@ -106,7 +106,7 @@ def record_problem() -> Column:
 
 def _source() -> Column:
     """The key; for a record without one its source header, else kafka:TOPIC:PARTITION
-    (libs/kafka_input.py unattributed_source): the assemble stage's groups are never NULL."""
+    (libs/stages/kafka_input.py unattributed_source): the assemble stage's groups are never NULL."""
     return F.coalesce(_key(), _header(HEADER_SOURCE),
                       F.concat(F.lit(UNATTRIBUTED_PREFIX), F.col("topic"), F.lit(":"), F.col("partition")))
 
@@ -116,7 +116,7 @@ def frames(kafka_df: DataFrame) -> DataFrame:
     kafka_offset, kafka_ms, record_problem, raw). record_kind: 'binlog' for a binlog event (no header),
     'snapshot' for a snapshot record. kafka_ms: the record's Kafka timestamp (epoch millis), whose oldest
     per source the assemble stage reports for the per-source Kafka -> Delta lag
-    (libs/source_counters.py). record_problem: NULL, or why the record is quarantined."""
+    (libs/stages/counters.py). record_problem: NULL, or why the record is quarantined."""
     return kafka_df.select(
         _source().alias("source"),
         _binlog_file().alias("binlog_file"),

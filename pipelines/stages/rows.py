@@ -21,16 +21,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from libs.arrow_rows import rows as arrow_rows
+from libs.contracts.arrow_rows import rows as arrow_rows
 from libs.binlog.errors import BinlogError
 from libs.binlog.limits import DecodeLimits
-from libs.gc_pause import gc_paused
-from libs.shipper.record import SNAPSHOT
+from libs.runtime.gc_pause import gc_paused
+from libs.contracts.topic import SNAPSHOT
 from libs.snapshot.changes import change_batch
 from libs.snapshot.record import ROWS, SnapshotRecord
-from libs.stream_assembly import decode_segment
+from libs.stages.assembly import decode_segment
 from libs.targets.decoding import DecodeHints
-from pipelines.schemas import CHANGE_RECORD, spark_schema
+from pipelines.job.schemas import CHANGE_RECORD, spark_schema
 
 ERROR_FIELDS = [T.StructField("decode_error", T.StringType()), T.StructField("error_kind", T.StringType())]
 OUT_BATCH_ROWS = 8192  # change records per Arrow batch handed back to Spark
@@ -61,7 +61,7 @@ class DecodeSegments:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pending: list[dict] = []
         for batch in batches:
-            with gc_paused():  # libs/gc_pause.py: one input batch's segments and records
+            with gc_paused():  # libs/runtime/gc_pause.py: one input batch's segments and records
                 for seg in arrow_rows(_as_micros(batch)):
                     rows = _snapshot_rows(seg, self.out_schema)
                     if rows is not None:

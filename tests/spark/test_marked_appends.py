@@ -1,8 +1,8 @@
-"""pipelines/marked_appends.py on Delta: appends idempotent per (app_id, batch_id) by commit marks."""
+"""pipelines/delta/marked_appends.py on Delta: appends idempotent per (app_id, batch_id) by commit marks."""
 from __future__ import annotations
 
-import pipelines.marked_appends as marked_appends
-from pipelines.marked_appends import MarkedAppends, committed_batch
+import pipelines.delta.marked_appends as marked_appends
+from pipelines.delta.marked_appends import MarkedAppends, committed_batch
 
 
 def _rows(spark, path):
@@ -30,10 +30,10 @@ def test_a_batch_appended_once_whatever_writer_instance_replays_it(spark, tmp_pa
 def test_both_quarantine_writers_of_one_batch_land(spark, tmp_path):
     """The stream stages (rejected frames) and the applier (rejected changes) both append to
     `_cdc_quarantine` in one batch: under one app id the second append looked done."""
-    from libs.config import JobConfig
-    from libs.table_location import TableLocation
+    from libs.config.job import JobConfig
+    from libs.tables.table_location import TableLocation
     from pipelines.apply import DeltaApplier
-    from pipelines.replicate_batch import BatchPaths, ReplicateBatch
+    from pipelines.stages.sink import BatchPaths, ReplicateBatch
     from tests.spark.apply.builders import catalog_from_ddl
 
     stream = ReplicateBatch(BatchPaths(str(tmp_path), str(tmp_path / "ckpt")), None)
@@ -74,9 +74,9 @@ def test_a_quarantine_table_of_an_earlier_release_gains_kafka_topic(spark, tmp_p
     the next append adds the nullable column instead of failing on the schema mismatch."""
     import datetime as dt
 
-    from libs.system_tables import QUARANTINE
-    from pipelines.arrow_frames import arrow_frame
-    from pipelines.quarantine import QuarantineWriter, quarantine_schema
+    from libs.tables.system_tables import QUARANTINE
+    from pipelines.delta.arrow_frames import arrow_frame
+    from pipelines.delta.quarantine import QuarantineWriter, quarantine_schema
 
     row = {"source": "m1", "kind": "kafka_record", "reason": "no key", "raw": b"x", "kafka_topic": "binlog",
            "kafka_partition": 0, "kafka_offset": 7, "quarantined_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)}

@@ -2,7 +2,7 @@
 import pytest
 from pyspark.sql import types as T
 
-from pipelines.schemas import spark_schema
+from pipelines.job.schemas import spark_schema
 
 pytestmark = pytest.mark.spark
 
@@ -33,9 +33,9 @@ def test_empty_dataframe_with_derived_schema(spark):
 def test_every_system_table_with_a_batch_id_declares_it_long():
     """Issue #39 item 8: `batch_id` is one type in every `_cdc_*` table that has it (Structured
     Streaming's batch ids are longs): the change log, progress, schema history and source schemas."""
-    from libs.system_tables import CHANGE_LOG, PROGRESS, SCHEMA_HISTORY, SOURCE_SCHEMAS
+    from libs.tables.system_tables import CHANGE_LOG, PROGRESS, SCHEMA_HISTORY, SOURCE_SCHEMAS
     from pipelines.apply.tables import change_log_schema, progress_schema
-    from pipelines.schemas import SCHEMA_VERSION_RECORD, SOURCE_SCHEMA_RECORD
+    from pipelines.job.schemas import SCHEMA_VERSION_RECORD, SOURCE_SCHEMA_RECORD
 
     declared = {CHANGE_LOG: change_log_schema(), PROGRESS: progress_schema(),
                 SCHEMA_HISTORY: spark_schema(SCHEMA_VERSION_RECORD), SOURCE_SCHEMAS: spark_schema(SOURCE_SCHEMA_RECORD)}

@@ -1,5 +1,5 @@
-"""The session's Python workers run pipelines/worker_daemon.py: no zip importer is left for
-PySpark's per-task importlib.invalidate_caches() to re-read (libs/worker_path.py)."""
+"""The session's Python workers run pipelines/job/worker_daemon.py: no zip importer is left for
+PySpark's per-task importlib.invalidate_caches() to re-read (libs/runtime/worker_path.py)."""
 from __future__ import annotations
 
 
@@ -14,7 +14,7 @@ def _worker_importers(_):
 
 
 def test_python_workers_import_nothing_from_archives(spark):
-    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "pipelines.worker_daemon"
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "pipelines.job.worker_daemon"
     importers, pyspark_from_zip = spark.sparkContext.parallelize([0], 1).mapPartitions(_worker_importers).collect()
     assert importers == []
     assert pyspark_from_zip == []

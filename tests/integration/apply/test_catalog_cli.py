@@ -1,5 +1,5 @@
 """cdc-replicate --catalog-schema on this machine (a subprocess, as a user runs it): its catalog
-tables outlive the process (a Derby metastore under delta_root, pipelines/spark_session.py), so
+tables outlive the process (a Derby metastore under delta_root, pipelines/job/spark_session.py), so
 a second run appends to the tables the first one made, nothing twice."""
 import os
 import subprocess
@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from libs.paths import CORPUS_DIR, REPO_ROOT
-from libs.system_tables import CHANGES
+from libs.runtime.paths import CORPUS_DIR, REPO_ROOT
+from libs.tables.system_tables import CHANGES
 from pipelines.ship import main as cdc_ship
 from tests.integration.short_jobs import short_job_env
 

@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from libs.lineage_sql import table_ref
-from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from libs.reads.lineage_sql import table_ref
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.replicate import prepare_tables
 
 from ..schema_history.helpers import job_config, replicate, server_table, ship_snapshot

@@ -1,7 +1,7 @@
 """Consistent reads on a live source (issue #40 acceptance): a real MariaDB moves amounts between
 rows of two tables, each move one transaction (the sum over both tables never changes);
 cdc-ship follows it into Kafka and cdc-replicate applies it while a reader thread reads both
-tables through pipelines/consistent_read.py: every read has the invariant sum.
+tables through pipelines/reads/consistent_read.py: every read has the invariant sum.
 
 A plain read of each table's latest version does not: the tables of one batch commit one after
 another. Shown once, deterministically: a hook in the job commits the first table's write of one
@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from libs.config import JobConfig
-from libs.system_tables import APP_ID
+from libs.config.job import JobConfig
+from libs.tables.system_tables import APP_ID
 from pipelines.apply.batch_writes import BatchWrites
-from pipelines.consistent_read import ConsistentReadError, consistent_point, read_consistent
-from pipelines.delta_tables import read
+from pipelines.reads.consistent_read import ConsistentReadError, consistent_point, read_consistent
+from pipelines.delta.delta_tables import read
 from pipelines.replicate import build_query, make_applier, stop_between_batches
 
 from ..shipper.helpers import password_file, start_shipper, stop_shipper

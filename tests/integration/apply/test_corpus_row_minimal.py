@@ -1,5 +1,5 @@
 """The corpus row_minimal workload (MariaDB 10.11, binlog_row_image=MINIMAL, no column names in
-Table_map) through the real codec + assembler (libs.stream_assembly) into change records, applied
+Table_map) through the real codec + assembler (libs.stages.assembly) into change records, applied
 by DeltaApplier to Delta, compared with the server's final tables (tables/*.hex.tsv).
 
 Targets are the manifest's SHOW CREATE TABLE texts (the final schema). What the product does
@@ -26,16 +26,16 @@ from pathlib import Path
 
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
-from libs.config import JobConfig
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.config.job import JobConfig
+from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
-from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
-from pipelines.schemas import spark_schema
-from libs.paths import CORPUS_DIR
+from pipelines.job.schemas import spark_schema
+from libs.runtime.paths import CORPUS_DIR
 
 pytestmark = pytest.mark.integration
 

@@ -4,10 +4,10 @@ Oracles (never hard-coded numbers):
   * row changes: the server's own decoder, `mariadb-binlog -vv`, over the server's binlog
     files: one `### INSERT INTO / UPDATE / DELETE FROM` block per row change, under the GTID of
     its transaction, with the columns of its before (WHERE) and after (SET) image;
-  * table contents: `SELECT *` on the server through PyMySQL (pipelines/table_equality.py);
+  * table contents: `SELECT *` on the server through PyMySQL (pipelines/delta/table_equality.py);
   * last transaction: `SELECT @@gtid_binlog_pos`.
 
-Normalisation and table contents: pipelines/table_equality.py (the onboarding demo checks with them).
+Normalisation and table contents: pipelines/delta/table_equality.py (the onboarding demo checks with them).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipelines.table_equality import delta_rows, normalise, server_rows  # noqa: F401 - the tests' oracle API
+from pipelines.delta.table_equality import delta_rows, normalise, server_rows  # noqa: F401 - the tests' oracle API
 
 ROW_EVENT = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `([^`]+)`\.`([^`]+)`")
 IMAGE = {"### WHERE": "before", "### SET": "after"}

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from libs.commit_marks import parse_mark
-from libs.system_tables import SYSTEM_TABLE_PREFIX
+from libs.tables.commit_marks import parse_mark
+from libs.tables.system_tables import SYSTEM_TABLE_PREFIX
 from tests.integration.process_tree import proc_stat, sigkill_tree
 from tests.integration.short_jobs import short_job_env
 
@@ -46,7 +46,7 @@ def _numbered(directory: Path) -> list[int]:
 def committed_txn_versions(table_dir: Path) -> dict[str, int]:
     """{app id: highest batch} from the JSON commits of a Delta log: Delta's txn actions
     (txnAppId/txnVersion, the target writes) and the commit marks of the appends
-    (libs/commit_marks.py, in commitInfo.userMetadata)."""
+    (libs/tables/commit_marks.py, in commitInfo.userMetadata)."""
     out: dict[str, int] = {}
     log = table_dir / "_delta_log"
     if not log.is_dir():
@@ -71,7 +71,7 @@ def _group_members(pgid: int, command: str) -> list[int]:
 
 
 def _python_threads(dump: list[str]) -> list[str]:
-    """The SIGUSR1 dump's lines (libs/thread_dump.py), threads running this project's code (pipelines/, libs/) first."""
+    """The SIGUSR1 dump's lines (libs/runtime/thread_dump.py), threads running this project's code (pipelines/, libs/) first."""
     threads: list[list[str]] = []
     for line in dump:
         if line.startswith(("Thread 0x", "Current thread 0x")):
@@ -83,7 +83,7 @@ def _python_threads(dump: list[str]) -> list[str]:
 
 
 def _dump_line(line: str) -> bool:
-    """A line of a Python (libs/thread_dump.py) or jstack-style (JVM) thread dump."""
+    """A line of a Python (libs/runtime/thread_dump.py) or jstack-style (JVM) thread dump."""
     return line.startswith(("Thread 0x", "Current thread 0x", "  File ", '"', "\tat ", "\t- ", "   java.lang.Thread.State"))
 
 
@@ -246,7 +246,7 @@ class Replicator:
         """Why a wait failed (timed out, or the feed stopped), in a few lines a CI report keeps:
         where the checkpoint is and since when, the test's context (is there anything new to
         read?), the run's log tail, and where the job stands: the Python driver's threads
-        (SIGUSR1, libs/thread_dump.py) and the JVM's stream execution thread
+        (SIGUSR1, libs/runtime/thread_dump.py) and the JVM's stream execution thread
         (SIGQUIT thread dump)."""
         parts = []  # the stacks before the log: a CI report cuts a long message at its end
         log_tail = lambda: "log tail (thread dumps left out):\n" + self.log_tail(15, dumps=False)  # noqa: E731
@@ -270,7 +270,7 @@ class Replicator:
 
     def stacks(self, settle_s: float = 3.0) -> str:
         """The job's Python driver stacks and its JVM stream execution thread, as dumped into
-        the run's log by SIGUSR1 (libs/thread_dump.py) and SIGQUIT (the JVM's thread dump)."""
+        the run's log by SIGUSR1 (libs/runtime/thread_dump.py) and SIGQUIT (the JVM's thread dump)."""
         if self.proc is None or self.proc.poll() is not None:
             return ""
         log = self.runs[-1]

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.system_tables import QUARANTINE
+from libs.tables.system_tables import QUARANTINE
 from tests.delta_log import commit_actions
 from tests.drawn import drawn_seed
 

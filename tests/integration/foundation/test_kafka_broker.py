@@ -4,8 +4,8 @@ import socket
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from libs.kafka_broker import BrokerConfig, BrokerError, start, status, stop
-from libs.paths import KAFKA_JARS_DIR
+from libs.local.kafka_broker import BrokerConfig, BrokerError, start, status, stop
+from libs.runtime.paths import KAFKA_JARS_DIR
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +47,7 @@ def test_port_taken_gives_clear_error(tmp_path):
 
 
 def test_stop_leaves_no_process(tmp_path):
-    from libs.kafka_broker import free_port_pair
+    from libs.local.kafka_broker import free_port_pair
     import os
 
     cfg = BrokerConfig(jars_dir=KAFKA_JARS_DIR, data_dir=tmp_path, port=free_port_pair())

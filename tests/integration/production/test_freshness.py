@@ -14,11 +14,11 @@ import time
 import pytest
 from delta.tables import DeltaTable
 
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.shipper.kafka_sink import last_record
-from libs.shipper.record import HEARTBEAT
-from libs.lineage_sql import delta_path_ref, latest_progress
-from libs.system_tables import APP_ID, PROGRESS
+from libs.contracts.topic import HEARTBEAT
+from libs.reads.lineage_sql import delta_path_ref, latest_progress
+from libs.tables.system_tables import APP_ID, PROGRESS
 from pipelines.replicate import build_query, make_applier, stop_between_batches
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
 

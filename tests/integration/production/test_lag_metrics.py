@@ -16,13 +16,13 @@ import zlib
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from libs.assembler import InMemorySpillStore, AssemblerState
+from libs.stream.assembler import InMemorySpillStore, AssemblerState
 from libs.binlog.constants import EventType
 from libs.binlog.dummy import make_dummy
-from libs.config import JobConfig
-from libs.lag import INPUT_METRICS, kafka_to_delta_lag_s
-from libs.source_counters import SourceCounters
-from libs.stream_assembly import assemble_group
+from libs.config.job import JobConfig
+from libs.apply.lag import INPUT_METRICS, kafka_to_delta_lag_s
+from libs.stages.counters import SourceCounters
+from libs.stages.assembly import assemble_group
 from pipelines.replicate import build_query, make_sink, watch_metrics
 from tests.integration.replicate.test_poisoned_frame import produce
 from tests.unit.codec_fuzz.hostile import MYSQL8_FILE

@@ -7,7 +7,7 @@ import collections
 import os
 import re
 
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 from tests.integration.replicate.binlog_oracle import Oracle, normalise_statement, read_oracle
 
 # big_trx: one 200,000-row transaction (9.6 MB) and 50,000 one-row transactions (19.5 MB). Both

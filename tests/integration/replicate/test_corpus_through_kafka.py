@@ -11,13 +11,13 @@ import pytest
 from confluent_kafka import Producer
 
 from libs.binlog import TruncatedError, iter_frames
-from libs.config import JobConfig
-from libs.paths import CORPUS_DIR
+from libs.config.job import JobConfig
+from libs.runtime.paths import CORPUS_DIR
 from pipelines.replicate import build_query
-from libs.system_tables import CHANGES, QUARANTINE
+from libs.tables.system_tables import CHANGES, QUARANTINE
 from libs.shipper.file_source import Inputs, iter_file_events
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES, ensure_topic
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 from tests.integration.replicate.corpus_files import (
     EXCLUDED, NOT_SHIPPABLE, REFUSED_BY_SHIPPER, corpus_binlogs, differences, oracle_of, source_id,
 )
@@ -34,7 +34,7 @@ TRUNCATED = ("binlog_truncated_event.000001", "binlog_truncated_prev_gtid_event.
 
 def ship_all(bootstrap: str, topic: str, files: list[str]) -> None:
     """The shipper's file reader (what cdc-ship --from-file reads) and the Kafka record contract
-    (libs/shipper/record.py), one source id per file, through one producer: the CLI's per-call
+    (libs/contracts/topic.py), one source id per file, through one producer: the CLI's per-call
     producer set-up and resume lookup cost seconds per file."""
     ensure_topic(bootstrap, topic)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",

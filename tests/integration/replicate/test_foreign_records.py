@@ -1,4 +1,4 @@
-"""Records on the topic that are not the pipeline's (libs/kafka_input.py) -> the real job (Kafka
+"""Records on the topic that are not the pipeline's (libs/stages/kafka_input.py) -> the real job (Kafka
 broker, decode stage, assembler, rows stage, Delta), issue #38 items 7 and 8: each is kept in
 _cdc_quarantine with its topic, partition and offset, the real binlog events around it are
 applied as if it were not there, and a restart neither loops nor writes twice. Under
@@ -11,12 +11,12 @@ import dataclasses
 import pytest
 from confluent_kafka import Producer
 
-from libs.assembler import InMemorySpillStore
-from libs.config import JobConfig
+from libs.stream.assembler import InMemorySpillStore
+from libs.config.job import JobConfig
 from libs.shipper.kafka_sink import ensure_topic
-from libs.shipper.record import KafkaRecord
-from libs.stream_assembly import assemble_group, decode_segment
-from libs.system_tables import CHANGES
+from libs.contracts.topic import KafkaRecord
+from libs.stages.assembly import assemble_group, decode_segment
+from libs.tables.system_tables import CHANGES
 from pipelines.replicate import build_query
 from tests.integration.replicate.test_poisoned_frame import run_until_stopped
 from tests.unit.codec_fuzz.hostile import MYSQL8_FILE

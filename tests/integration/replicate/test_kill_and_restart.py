@@ -13,10 +13,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from libs.paths import CORPUS_DIR, REPO_ROOT
-from libs.assembler.release_log import ReleaseLog
-from libs.system_tables import CHANGES, QUARANTINE
-from pipelines.replicate_batch import RELEASES_DIR
+from libs.runtime.paths import CORPUS_DIR, REPO_ROOT
+from libs.stream.assembler.release_log import ReleaseLog
+from libs.tables.system_tables import CHANGES, QUARANTINE
+from pipelines.stages.sink import RELEASES_DIR
 from pipelines.ship import main as cdc_ship
 from tests.integration.process_tree import sigkill_tree
 from tests.integration.replicate.binlog_oracle import read_oracle
@@ -65,7 +65,7 @@ def test_sigkill_while_a_spilled_transaction_is_open_then_restart_gives_the_orac
           f"restart drained in {time.monotonic() - killed:.1f}s")
 
     # No spill chunk leaks: what is left on disk is what the last batches released, recorded for
-    # deletion by the next batch (libs/assembler/release_log.py).
+    # deletion by the next batch (libs/stream/assembler/release_log.py).
     pending = {(r.source, r.trx_key) for _, releases in ReleaseLog(tmp_path / "ckpt" / RELEASES_DIR)
                .pending_before(2 ** 62) for r in releases}
     left = {(unquote(d.parent.name), unquote(d.name)) for d in (tmp_path / "ckpt" / "spill").glob("*/*")}

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 from tests.integration.short_jobs import short_job_env
 from tests.integration.replicate.test_poisoned_frame import produce
 from tests.unit.codec_fuzz.hostile import MYSQL8_FILE

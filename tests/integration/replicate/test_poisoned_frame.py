@@ -13,13 +13,13 @@ import pytest
 from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
-from libs.config import JobConfig
-from libs.paths import REPO_ROOT
+from libs.config.job import JobConfig
+from libs.runtime.paths import REPO_ROOT
 from libs.shipper.kafka_sink import ensure_topic
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 from pipelines.replicate import build_query, make_sink
-from libs.system_tables import CHANGES, QUARANTINE
-from pipelines.replicate_batch import BadInputStopped
+from libs.tables.system_tables import CHANGES, QUARANTINE
+from pipelines.stages.sink import BadInputStopped
 from tests.integration.short_jobs import short_job_env
 from tests.unit.stream.test_hostile_frames import poisoned_stream  # noqa: F401 (fixture)
 

@@ -5,7 +5,7 @@ run has many batches. A signal lands while a batch's foreachBatch runs:
   * SIGINT: the batch finishes and commits, then one line `stopped after batch N`, exit 0;
   * SIGTERM twice: the running batch is abandoned, one line `stopped during batch N`, exit 130;
   * kill -9 of the Python driver alone while it waits for the JVM's Delta append of the batch:
-    the JVM is gone within a second and commits nothing after the kill (pipelines/driver_tie.py;
+    the JVM is gone within a second and commits nothing after the kill (pipelines/job/driver_tie.py;
     before it, the JVM finished that append after its driver was gone);
 then a `--available-now` run prints its batch lines and one closing line, exit 0, and the change
 records equal the server decoder's transactions, none twice (exactly once across all of it).
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from libs.paths import CORPUS_DIR, REPO_ROOT
-from libs.system_tables import CHANGES, QUARANTINE
-from pipelines.driver_tie import HALT_STATUS
+from libs.runtime.paths import CORPUS_DIR, REPO_ROOT
+from libs.tables.system_tables import CHANGES, QUARANTINE
+from pipelines.job.driver_tie import HALT_STATUS
 from pipelines.ship import main as cdc_ship
 from tests.integration.exactly_once.replicator import IN_FLIGHT, STARTED, Replicator
 from tests.integration.process_tree import alive, descendants, proc_stat
@@ -54,13 +54,13 @@ def _job(kafka_broker, topic, tmp_path, monkeypatch) -> tuple[Replicator, Path]:
                                  "--checkpoint", str(ckpt)], ckpt, delta), conf
 
 
-IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')  # a stack line (libs/thread_dump.py)
+IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')  # a stack line (libs/runtime/thread_dump.py)
 IN_DELTA_APPEND = re.compile(r'/pipelines/delta_tables\.py", line \d+ in append')  # the JVM writes now
 
 
 def _mid_batch(job: Replicator, doing: re.Pattern = IN_SINK, poll_s: float = 0.3) -> tuple[int, int]:
     """(id of a batch of this run whose foreachBatch is `doing` that, the run's log size then).
-    Told by the driver's own stacks (SIGUSR1, libs/thread_dump.py), not by
+    Told by the driver's own stacks (SIGUSR1, libs/runtime/thread_dump.py), not by
     timing: on a loaded machine a batch's planning takes seconds between its offsets and its sink."""
     job.wait_started()
     batch = job.wait_stage(job.batches()[1], IN_FLIGHT, timeout=300)

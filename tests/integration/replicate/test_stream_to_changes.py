@@ -6,9 +6,9 @@ import collections
 import pytest
 from pyspark.sql import functions as F
 
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from pipelines.replicate import build_query
-from libs.system_tables import CHANGES
+from libs.tables.system_tables import CHANGES
 from pipelines.ship import main as cdc_ship
 from tests.unit.stream.test_stream_assembly import CORPUS, OPS, oracle_row_counts
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.targets import model
 from libs.targets.ddl import parse_ddl
 from pipelines.replicate import build_query, make_applier

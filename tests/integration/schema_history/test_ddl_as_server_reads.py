@@ -3,7 +3,7 @@ comments (`/*!NNNNN ... */`, `/*M!NNNNNN ... */`, by the source's server version
 
 Each form runs once on the session's MariaDB, on a table of its own; its Query event is then read
 back from the binlog with the Format_description's server_version before it, as the job reads
-them (libs/stream_assembly.py segment_ddl), and fed to SchemaHistory. The version after it must
+them (libs/stages/assembly.py segment_ddl), and fed to SchemaHistory. The version after it must
 be the server's SHOW CREATE TABLE read as the snapshot path reads it (TableSchema.parse): same
 column names in order, types, nullability, AUTO_INCREMENT, primary key and named unique keys."""
 
@@ -12,7 +12,7 @@ import re
 import pytest
 
 from libs.binlog.framing import iter_events
-from libs.boundary import QueryKind, query_kind, query_text
+from libs.stream.boundary import QueryKind, query_kind, query_text
 from libs.schema_history.history import HistoryError, SchemaHistory
 from libs.schema_history.table_schema import TableSchema
 from libs.snapshot.protocol import Position

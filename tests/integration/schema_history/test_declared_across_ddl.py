@@ -16,7 +16,7 @@ import datetime as dt
 
 import pytest
 
-from libs.system_tables import QUARANTINE
+from libs.tables.system_tables import QUARANTINE
 
 from tests.drawn import drawn_modes
 

@@ -11,7 +11,7 @@ the same types, defaults and charsets, same primary key, same unique keys."""
 import pytest
 
 from libs.binlog.framing import iter_events
-from libs.boundary import QueryKind, query_kind, query_text
+from libs.stream.boundary import QueryKind, query_kind, query_text
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.table_schema import TableSchema
 from libs.snapshot.protocol import Position

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from delta.tables import DeltaTable
 
-from libs.system_tables import CHANGE_LOG, QUARANTINE
+from libs.tables.system_tables import CHANGE_LOG, QUARANTINE
 
 from .helpers import delta_table, job_config, replicate, server_table, ship_snapshot
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from libs.lineage_sql import delta_path_ref, schema_changes_of_table
-from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
+from libs.reads.lineage_sql import delta_path_ref, schema_changes_of_table
+from libs.tables.system_tables import QUARANTINE, SCHEMA_HISTORY
 
 from tests.drawn import drawn_modes
 

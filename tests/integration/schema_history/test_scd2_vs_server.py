@@ -20,7 +20,7 @@ from chispa import assert_df_equality
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from libs.config import TablesSettings
+from libs.config.job import TablesSettings
 
 from .helpers import job_config, replicate, ship_snapshot
 

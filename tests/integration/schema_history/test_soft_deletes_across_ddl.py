@@ -10,9 +10,9 @@ import dataclasses
 import pytest
 from pyspark.sql import functions as F
 
-from libs.config import TablesSettings
-from libs.lineage_sql import delta_path_ref
-from libs.system_tables import CHANGE_LOG
+from libs.config.job import TablesSettings
+from libs.reads.lineage_sql import delta_path_ref
+from libs.tables.system_tables import CHANGE_LOG
 from pipelines.apply import batch_writes
 
 from .helpers import job_config, replicate, server_table, ship_snapshot

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.system_tables import QUARANTINE
+from libs.tables.system_tables import QUARANTINE
 
 from tests.drawn import drawn_modes
 

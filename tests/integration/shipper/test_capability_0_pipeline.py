@@ -2,7 +2,7 @@
 replica cannot read (GTID -> BEGIN Query, Annotate_rows -> dummy, ...), and the pipeline still
 produces the right tables.
 
-A private MariaDB (libs/mariadb_server.py) runs a MINIMAL and a FULL round of the
+A private MariaDB (libs/local/mariadb_server.py) runs a MINIMAL and a FULL round of the
 shipper workload; `cdc-ship --server --capability 0` ships them; the real query (build_query with
 the Delta apply stage, available-now) applies the topic to Delta with the server's own
 `SHOW CREATE TABLE` as the replica's declaration. Oracles come from the server: `SELECT *` per
@@ -15,11 +15,11 @@ import collections
 import pytest
 
 from libs.binlog import iter_frames, substitute_for_replica
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.shipper.rebuild import read_records
-from libs.system_tables import CHANGE_LOG
+from libs.tables.system_tables import CHANGE_LOG
 from pipelines.replicate import build_query, make_applier
-from libs.system_tables import QUARANTINE
+from libs.tables.system_tables import QUARANTINE
 from pipelines.ship import main as ship
 from tests.integration.exactly_once.oracle import binlog_row_changes, delta_rows, server_rows
 

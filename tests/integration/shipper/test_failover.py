@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from libs.mariadb_server import MariaDBServer
+from libs.local.mariadb_server import MariaDBServer
 from libs.shipper.kafka_sink import last_record
-from libs.system_tables import CHANGE_LOG, QUARANTINE
+from libs.tables.system_tables import CHANGE_LOG, QUARANTINE
 
 from ..schema_history.helpers import delta_table, job_config, replicate, server_table, ship_snapshot
 from .helpers import start_shipper, stop_shipper, wait_shipped

@@ -12,12 +12,12 @@ import time
 import pytest
 from confluent_kafka import KafkaError
 
-from libs.kafka_broker import BrokerConfig, free_port_pair, start, stop
-from libs.paths import KAFKA_JARS_DIR
-from libs.shipper.errors import ShipError
+from libs.local.kafka_broker import BrokerConfig, free_port_pair, start, stop
+from libs.runtime.paths import KAFKA_JARS_DIR
+from libs.source.errors import ShipError
 from libs.shipper.kafka_sink import KafkaSink
 from libs.shipper.rebuild import read_records
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 
 pytestmark = pytest.mark.integration
 

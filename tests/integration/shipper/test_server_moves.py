@@ -1,11 +1,11 @@
 """cdc-ship against another server than the topic's last record came from, and against a server
-that purged what the topic still needs: real MariaDB servers (libs/mariadb_server.py), the real
+that purged what the topic still needs: real MariaDB servers (libs/local/mariadb_server.py), the real
 broker, the CLI's exit code and its one line."""
 import time
 
 import pytest
 
-from libs.mariadb_server import MariaDBServer
+from libs.local.mariadb_server import MariaDBServer
 from libs.shipper.kafka_sink import last_record
 from pipelines.ship import main
 

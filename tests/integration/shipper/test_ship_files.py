@@ -10,7 +10,7 @@ from libs.shipper.rebuild import read_records, rebuild_topic
 from pipelines.ship import main
 
 from .helpers import start_shipper, stop_shipper, wait_shipped
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 pytestmark = pytest.mark.integration
 

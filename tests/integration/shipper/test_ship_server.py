@@ -1,4 +1,4 @@
-"""cdc-ship --server against a private MariaDB (libs/mariadb_server.py) and the real
+"""cdc-ship --server against a private MariaDB (libs/local/mariadb_server.py) and the real
 broker: the topic rebuilds the server's binlog files byte for byte, also across a SIGKILL."""
 import threading
 import time

@@ -1,6 +1,6 @@
 """Issue #39 item 6: cdc-ship against a real MariaDB with a user lacking one privilege of README
 "Preparing the source" at a time: the run ends with one line naming the missing privilege and
-the statement it was refused (libs/shipper/privileges.py), exit 1, no traceback; the user with
+the statement it was refused (libs/source/privileges.py), exit 1, no traceback; the user with
 all of them ships. Without SELECT the snapshot finds no table, and its line says why. A server
 without binlog (log_bin off) is one line saying so."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from libs.mariadb_server import MariaDBServer
+from libs.local.mariadb_server import MariaDBServer
 from tests.integration.shipper.helpers import ROOT
 
 pytestmark = pytest.mark.integration

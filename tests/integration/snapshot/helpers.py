@@ -21,7 +21,7 @@ import time
 from libs.binlog import iter_frames
 from libs.binlog.file_names import binlog_sort_key
 from libs.shipper.rebuild import read_records
-from libs.demo_database import TABLES, create_script, workload_transaction
+from libs.local.demo_database import TABLES, create_script, workload_transaction
 from libs.snapshot import chunk_values, source, values
 from libs.snapshot.record import SnapshotRecord
 

@@ -28,10 +28,10 @@ import time
 import pytest
 
 from libs.binlog.framing import iter_events
-from libs.boundary import query_text
-from libs.lineage_sql import delta_path_ref, schema_changes_of_table
+from libs.stream.boundary import query_text
+from libs.reads.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.snapshot import source
-from libs.system_tables import QUARANTINE, SCHEMA_HISTORY
+from libs.tables.system_tables import QUARANTINE, SCHEMA_HISTORY
 
 from ..schema_history.helpers import delta_table, job_config, replicate, server_table, server_target, ship_snapshot
 from .helpers import topic_records

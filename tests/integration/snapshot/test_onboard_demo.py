@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.demo_database import TABLES
+from libs.local.demo_database import TABLES
 from pipelines.onboard_demo import main
 
 pytestmark = pytest.mark.integration

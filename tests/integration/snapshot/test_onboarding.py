@@ -17,11 +17,11 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from libs.config import JobConfig
-from libs.system_tables import QUARANTINE
+from libs.config.job import JobConfig
+from libs.tables.system_tables import QUARANTINE
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
-from libs.demo_database import TABLES, sizes
+from libs.local.demo_database import TABLES, sizes
 from tests.drawn import drawn_seed
 from tests.integration.exactly_once.oracle import delta_rows, server_rows
 from tests.integration.exactly_once.replicator import Replicator

@@ -21,12 +21,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.replay.images import target_column_of, typed_value
 from libs.snapshot import chunk_values, source
 from libs.snapshot.record import SnapshotRecord
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
 from libs.targets.decoding import DecodeHints
 from tests.integration.snapshot.helpers import ServerOpts

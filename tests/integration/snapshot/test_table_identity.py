@@ -15,12 +15,12 @@ import re
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from libs.config import JobConfig
+from libs.config.job import JobConfig
 from libs.shipper.rebuild import read_records
 from libs.targets import default_delta_table_name
 from pipelines.replicate import build_query, make_applier
 from pipelines.ship import main as ship_main
-from pipelines.table_equality import delta_rows, server_rows
+from pipelines.delta.table_equality import delta_rows, server_rows
 
 from ..shipper.helpers import password_file
 

@@ -17,17 +17,17 @@ import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import functions as F
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.binlog.constants import EventType
 from libs.binlog.context import DecodeContext
 from libs.binlog import decode_event
-from libs.config import JobConfig
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.config.job import JobConfig
+from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from libs.targets import build_catalog, parse_ddl
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
-from pipelines.schemas import spark_schema
+from pipelines.job.schemas import spark_schema
 from tests.integration.types import matrix
 
 pytestmark = pytest.mark.integration

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from libs.apply.change import Change
-from libs.config import JobConfig
-from libs.lineage_sql import quote_identifier
+from libs.contracts.change import Change
+from libs.config.job import JobConfig
+from libs.reads.lineage_sql import quote_identifier
 from libs.targets import build_catalog, parse_ddl
 from pipelines.apply import tables as D
-from pipelines.schemas import spark_schema
+from pipelines.job.schemas import spark_schema
 from tests.change_builders import COMMIT_TS, Source  # noqa: F401 (the apply tests' builders)
 
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.apply import ApplyStopped, DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.batch_writes import BatchWrites

@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 from chispa import assert_df_equality
 
-from libs.system_tables import CHANGE_LOG, PROGRESS
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 

@@ -7,12 +7,12 @@ import uuid
 
 import pytest
 
-from libs.config import JobConfig
-from libs.lineage_sql import table_ref
-from libs.system_tables import CHANGE_LOG, LINEAGE_VIEWS, PROGRESS, QUARANTINE
+from libs.config.job import JobConfig
+from libs.reads.lineage_sql import table_ref
+from libs.tables.system_tables import CHANGE_LOG, LINEAGE_VIEWS, PROGRESS, QUARANTINE
 from pipelines.apply import DeltaApplier
 from libs.apply.stops import TargetNameStopped
-from pipelines.delta_tables import CatalogSchemaStopped
+from pipelines.delta.delta_tables import CatalogSchemaStopped
 from pipelines.replicate import prepare_tables
 
 from .builders import Source, catalog_from_ddl, changes_df

@@ -1,6 +1,6 @@
 """Consistent reads (issue #40): the Delta version each batch's target writes committed, kept in
-`_cdc_progress.table_versions`, and the reads at one point (pipelines/consistent_read.py,
-libs/consistent_read_sql.py): a table a batch did not write, a batch retried after its targets
+`_cdc_progress.table_versions`, and the reads at one point (pipelines/reads/consistent_read.py,
+libs/reads/consistent_read_sql.py): a table a batch did not write, a batch retried after its targets
 were committed, the executors' MERGE, and the point of a GTID or a commit time. Every version is
 checked by what the table holds there: the state the batches applied up to that point."""
 
@@ -10,15 +10,15 @@ import uuid
 
 import pytest
 
-from libs.batch_versions import ConsistentReadError
-from libs.config import JobConfig
-from libs.lineage_sql import table_ref
-from libs.paths import REPO_ROOT
-from libs.system_tables import PROGRESS
+from libs.reads.versions import ConsistentReadError
+from libs.config.job import JobConfig
+from libs.reads.lineage_sql import table_ref
+from libs.runtime.paths import REPO_ROOT
+from libs.tables.system_tables import PROGRESS
 from pipelines.apply import DeltaApplier
 from pipelines.apply.batch_writes import BatchWrites
-from pipelines.consistent_read import consistent_point, read_consistent, statements_at
-from pipelines.delta_tables import read
+from pipelines.reads.consistent_read import consistent_point, read_consistent, statements_at
+from pipelines.delta.delta_tables import read
 from pipelines.replicate import prepare_tables
 
 from .builders import COMMIT_TS, Source, catalog_from_ddl, changes_df, config

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from pipelines.apply import ApplyStopped, DeltaApplier
 from pipelines.apply.applier import DeltaApplier as _Applier
 from tests.drawn import drawn_seed

@@ -10,11 +10,11 @@ import re
 import pytest
 
 from libs.snapshot.record import ROWS, TABLE
-from libs.stream_assembly import DdlEvent
+from libs.stages.assembly import DdlEvent
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 
 from tests.change_builders import as_change, truncates_of
 

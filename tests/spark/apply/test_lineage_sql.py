@@ -1,14 +1,14 @@
-"""libs/lineage_sql.py templates run on Delta tables written by DeltaApplier; identifiers quoted,
+"""libs/reads/lineage_sql.py templates run on Delta tables written by DeltaApplier; identifiers quoted,
 binlog values bound as parameters (a statement text full of quotes is just data)."""
 
 import datetime as dt
 
 import pytest
 
-from libs import lineage_sql as L
-from libs.system_tables import CHANGE_LOG, PROGRESS
+from libs.reads import lineage_sql as L
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS
 from pipelines.apply import DeltaApplier
-from pipelines import delta_txn
+from pipelines.delta import delta_txn
 from pipelines.apply import tables as D
 
 from .builders import COMMIT_TS, Source, catalog_from_ddl, changes_df, config

@@ -1,4 +1,4 @@
-"""The lineage views (libs/lineage_sql.py, pipelines/lineage_views.py) over a batch the applier
+"""The lineage views (libs/reads/lineage_sql.py, pipelines/reads/lineage_views.py) over a batch the applier
 wrote, each question through spark.sql with its exact rows: the README's "Lineage in SQL" queries
 as written there, on catalog tables, and the same views over path tables."""
 
@@ -8,12 +8,12 @@ import uuid
 
 import pytest
 
-from libs import lineage_sql as L
-from libs.config import JobConfig
-from libs.paths import REPO_ROOT
-from libs.system_tables import LAST_CHANGE, LINEAGE_VIEWS, STATEMENT_ROWS, TRANSACTION_CHANGES
+from libs.reads import lineage_sql as L
+from libs.config.job import JobConfig
+from libs.runtime.paths import REPO_ROOT
+from libs.tables.system_tables import LAST_CHANGE, LINEAGE_VIEWS, STATEMENT_ROWS, TRANSACTION_CHANGES
 from pipelines.apply import DeltaApplier
-from pipelines.lineage_views import lineage_views
+from pipelines.reads.lineage_views import lineage_views
 from pipelines.replicate import prepare_tables
 
 from .builders import Source, catalog_from_ddl, changes_df

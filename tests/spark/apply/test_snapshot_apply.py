@@ -9,7 +9,7 @@ import pytest
 from libs.snapshot.changes import change_records
 from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
 from libs.snapshot.values import SourceColumn
-from libs.system_tables import CHANGE_LOG, SOURCE_SCHEMAS
+from libs.tables.system_tables import CHANGE_LOG, SOURCE_SCHEMAS
 from libs.targets import TargetCatalog, build_catalog
 from pipelines.apply import DeltaApplier
 from libs.apply.stops import SourceTargetStopped

@@ -10,13 +10,13 @@ import pytest
 from libs.snapshot.changes import assembled_record, change_records
 from tests.change_builders import truncates_of
 from libs.snapshot.record import ROWS, TABLE, SnapshotRecord
-from libs.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS, QUARANTINE
 from libs.targets import TargetCatalog
-from pipelines import replicate_batch
+from pipelines.stages import sink as replicate_batch
 from pipelines.apply import DeltaApplier, snapshot_fusion
 from pipelines.apply.snapshot_rows import snapshot_chunks
-from pipelines.replicate_batch import BatchPaths, ReplicateBatch
-from pipelines.schemas import spark_schema
+from pipelines.stages.sink import BatchPaths, ReplicateBatch
+from pipelines.job.schemas import spark_schema
 
 from .builders import Source, changes_df, config, delta, rows_of
 from .test_snapshot_apply import COLUMNS, CREATE, EPOCH

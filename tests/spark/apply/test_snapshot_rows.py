@@ -5,7 +5,7 @@ lineage included), change logs and progress, each batch one commit of the target
 import pytest
 
 from libs.snapshot.record import ROWS, TABLE
-from libs.system_tables import CHANGE_LOG, PROGRESS
+from libs.tables.system_tables import CHANGE_LOG, PROGRESS
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier
 from pipelines.apply import executor_parts
@@ -35,7 +35,7 @@ def _batches():
 def _run(spark, cfg, catalog, batches):
     applier = DeltaApplier(catalog, cfg)
     counts = []
-    for n, batch in enumerate(batches):  # as pipelines/replicate_batch.py: the run's start first
+    for n, batch in enumerate(batches):  # as pipelines/stages/sink.py: the run's start first
         applier.prepare_batch(spark, truncates_of(batch), n)
         counts.append(applier(changes_df(spark, batch), n))
     table = rows_of(spark, cfg, "shop__a", *delta(spark, cfg, "shop__a").columns)

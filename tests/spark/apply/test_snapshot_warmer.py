@@ -4,10 +4,10 @@ the tables hold the batches' rows as before."""
 
 import pytest
 
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
-from pipelines.delta_tables import snapshot
+from pipelines.delta.delta_tables import snapshot
 
 from .builders import Source, catalog_from_ddl, changes_df, config, rows_of
 

@@ -7,10 +7,10 @@ rows equal the hard target's whole table (`_row_id` and `_lineage` included), an
 log is the same."""
 import pytest
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 from libs.replay import ROW_ID_COLUMN
 from libs.snapshot.record import ROWS, TABLE
-from libs.system_tables import CHANGE_LOG
+from libs.tables.system_tables import CHANGE_LOG
 from libs.targets import TargetCatalog
 from pipelines.apply import DeltaApplier, executor_parts
 from libs.apply.stops import ApplyStopped
@@ -54,7 +54,7 @@ def on_executors(monkeypatch):
 
 def _run(spark, cfg, catalog, batches):
     applier = DeltaApplier(catalog, cfg)
-    for n, batch in enumerate(batches):  # as pipelines/replicate_batch.py: a snapshot run's start first
+    for n, batch in enumerate(batches):  # as pipelines/stages/sink.py: a snapshot run's start first
         applier.prepare_batch(spark, truncates_of(batch), n)
         applier(changes_df(spark, batch), n)
     table = delta(spark, cfg, "shop__a")

@@ -1,10 +1,10 @@
 """The job's own Delta tables all carry the prefix target declarations may not use
-(libs/system_tables.py SYSTEM_TABLE_PREFIX, refused by libs/targets/target_entry.py): a new
+(libs/tables/system_tables.py SYSTEM_TABLE_PREFIX, refused by libs/targets/target_entry.py): a new
 system table outside it would be unguarded."""
 import pytest
 
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
-from libs.system_tables import CHANGE_LOG, CHANGES, PROGRESS, QUARANTINE, SYSTEM_TABLE_PREFIX, SYSTEM_TABLES as DECLARED
+from libs.tables.system_tables import CHANGE_LOG, CHANGES, PROGRESS, QUARANTINE, SYSTEM_TABLE_PREFIX, SYSTEM_TABLES as DECLARED
 
 SYSTEM_TABLES = {CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, *DECLARED}
 

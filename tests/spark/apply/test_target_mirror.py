@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.applier import DeltaApplier as _Applier

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.batch_writes import BatchWrites

@@ -1,4 +1,4 @@
-"""pipelines/stages/decode.py over Kafka source rows: each check of libs/kafka_input.py's table
+"""pipelines/stages/decode.py over Kafka source rows: each check of libs/stages/kafka_input.py's table
 names its problem, a good record has none, and no header (however malformed) raises: under
 ANSI mode a failed cast stopped the job at every restart (issue #38 items 7 and 8)."""
 import datetime as dt
@@ -7,7 +7,7 @@ import pytest
 from pyspark.sql import types as T
 
 from libs.binlog.constants import EVENT_LEN_OFFSET
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 from pipelines.stages.decode import frames
 
 KAFKA_SCHEMA = T.StructType([  # the Kafka source's columns (includeHeaders)

@@ -5,9 +5,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from libs.assembler import InMemorySpillStore
-from libs.stream_assembly import assemble_group, decode_segment
-from pipelines.schemas import ASSEMBLED_RECORD, spark_schema
+from libs.stream.assembler import InMemorySpillStore
+from libs.stages.assembly import assemble_group, decode_segment
+from pipelines.job.schemas import ASSEMBLED_RECORD, spark_schema
 from pipelines.stages import rows
 from tests.unit.stream.test_stream_assembly import CORPUS, frames_of
 

@@ -1,5 +1,5 @@
-"""What `_cdc_progress` records for consistent reads (libs/batch_versions.py, issue #40) and the
-consistent-read SQL's arguments (libs/consistent_read_sql.py): GTID domains, the batch's last GTID
+"""What `_cdc_progress` records for consistent reads (libs/reads/versions.py, issue #40) and the
+consistent-read SQL's arguments (libs/reads/consistent_read_sql.py): GTID domains, the batch's last GTID
 per domain, table_versions in the progress rows, and one-line refusals."""
 import dataclasses
 import datetime as dt
@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 
 from libs.apply.plan import last_changes, progress_rows
-from libs.batch_versions import ConsistentReadError, GtidFormatError, gtid_domain_seq, gtid_positions, versions_of
-from libs.consistent_read_sql import point_query, select_as_of, table_versions_at
+from libs.reads.versions import ConsistentReadError, GtidFormatError, gtid_domain_seq, gtid_positions, versions_of
+from libs.reads.consistent_read_sql import point_query, select_as_of, table_versions_at
 from tests.change_builders import Source
 
 UUID = "3E11FA47-71CA-11E1-9E33-C80AA9429562"

@@ -1,4 +1,4 @@
-"""libs/apply/change.py: the apply stage's change record is schemas/change_record.avsc field for
+"""libs/contracts/change.py: the apply stage's change record is schemas/change_record.avsc field for
 field, its ops the schema's symbols (and the one the apply stage adds), and the Arrow batch the
 driver collects reads into the same Changes as its records one by one."""
 import datetime as dt
@@ -6,8 +6,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from libs.apply.change import FIELDS, ROW_OPS, WIRE_OPS, Change, Op, changes_of, op_of
-from libs.avro_schemas import avro_schema, field_names
+from libs.contracts.change import FIELDS, ROW_OPS, WIRE_OPS, Change, Op, changes_of, op_of
+from libs.contracts.avro_schemas import avro_schema, field_names
 from tests.change_builders import Source, change_of
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.replay import ReplayStopped, commit_order, replay
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import replica_ddl, standard_tables
 from libs.simulator.sinks import FileSink
-from libs.stream_assembly import InputFrame, assemble_group
+from libs.stages.assembly import InputFrame, assemble_group
 from tests.change_builders import decoded
 from libs.targets import build_catalog, parse_ddl
 from libs.targets.decoding import DecodeHints

@@ -2,7 +2,7 @@
 schema change tool's working table, pipelines/apply/shadow_writes.py) leaves nothing behind that
 a later step would ask Delta about, such as the Delta version of a retried batch found committed
 on it (BatchWrites asks batch_versions.of_batch for every found_committed table)."""
-from libs.table_location import TableLocation
+from libs.tables.table_location import TableLocation
 from pipelines.apply.known_targets import KnownTargets
 
 

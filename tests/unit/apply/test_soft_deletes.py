@@ -7,7 +7,7 @@ import pytest
 
 from libs.apply.soft_deletes import DELETED, first_truncate, live, table_writes
 from libs.apply.plan import Lookups
-from libs.config import ConfigError, JobConfig, TablesSettings
+from libs.config.job import ConfigError, JobConfig, TablesSettings
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage, replay
 from libs.apply.target_mirror import TargetMirror
 from libs.targets import TargetConfigError, build_catalog, parse_ddl

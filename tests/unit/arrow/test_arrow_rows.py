@@ -1,4 +1,4 @@
-"""libs/arrow_rows.py gives exactly pa.Table.to_pylist(): random tables of the shapes it handles
+"""libs/contracts/arrow_rows.py gives exactly pa.Table.to_pylist(): random tables of the shapes it handles
 itself (flat, struct<flat>, list<flat>, list<struct<flat>>) and one it hands back to
 to_pylist, with nulls at every level, sliced and multi-chunk columns."""
 import datetime as dt
@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from libs.arrow_rows import column_values, rows
+from libs.contracts.arrow_rows import column_values, rows
 
 COLUMN_VALUE = pa.struct([pa.field("ordinal", pa.int32(), nullable=False), pa.field("name", pa.string()),
                           pa.field("text", pa.string()), pa.field("binary", pa.binary())])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import struct
 from dataclasses import replace
 
-from libs.assembler import AssembledInput
+from libs.stream.assembler import AssembledInput
 from libs.binlog.errors import BinlogError
 
 

@@ -6,13 +6,13 @@ import os
 import zlib
 from dataclasses import replace
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import (DecodeContext, Event, Header, TransactionPayload, decode_event,
                          encode_event, iter_frames)
 from libs.binlog.constants import EventType
 from libs.binlog.events_mysql_group import COMPRESSION_NONE
-from libs.paths import CORPUS_DIR
-from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
+from libs.runtime.paths import CORPUS_DIR
+from libs.stages.assembly import InputFrame, StageConfig, assemble_group, decode_segment
 
 MYSQL = CORPUS_DIR / "mysql"
 

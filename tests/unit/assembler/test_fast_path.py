@@ -14,12 +14,12 @@ import zlib
 
 import pytest
 
-from libs.assembler import AssemblerConfig, InMemorySpillStore, UnknownEventPolicy
-from libs.assembler import assembler as assembler_module
+from libs.stream.assembler import AssemblerConfig, InMemorySpillStore, UnknownEventPolicy
+from libs.stream.assembler import assembler as assembler_module
 from libs.binlog import BinlogError, iter_frames
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, EventType
 from libs.binlog.errors import UnknownEventError
-from libs.stream_assembly import InputFrame, StageConfig, assemble_group
+from libs.stages.assembly import InputFrame, StageConfig, assemble_group
 from tests.unit.codec.corpus import MARIADB, MYSQL, binlog_files
 from tests.unit.simulated_streams import STREAM_SHAPES, simulated_sink
 

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from libs.assembler import (
+from libs.stream.assembler import (
     Assembler, AssemblerConfig, InMemorySpillStore, StreamGapError, UnknownEventPolicy,
 )
 from libs.binlog.errors import ChecksumError, UnknownEventError
@@ -20,7 +20,7 @@ def assembler(**config):
 
 def test_stream_started_mid_transaction_quarantines_up_to_first_boundary(caplog):
     a = assembler()
-    with caplog.at_level(logging.WARNING, logger="libs.assembler.assembler"):
+    with caplog.at_level(logging.WARNING, logger="libs.stream.assembler.assembler"):
         out = a.feed(place([e.table_map(), e.write_rows({0: 1}), e.xid()] + TRX))
     assert [(q.kind, q.binlog_pos, q.kafka_offset) for q in out.quarantined] == [
         ("boundary", 4, 0), ("boundary", 44, 1), ("boundary", 84, 2)]

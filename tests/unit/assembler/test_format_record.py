@@ -1,13 +1,13 @@
 """A stream that starts inside a binlog file (after a snapshot, or --start-pos) has no
 Format_description of its own: the dump's artificial one travels as a format record
-(libs/shipper/record.py) and the assemble stage decodes what follows with it."""
+(libs/contracts/topic.py) and the assemble stage decodes what follows with it."""
 import struct
 import zlib
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog.constants import EventType
-from libs.shipper.record import FORMAT
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.contracts.topic import FORMAT
+from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from tests.unit.shipper.frames import ROW_FULL, frames_of
 
 

@@ -3,7 +3,7 @@ MariaDB transactional GTID): WL#4162 classifies them INSIDE (a Query that is nei
 COMMIT/ROLLBACK, not immediately logged), so the group goes on to its Xid and its rows stay."""
 import pytest
 
-from libs.assembler import Assembler, InMemorySpillStore, to_change_records
+from libs.stream.assembler import Assembler, InMemorySpillStore, to_change_records
 from tests.unit.assembler.stream import place
 from tests.unit.boundary import events as e
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from libs.assembler import (
+from libs.stream.assembler import (
     STATE_FIELDS, Assembler, AssemblerConfig, AssemblerState, IdleAction, InMemorySpillStore,
     idle_action, release, to_change_records,
 )
@@ -126,3 +126,18 @@ def test_idle_source_decisions():
                                                                  ("open_timeout", 284)]
     assert assembler.state.open is None and out.counters["open_expired"] == 1
     assert idle_action(assembler.state, 10_000, with_timeout) is IdleAction.NOTHING
+
+
+def test_a_chunk_spilled_under_the_assemblers_old_module_name_reads_back():
+    """Chunks pickled before the move to libs/stream/assembler/ name the old module; an upgraded
+    job still reads them (protocol 2 spells module names as text, so the old name can be made)."""
+    import pickle
+
+    from libs.stream.assembler.model import Frame
+    from libs.stream.assembler.spill import decode_chunk
+    frames = (Frame("mdb-bin.000001", 4, b"\x00" * 19, 0, 7, None),)
+    old = pickle.dumps(frames, protocol=2).replace(b"libs.stream.assembler.", b"libs.assembler.")
+    assert b"libs.assembler.model" in old
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(old)
+    assert decode_chunk(old) == frames

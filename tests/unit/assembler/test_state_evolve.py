@@ -1,11 +1,11 @@
-"""libs/assembler/state.py evolve(): the fast dataclasses.replace of the assembler's hot path
+"""libs/stream/assembler/state.py evolve(): the fast dataclasses.replace of the assembler's hot path
 behaves like it (new instance, original unchanged, still frozen, unknown fields rejected)."""
 
 import dataclasses
 
 import pytest
 
-from libs.assembler.state import AssemblerState, OpenGroup, evolve
+from libs.stream.assembler.state import AssemblerState, OpenGroup, evolve
 
 
 def test_evolve_is_replace_for_the_state_classes():

@@ -1,6 +1,6 @@
 """Assembler scenarios that produce transactions: multi-statement, rollback, DDL, Intvar +
 statement, XA, ignorable / dummy events skipped."""
-from libs.assembler import Assembler, InMemorySpillStore, to_change_records
+from libs.stream.assembler import Assembler, InMemorySpillStore, to_change_records
 from libs.binlog.constants import EventType as T
 from libs.binlog import MysqlGtid
 from tests.unit.assembler.stream import place, summary

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from libs.assembler import column_value, statement_op, statement_target
+from libs.stream.assembler import column_value, statement_op, statement_target
 from libs.binlog.constants import ColumnType as C
 
 

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from libs.binlog import BinlogError, iter_events
-from libs.boundary import PARSER_STATES, Opening, ParserContext, _MEMO, advance, advance_cached
+from libs.stream.boundary import PARSER_STATES, Opening, ParserContext, _MEMO, advance, advance_cached
 from tests.unit.codec.corpus import MARIADB, MYSQL, binlog_files
 from tests.unit.simulated_streams import STREAM_SHAPES, simulated_sink
 

@@ -4,7 +4,7 @@ import pytest
 
 from libs.binlog.constants import BoundaryType as B, EventType as T, with_boundary_marker
 from libs.binlog import Event, Header
-from libs.boundary import INITIAL, Opening, ParserContext, advance, classify
+from libs.stream.boundary import INITIAL, Opening, ParserContext, advance, classify
 from tests.unit.boundary import events as e
 
 OUTSIDE = INITIAL  # nothing open (Not Defined)

@@ -3,7 +3,7 @@ hand from the seed (001_*, "Transaction Boundary Parser Transition Table"), not 
 import pytest
 
 from libs.binlog.constants import BoundaryType as B
-from libs.boundary import step, transition_warning
+from libs.stream.boundary import step, transition_warning
 
 FROM = (B.NOT_DEFINED, B.SELF_CONTAINED, B.START, B.INSIDE, B.END)
 # rows: "To boundary type"; columns follow FROM. "keep" = IGNORE keeps the current state (*2).

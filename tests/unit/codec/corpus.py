@@ -5,7 +5,7 @@ import gzip
 import os
 import re
 from pathlib import Path
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 CORPUS = Path(os.environ.get("BINLOG_CORPUS", str(CORPUS_DIR)))
 MARIADB = CORPUS / "mariadb"

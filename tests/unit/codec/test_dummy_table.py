@@ -22,13 +22,13 @@ import zlib
 
 import pytest
 
-from libs.assembler import Assembler, InMemorySpillStore
+from libs.stream.assembler import Assembler, InMemorySpillStore
 from libs.binlog import DecodeContext, Dummy, Query, decode_event, iter_events, substitute_for_replica
 from libs.binlog.constants import MARIA_FL_STANDALONE, MARIA_FL_TRANSACTIONAL
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.errors import UnsupportedError
 from libs.binlog.event_class import EventClass, event_class
-from libs.boundary import INITIAL, classify
+from libs.stream.boundary import INITIAL, classify
 from tests.unit.assembler.stream import place
 from tests.unit.boundary import events as e
 

@@ -6,7 +6,7 @@ codecs/binary.cpp (Heartbeat::encode writes these three items; Heartbeat::decode
     net_store_length(0)                                            OTW_HB_HEADER_END_MARK
 
 net_store_length: < 251 one byte; 0xfc + 2 bytes; 0xfd + 3; 0xfe + 8 (little-endian).
-The shipper reads the position a server's heartbeat names from it (libs/shipper/heartbeat.py)."""
+The shipper reads the position a server's heartbeat names from it (libs/contracts/heartbeat.py)."""
 import struct
 import zlib
 
@@ -15,7 +15,7 @@ import pytest
 from libs.binlog import decode_event
 from libs.binlog.errors import MalformedError
 from libs.binlog.events_control import Heartbeat, decode_heartbeat_v2, encode_heartbeat_v2
-from libs.shipper.heartbeat import is_caught_up, server_position
+from libs.contracts.heartbeat import is_caught_up, server_position
 from tests.unit.codec_fuzz.hostile import MYSQL8_FILE, context_after_fde
 
 NAME = b"binlog.000041"

@@ -16,13 +16,13 @@ import zlib
 
 import pytest
 
-from libs.assembler import Assembler, AssemblerConfig, InMemorySpillStore, UnknownEventPolicy
+from libs.stream.assembler import Assembler, AssemblerConfig, InMemorySpillStore, UnknownEventPolicy
 from libs.binlog import DecodeContext, decode_event, iter_events
 from libs.binlog.constants import BoundaryType as B
 from libs.binlog.errors import UnknownEventError
 from libs.binlog.event_class import DECODED_ROWS_TYPES, ROWS_EVENT_TYPES, EventClass, event_class, known_types
 from libs.binlog.registry import CODECS
-from libs.boundary import INITIAL, classify
+from libs.stream.boundary import INITIAL, classify
 from tests.unit.assembler.stream import place
 from tests.unit.boundary import events as e
 

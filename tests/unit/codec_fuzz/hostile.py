@@ -8,7 +8,7 @@ from libs.binlog import (DecodeContext, Event, Header, Query, TableMap, Transact
                          decode_event, encode_event, iter_frames)
 from libs.binlog.constants import EventType
 from libs.binlog.events_mysql_group import COMPRESSION_NONE, COMPRESSION_ZSTD
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 MYSQL8_FILE = CORPUS_DIR / "mysql/mysql-8.0.43/std_data/replicated-bin.000001"
 PRE_GA_FILE = CORPUS_DIR / "mysql/mysql-8.0.43/suite/binlog/std_data/ver_5_1-wl2325_r.001"

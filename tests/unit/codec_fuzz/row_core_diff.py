@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libs.binlog.rows as rows_mod
 from libs.binlog import BinlogError, DecodeContext, iter_events
 from libs.binlog.rows_core import KIND_CODES, read_changes
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 # What rows.decode_rows turns into MalformedError (a decode failure, never a bug)
 DECODE_ERRORS = (BinlogError, struct.error, IndexError, OverflowError, ValueError,

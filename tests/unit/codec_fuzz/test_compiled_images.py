@@ -11,7 +11,7 @@ import pytest
 import libs.binlog.rows as rows_mod
 import libs.binlog.rows_images as images_mod
 from libs.binlog import BinlogError, iter_events
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 CORPUS = CORPUS_DIR
 FILES = sorted(p for d in ("mariadb/all_types", "mariadb/all_types_fullmeta", "mariadb/row_minimal",

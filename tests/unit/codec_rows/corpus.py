@@ -12,7 +12,7 @@ from libs.binlog.tablemap import decode_table_map
 from libs.dump.vv_format import format_column_vv
 
 from .frames import walk
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 CORPUS = CORPUS_DIR
 MARIADB = CORPUS / "mariadb"

@@ -8,7 +8,7 @@ from pathlib import Path
 from libs.binlog.context import DecodeContext
 from libs.dump.text_format import dump_text
 from libs.dump.walk import walk
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 CORPUS = CORPUS_DIR
 MARIADB = CORPUS / "mariadb"

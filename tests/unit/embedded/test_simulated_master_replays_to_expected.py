@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 
 from libs.apply.plan import group_changes
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.replay import replay
 from libs.simulator.compare import compare_table, load_expected
 from libs.simulator.expected import write_expected
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.sinks import FileSink
-from libs.stream_assembly import InputFrame, assemble_group
+from libs.stages.assembly import InputFrame, assemble_group
 from tests.change_builders import decoded
 from libs.targets import load_targets
 

@@ -1,11 +1,11 @@
-"""libs/bad_input.py: which quarantined input stops the job, cell by cell (DESIGN.md "Bad input",
+"""libs/config/bad_input.py: which quarantined input stops the job, cell by cell (DESIGN.md "Bad input",
 "Ignorable events (WL#4033)")."""
 import dataclasses
 
 import pytest
 
-from libs.bad_input import BadInputPolicy, BinlogPosition, Incident, KafkaPosition, accepted_positions, stop_message
-from libs.config import ConfigError, JobConfig
+from libs.config.bad_input import BadInputPolicy, BinlogPosition, Incident, KafkaPosition, accepted_positions, stop_message
+from libs.config.job import ConfigError, JobConfig
 
 P = BinlogPosition.of
 
@@ -95,7 +95,7 @@ def test_job_config_checks_the_settings():
         JobConfig(accept_bad_input_through=["m1"])
 
 
-# -- Kafka positions: records that are not the pipeline's (libs/kafka_input.py, issue #38) ----------
+# -- Kafka positions: records that are not the pipeline's (libs/stages/kafka_input.py, issue #38) ----------
 K = KafkaPosition
 
 

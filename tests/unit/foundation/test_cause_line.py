@@ -1,7 +1,7 @@
 """libs/config_errors.cause_line: the one line a user reads when the job fails without --verbose."""
 import pytest
 
-from libs.config_errors import cause_line
+from libs.settings.errors import cause_line
 
 
 @pytest.mark.parametrize("text, line", [
@@ -9,7 +9,7 @@ from libs.config_errors import cause_line
      "  File \"x.py\", line 1, in f\npyspark.errors.exceptions.captured.AnalysisException: [PATH] gone\n"
      "OSError: [Errno 20] Not a directory: '/f/delta'\n\tat org.apache.spark.X(X.scala:1)",
      "OSError: [Errno 20] Not a directory: '/f/delta'"),
-    ("libs.stops.SchemaChangeStopped: batch 3: stop\n  more", "SchemaChangeStopped: batch 3: stop"),
+    ("libs.runtime.stops.SchemaChangeStopped: batch 3: stop\n  more", "SchemaChangeStopped: batch 3: stop"),
     ("plain first line\nsecond", "plain first line"),
     ("", ""),
 ])

@@ -1,9 +1,9 @@
-"""libs/commit_marks.py: the batch marks of idempotent appends."""
+"""libs/tables/commit_marks.py: the batch marks of idempotent appends."""
 from __future__ import annotations
 
 import json
 
-from libs.commit_marks import last_marked_batch, mark, marked_batch, parse_mark
+from libs.tables.commit_marks import last_marked_batch, mark, marked_batch, parse_mark
 
 
 def test_a_mark_names_its_app_and_batch():

@@ -1,7 +1,7 @@
 import pytest
 
-from libs.config import ConfigError, JobConfig, field_docs, load_config
-from libs.paths import REPO_ROOT
+from libs.config.job import ConfigError, JobConfig, field_docs, load_config
+from libs.runtime.paths import REPO_ROOT
 
 
 def test_default_file_loads_and_matches_dataclass_defaults():
@@ -88,7 +88,7 @@ def test_yaml_syntax_errors_are_one_line(tmp_path):
 
 
 def test_accept_schema_changes_through_is_a_position_per_source():
-    from libs.bad_input import BinlogPosition
+    from libs.config.bad_input import BinlogPosition
     cfg = JobConfig(schema_changes="fail", accept_schema_changes_through={"m1": "mdb-bin.000002:7"})
     assert cfg.accept_schema_changes_through == (("m1", BinlogPosition.of("mdb-bin.000002", 7)),)
     assert JobConfig().accept_schema_changes_through == ()

@@ -2,8 +2,8 @@
 import pytest
 
 from libs.binlog import DecodeLimits
-from libs.config import ConfigError, JobConfig, load_config
-from libs.paths import REPO_ROOT
+from libs.config.job import ConfigError, JobConfig, load_config
+from libs.runtime.paths import REPO_ROOT
 
 
 def test_the_default_file_spells_out_the_default_limits():

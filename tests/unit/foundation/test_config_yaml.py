@@ -1,6 +1,6 @@
 """Issue #38 item 9: no operator YAML file, however small or large, makes load_config or
 load_targets run long, grow memory, or answer with more than one short line
-(libs/config_yaml.py, libs/config_errors.quoted)."""
+(libs/settings/yaml_files.py, libs/config_errors.quoted)."""
 import json
 import re
 import subprocess
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from libs.config import ConfigError, load_config
-from libs.paths import REPO_ROOT
+from libs.config.job import ConfigError, load_config
+from libs.runtime.paths import REPO_ROOT
 from libs.targets.config import load_targets
 from libs.targets.errors import TargetConfigError
 
@@ -26,7 +26,7 @@ def alias_bomb(levels: int = 9, width: int = 9) -> str:
 
 
 # (module, loader, file text with the bomb in a field whose check quotes the value it rejects)
-BOMBED = {"job": ("libs.config", "load_config", "bootstrap: {bomb}\n"),
+BOMBED = {"job": ("libs.config.job", "load_config", "bootstrap: {bomb}\n"),
           "targets": ("libs.targets.config", "load_targets", "defaults: {{zero_dates: {bomb}}}\n")}
 
 # Runs one loader in a child held to 1 GiB of address space, so the code before this change
@@ -122,7 +122,7 @@ def test_an_integer_past_the_range_of_a_float_in_a_number_field_is_a_config_erro
 
 
 def test_an_anchor_without_alias_and_nesting_within_the_bound_still_load(tmp_path):
-    from libs.config_yaml import MAX_DEPTH, read_yaml_file
+    from libs.settings.yaml_files import MAX_DEPTH, read_yaml_file
     job = tmp_path / "job.yaml"
     job.write_text("topic: &t binlog\ndecode_limits: {max_json_depth: 50}\n")
     assert load_config(job).topic == "binlog"
@@ -135,7 +135,7 @@ def test_an_anchor_without_alias_and_nesting_within_the_bound_still_load(tmp_pat
 
 
 def test_the_nesting_bound_is_reported_where_it_is_crossed(tmp_path):
-    from libs.config_yaml import MAX_DEPTH
+    from libs.settings.yaml_files import MAX_DEPTH
     job = tmp_path / "job.yaml"
     job.write_text("trigger_seconds: " + "[" * (MAX_DEPTH + 5) + "\n")
     column = len("trigger_seconds: ") + MAX_DEPTH  # the top mapping is the first level
@@ -143,7 +143,7 @@ def test_the_nesting_bound_is_reported_where_it_is_crossed(tmp_path):
 
 
 def test_quoted_is_short_and_fast_for_any_value():
-    from libs.config_errors import quoted
+    from libs.settings.errors import quoted
     shared = ["x"] * 9
     for _ in range(9):  # 9**10 leaves, built the way an alias would share them
         shared = [shared] * 9

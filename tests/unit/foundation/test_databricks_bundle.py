@@ -3,7 +3,7 @@ import re
 
 import yaml
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 
 BUNDLE = yaml.safe_load((REPO_ROOT / "databricks.yml").read_text())
 
@@ -34,14 +34,14 @@ def test_job_runs_the_cdc_replicate_entry_point_with_its_contract_flags():
 
 
 def test_cluster_sets_the_static_confs_the_local_session_sets():
-    from pipelines.spark_session import CODEGEN_CACHE_ENTRIES
+    from pipelines.job.spark_session import CODEGEN_CACHE_ENTRIES
 
     cluster = BUNDLE["resources"]["jobs"]["cdc_replicate"]["tasks"][0]["new_cluster"]
     assert cluster["spark_conf"]["spark.sql.codegen.cache.maxEntries"] == str(CODEGEN_CACHE_ENTRIES)
 
 
 def test_the_cluster_job_keeps_its_tables_in_a_catalog_schema_per_target():
-    from libs.table_location import parse_catalog_schema
+    from libs.tables.table_location import parse_catalog_schema
 
     task = BUNDLE["resources"]["jobs"]["cdc_replicate"]["tasks"][0]["python_wheel_task"]
     flags = task["parameters"]

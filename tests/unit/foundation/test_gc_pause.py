@@ -2,7 +2,7 @@ import gc
 
 import pytest
 
-from libs.gc_pause import gc_paused
+from libs.runtime.gc_pause import gc_paused
 
 
 def test_the_collector_is_off_inside_and_back_on_after_even_on_error():

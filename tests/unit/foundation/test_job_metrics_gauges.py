@@ -1,11 +1,11 @@
-"""pipelines/job_metrics.py's lag gauges as a scrape reads them (issue #39 item 5): fed the way
+"""pipelines/job/job_metrics.py's lag gauges as a scrape reads them (issue #39 item 5): fed the way
 the sink, the apply stage and the streaming listener feed them, with a clock the test moves. No
 Spark session: JobMetrics is plain Python on the driver."""
 import datetime as dt
 
-from libs.lag import INPUT_METRICS
-from libs.source_counters import SourceCounters
-from pipelines.job_metrics import JobMetrics
+from libs.apply.lag import INPUT_METRICS
+from libs.stages.counters import SourceCounters
+from pipelines.job.job_metrics import JobMetrics
 
 T = 1_764_000_000.0  # 2025-11-24T16:00:00Z, epoch s
 TABLE = ("s", "d.t")

@@ -3,7 +3,7 @@ gets, and that an archive the JVM cannot use costs nothing and prints nothing (a
 one line on stderr, README "Errors")."""
 import subprocess
 
-from pipelines.spark_session import SessionOptions, class_archive_options, storage_confs
+from pipelines.job.spark_session import SessionOptions, class_archive_options, storage_confs
 
 QUIET = "-Xlog:cds=off,cds+dynamic=off"
 

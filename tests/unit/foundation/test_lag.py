@@ -1,9 +1,9 @@
-"""libs/lag.py: the Kafka -> Delta lag of a trigger from its progress, the commit -> Delta lag
+"""libs/apply/lag.py: the Kafka -> Delta lag of a trigger from its progress, the commit -> Delta lag
 per table from the changes a batch applied."""
 import pytest
 
 from tests.change_builders import change_of
-from libs.lag import INPUT_METRICS, commit_lags, kafka_to_delta_lag_s, oldest_commits, visible_at_ms
+from libs.apply.lag import INPUT_METRICS, commit_lags, kafka_to_delta_lag_s, oldest_commits, visible_at_ms
 
 START_MS = 1_764_000_000_000  # 2025-11-24T16:00:00Z
 

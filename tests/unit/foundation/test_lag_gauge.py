@@ -1,8 +1,8 @@
-"""libs/lag_gauge.py: a lag gauge that grows while a batch runs, falls to the batch's real lag
+"""libs/runtime/lag_gauge.py: a lag gauge that grows while a batch runs, falls to the batch's real lag
 when it commits, and to 0 once a heartbeat says the source caught up (issue #39 item 5)."""
 import pytest
 
-from libs.lag_gauge import LagGauge, caught_up_sources
+from libs.runtime.lag_gauge import LagGauge, caught_up_sources
 
 T = 1_764_000_000.0  # 2025-11-24T16:00:00Z, epoch s
 

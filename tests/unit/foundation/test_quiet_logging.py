@@ -1,9 +1,9 @@
 """conf/log4j2.properties (issue #39 item 7): the Spark lines that say nothing the user can act
-on are configured away, read from the file the jobs pass to their driver (libs/log4j_conf.py)."""
+on are configured away, read from the file the jobs pass to their driver (libs/runtime/log4j_conf.py)."""
 import re
 
-from libs.log4j_conf import logger_settings
-from pipelines.spark_session import LOG4J_CONF
+from libs.runtime.log4j_conf import logger_settings
+from pipelines.job.spark_session import LOG4J_CONF
 
 # Spark 4.0's own text of each line (ProcessingTimeExecutor.notifyBatchFallingBehind,
 # DAGScheduler.handleJobGroupCancelled), as printed by a local job before this change.

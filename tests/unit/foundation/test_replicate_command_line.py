@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 
 
 def test_the_usage_line_of_help_is_the_readme_commands_line():

@@ -3,7 +3,7 @@ import json
 
 import fastavro
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 
 
 def test_every_schema_parses_with_fastavro():

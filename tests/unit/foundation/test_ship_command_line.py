@@ -4,7 +4,7 @@ import re
 import subprocess
 import sys
 
-from libs.paths import REPO_ROOT
+from libs.runtime.paths import REPO_ROOT
 from pipelines.ship import build_parser
 
 

@@ -1,4 +1,4 @@
-"""cdc-replicate's stop on SIGINT/SIGTERM (pipelines/stopping.py), without Spark: the first
+"""cdc-replicate's stop on SIGINT/SIGTERM (pipelines/job/stopping.py), without Spark: the first
 signal asks for a stop (no new batch begins), the second abandons the running batch with one
 line; the line of a stop names the last committed batch."""
 import os
@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from pipelines.stopping import StopRequested, StopSignals, stopped_line
+from pipelines.job.stopping import StopRequested, StopSignals, stopped_line
 
 
 def test_the_first_signal_asks_the_second_abandons_with_one_line():

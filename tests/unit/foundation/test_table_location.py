@@ -1,11 +1,11 @@
-"""libs/table_location.py: where a table lives (a path under delta_root, or a catalog name) is
+"""libs/tables/table_location.py: where a table lives (a path under delta_root, or a catalog name) is
 decided in one place; the catalog_schema setting is validated with the other settings."""
 import pytest
 
-from libs import lineage_sql as L
-from libs.config import ConfigError, JobConfig, load_config
-from libs.system_tables import CHANGE_LOG, LINEAGE_VIEWS
-from libs.table_location import TableLocation, TableNameError, TableRoot, as_root, parse_catalog_schema
+from libs.reads import lineage_sql as L
+from libs.config.job import ConfigError, JobConfig, load_config
+from libs.tables.system_tables import CHANGE_LOG, LINEAGE_VIEWS
+from libs.tables.table_location import TableLocation, TableNameError, TableRoot, as_root, parse_catalog_schema
 
 
 def test_path_tables_are_directories_under_delta_root_as_before():

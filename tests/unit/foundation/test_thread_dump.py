@@ -1,4 +1,4 @@
-"""libs/thread_dump.py: SIGUSR1 prints every Python thread's stack, the current one marked, in
+"""libs/runtime/thread_dump.py: SIGUSR1 prints every Python thread's stack, the current one marked, in
 faulthandler's line shapes (the tests' diagnosis and test_stopping.py's batch detection read them),
 from a Python-level handler that many signals in a row cannot crash while threads come and go
 (faulthandler.register's C-level walk killed a polled cdc-replicate with SIGSEGV in CI)."""
@@ -9,8 +9,8 @@ import subprocess
 import sys
 import threading
 
-from libs.paths import REPO_ROOT
-from libs.thread_dump import thread_stacks
+from libs.runtime.paths import REPO_ROOT
+from libs.runtime.thread_dump import thread_stacks
 
 SIGNALS = 20_000
 
@@ -38,7 +38,7 @@ def test_the_dump_names_every_thread_and_marks_the_current_one():
 
 CHILD = """
 import os, signal, sys, threading
-from libs.thread_dump import dump_on_signal
+from libs.runtime.thread_dump import dump_on_signal
 dump_on_signal(signal.SIGUSR1)
 stop = threading.Event()
 def deep(n):

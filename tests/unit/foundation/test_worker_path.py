@@ -1,10 +1,10 @@
-"""libs/worker_path.py: which archives on a Python worker's sys.path are redundant."""
+"""libs/runtime/worker_path.py: which archives on a Python worker's sys.path are redundant."""
 from __future__ import annotations
 
 import os
 import zipfile
 
-from libs.worker_path import importer_keys_under, redundant_archives, top_level_modules
+from libs.runtime.worker_path import importer_keys_under, redundant_archives, top_level_modules
 
 
 def _zip(path, names):

@@ -8,7 +8,7 @@ from typing import Any
 import json
 from pathlib import Path
 
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 from libs.replay import ROW_ID_COLUMN
 from libs.targets import parse_ddl
 from libs.targets.model import Target

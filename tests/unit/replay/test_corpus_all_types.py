@@ -10,11 +10,11 @@ import struct
 
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.binlog.charsets import encode_text
 from libs.replay.engine import commit_order, replay
-from libs.stream_assembly import InputFrame, assemble_group
+from libs.stages.assembly import InputFrame, assemble_group
 from tests.change_builders import decoded
 from libs.targets.decoding import DecodeHints
 from tests.unit.replay.replay_builders import mariadb_corpus

@@ -99,7 +99,7 @@ def test_null_into_not_null_column_takes_its_default_with_warning_1048():
 
 
 def test_a_column_added_after_the_insert_holds_what_its_add_gave_it():
-    """Change.filled (libs/apply/change.py): a row inserted before an ADD COLUMN of its batch holds
+    """Change.filled (libs/contracts/change.py): a row inserted before an ADD COLUMN of its batch holds
     what that ALTER gave the rows that existed, not the target's DEFAULT at the batch's end
     (ADD c DEFAULT 1, then SET DEFAULT 2); a column the image carries keeps its value."""
     target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, a int, c int DEFAULT 2)")

@@ -6,7 +6,7 @@ transactions (lists of (op, before, after) on source test.t; transaction n commi
 deleted) and the versions it opens (row, values, opening trx, closing trx or None, deleted)."""
 import pytest
 
-from libs.avro_schemas import field_names
+from libs.contracts.avro_schemas import field_names
 from libs.replay import ROW_ID_COLUMN
 from libs.replay.versions import (
     DELETED, FROM_GTID, FROM_POS, HISTORY_COLUMNS, IS_CURRENT, TO_GTID, TO_POS, VALID_FROM, VALID_TO,

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.replay import replay
 from libs.simulator.master import Master, Session
 from libs.simulator.schema import Table, blob, int_col, varchar
 from libs.simulator.sinks import FileSink
 from libs.simulator.statements import Delete, Insert, Update
-from libs.stream_assembly import InputFrame, assemble_group
+from libs.stages.assembly import InputFrame, assemble_group
 from tests.change_builders import decoded
 from replay_builders import target_from_ddl
 

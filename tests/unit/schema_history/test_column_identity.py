@@ -9,7 +9,7 @@ nothing."""
 
 import pytest
 
-from libs.apply.change import Op
+from libs.contracts.change import Op
 from tests.change_builders import change_of
 
 from libs.schema_history.table_schema import TableSchema

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from libs.paths import CORPUS_DIR as CORPUS
+from libs.runtime.paths import CORPUS_DIR as CORPUS
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema
 

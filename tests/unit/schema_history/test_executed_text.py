@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from libs.apply.change import Op
+from libs.contracts.change import Op
 from libs.apply.plan import group_changes, with_ddl_truncates
 from tests.change_builders import change_of
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog.constants import BINLOG_MAGIC, EventType
 from libs.binlog.framing import iter_events
 from libs.schema_history import statements as S
@@ -25,7 +25,7 @@ from libs.simulator.master import Master, Session
 from libs.simulator.schema import Table, int_col
 from libs.simulator.sinks import FileSink
 from libs.snapshot.protocol import Position
-from libs.stream_assembly import InputFrame, assemble_group, segment_ddl
+from libs.stages.assembly import InputFrame, assemble_group, segment_ddl
 
 MARIADB, MYSQL = "10.11.6-MariaDB-log", "8.0.33"
 BASE = TableSchema.parse("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)", "d")

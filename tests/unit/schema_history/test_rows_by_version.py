@@ -1,5 +1,5 @@
 """Row images read through the schema version in force at their position (issue #17 item 2;
-libs/targets/decoding.py layouts, libs/assembler/change_records.py): a Table_map without column
+libs/targets/decoding.py layouts, libs/stream/assembler/change_records.py): a Table_map without column
 names takes each ordinal's name, UNSIGNED and labels from that version; an image that does not
 fit it raises RowImageMismatch naming source, file and position; rows logged before and after a
 DDL read with their own versions. The binlog is written by the simulator's codec."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.row_layout import RowImageMismatch, RowLayout
 from libs.schema_history.table_schema import TableSchema
@@ -16,7 +16,7 @@ from libs.simulator.schema import Table, int_col
 from libs.simulator.sinks import FileSink
 from libs.simulator.statements import Insert
 from libs.snapshot.protocol import Position
-from libs.stream_assembly import InputFrame, assemble_group, decode_segment
+from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from libs.targets.decoding import DecodeHints
 
 FILE = "sim-bin.000001"

@@ -1,11 +1,11 @@
-"""libs/schema_history/shadow_tables.py: which tables are an online schema change tool's working
+"""libs/apply/shadow_tables.py: which tables are an online schema change tool's working
 tables (issue #39 item 1), as a table of (name, tables followed in its database, gone at the
 batch's end) -> ended working table, and the tools' names -> the table they belong to."""
 from __future__ import annotations
 
 import pytest
 
-from libs.schema_history.shadow_tables import ends_as_shadow, shadow_of
+from libs.apply.shadow_tables import ends_as_shadow, shadow_of
 
 
 @pytest.mark.parametrize("name, owner", [

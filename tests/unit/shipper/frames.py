@@ -7,7 +7,7 @@ from pathlib import Path
 
 from libs.binlog import iter_frames
 from libs.binlog.constants import COMMON_HEADER
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 CORPUS = Path(str(CORPUS_DIR / "mariadb"))
 ROW_FULL = CORPUS / "row_full" / "mdb-bin.000001"

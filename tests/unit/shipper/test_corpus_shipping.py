@@ -3,8 +3,8 @@ rebuild the file byte for byte), or refused with a typed error naming the file, 
 REFUSED_BY_SHIPPER records. Guards both ways: a real server's file is never refused by
 mistake, a broken one is never shipped."""
 from libs.binlog.constants import BINLOG_MAGIC
-from libs.paths import CORPUS_DIR
-from libs.shipper import errors
+from libs.runtime.paths import CORPUS_DIR
+from libs.source import errors
 from libs.shipper.file_source import Inputs, iter_file_events
 from tests.integration.replicate.corpus_files import (
     NOT_SHIPPABLE, REFUSED_BY_SHIPPER, corpus_binlogs,

@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-from libs.shipper import credentials
-from libs.shipper.credentials import Credentials, read_option_file, resolve
-from libs.shipper.errors import CredentialError
-from libs.shipper.replica_source import ServerOptions
+from libs.source import credentials
+from libs.source.credentials import Credentials, read_option_file, resolve
+from libs.source.errors import CredentialError
+from libs.source.replica_source import ServerOptions
 from pipelines.ship import build_parser, main
 
 SECRET = "s3cr#t 'pw'"

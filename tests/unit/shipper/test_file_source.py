@@ -1,7 +1,7 @@
 """Reading binlog files: directory + index, resume point, partially written last event."""
 import pytest
 
-from libs.shipper.errors import ShipError
+from libs.source.errors import ShipError
 from libs.shipper.file_source import Inputs, binlog_sort_key, iter_file_events
 
 from .frames import MISC, ROW_FULL, frames_of

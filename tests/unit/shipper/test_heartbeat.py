@@ -1,4 +1,4 @@
-"""Heartbeat records (libs/shipper/heartbeat.py): published only when the server's heartbeat
+"""Heartbeat records (libs/contracts/heartbeat.py): published only when the server's heartbeat
 names the shipper's own position, a record of their own kind beside the binlog bytes, skipped
 by a rebuild."""
 import time
@@ -6,8 +6,8 @@ import time
 import pytest
 
 from libs.shipper.file_source import Inputs, iter_file_events
-from libs.shipper.heartbeat import FollowBeat, HeartbeatRecord, is_caught_up, server_position
-from libs.shipper.record import HEARTBEAT, KafkaRecord
+from libs.contracts.heartbeat import FollowBeat, HeartbeatRecord, is_caught_up, server_position
+from libs.contracts.topic import HEARTBEAT, KafkaRecord
 
 from .frames import ROW_FULL, frames_of, heartbeat
 from .test_rebuild import rebuild, records

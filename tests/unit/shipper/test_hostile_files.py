@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from libs.shipper.errors import FrameError, IncompleteFileError, ShipError, UnsafePathError
+from libs.source.errors import FrameError, IncompleteFileError, ShipError, UnsafePathError
 from libs.shipper.file_source import Inputs, iter_file_events
 
 from .frames import MISC, ROW_FULL, frames_of

@@ -5,7 +5,7 @@ leader is still being elected again (watermarks)."""
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from libs.shipper.errors import ShipError
+from libs.source.errors import ShipError
 from libs.shipper.kafka_sink import LEADER_PENDING, KafkaSink, watermarks
 
 

@@ -1,9 +1,9 @@
 """A source's refusal for want of a privilege -> the grant README "Preparing the source" names
-(libs/shipper/privileges.py). Messages as MariaDB 10.11 and MySQL 8.0 word them."""
+(libs/source/privileges.py). Messages as MariaDB 10.11 and MySQL 8.0 word them."""
 import pytest
 from pymysql.err import InternalError, OperationalError, ProgrammingError
 
-from libs.shipper.privileges import (BINLOG_DUMP, REPLICATION_CLIENT, REPLICATION_SLAVE, SELECT, access_error,
+from libs.source.privileges import (BINLOG_DUMP, REPLICATION_CLIENT, REPLICATION_SLAVE, SELECT, access_error,
                                      needed_privilege)
 
 MARIADB_1227 = "Access denied; you need (at least one of) the SUPER, BINLOG MONITOR privilege(s) for this operation"

@@ -1,9 +1,9 @@
 """Rebuilding files from records: byte for byte, and gaps/duplicates are errors."""
 import pytest
 
-from libs.shipper.errors import ShipError
+from libs.source.errors import ShipError
 from libs.shipper.rebuild import rebuild
-from libs.shipper.record import KafkaRecord
+from libs.contracts.topic import KafkaRecord
 
 from .frames import MISC, ROW_FULL, frames_of
 
@@ -38,7 +38,7 @@ def test_file_shipped_from_the_middle_cannot_be_written_whole():
 
 
 def test_snapshot_records_between_events_are_skipped():
-    from libs.shipper.record import SNAPSHOT
+    from libs.contracts.topic import SNAPSHOT
     from libs.snapshot.record import ROWS, SnapshotRecord
     recs = records(ROW_FULL)
     at = recs[5].binlog_pos

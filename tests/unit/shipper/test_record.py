@@ -1,8 +1,8 @@
 """The Kafka record contract: header names, values, parsing back."""
 import pytest
 
-from libs.shipper import record
-from libs.shipper.record import KafkaRecord
+from libs.contracts import topic as record
+from libs.contracts.topic import KafkaRecord
 
 from .frames import ROW_FULL, frames_of
 

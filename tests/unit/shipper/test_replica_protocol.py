@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from libs.shipper import replica_protocol as proto
+from libs.source import replica_protocol as proto
 
 
 def test_register_slave_layout():

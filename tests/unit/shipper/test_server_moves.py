@@ -6,12 +6,12 @@ import io
 import pytest
 
 from libs.binlog.file_names import binlog_sort_key, epoch_file, split_epoch
-from libs.shipper.errors import ServerChangedError, ShipError
+from libs.source.errors import ServerChangedError, ShipError
 from libs.shipper.gtid_state import GroupTracker, GtidState
 from libs.shipper.purge import PurgeWatch, is_purged, purge_risk
-from libs.shipper.record import FORMAT, KafkaRecord, Origin
+from libs.contracts.topic import FORMAT, KafkaRecord, Origin
 from libs.shipper.resume import epoch_for, resume_point
-from libs.shipper.server_identity import ServerIdentity
+from libs.source.server_identity import ServerIdentity
 
 from .frames import ROW_FULL, frames_of
 

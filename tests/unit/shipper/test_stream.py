@@ -2,7 +2,7 @@
 import pytest
 
 from libs.binlog import iter_frames
-from libs.shipper.errors import FrameError, ShipError, UnsafePathError
+from libs.source.errors import FrameError, ShipError, UnsafePathError
 from libs.shipper.rebuild import RebuiltFile, write_files
 from libs.shipper.stream import (ARTIFICIAL_FDE, FAKE_ROTATE, HEARTBEAT, PUBLISH, StreamTracker,
                                  parse_rotate)

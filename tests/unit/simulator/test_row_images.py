@@ -162,7 +162,7 @@ def test_keyless_table_images_are_full_in_the_corpus():
     (corpus row_minimal) logs all three columns of t_nokey in every INSERT/UPDATE SET part."""
     import gzip
 
-    from libs.paths import CORPUS_DIR
+    from libs.runtime.paths import CORPUS_DIR
 
     oracle = gzip.open(CORPUS_DIR / "mariadb" / "row_minimal" / "mdb-bin.000002.vv.txt.gz", "rt",
                        encoding="latin-1").read()

@@ -4,7 +4,7 @@ import pytest
 
 from libs.binlog import Dummy, Ignorable, Query, RowsQuery, iter_events
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType as B
-from libs.boundary import INITIAL, advance
+from libs.stream.boundary import INITIAL, advance
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import Table, int_col
 from libs.simulator.sinks import FileSink, Substitution

@@ -10,7 +10,7 @@ from libs.shipper import snapshot_run
 from libs.snapshot import source
 from libs.snapshot.protocol import RUN, Position, StartPlan
 from libs.snapshot.record import SnapshotRecord
-from libs.table_names import TableName, parse_table_key, table_key
+from libs.contracts.table_names import TableName, parse_table_key, table_key
 from tests.unit.snapshot.test_snapshot_source import FakeConn
 
 BASE = b"BASE TABLE"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from libs.shipper import kafka_sink, snapshot_run
-from libs.shipper.errors import ShipError
+from libs.source.errors import ShipError
 from libs.shipper.kafka_sink import KafkaSink
-from libs.shipper.record import Origin
+from libs.contracts.topic import Origin
 from libs.snapshot import oversized, source, values
 from libs.snapshot.protocol import RUN, Position, StartPlan
-from libs.table_names import TableName
+from libs.contracts.table_names import TableName
 from tests.unit.snapshot.test_snapshot_source import POINT, FakeConn, rows_from_the_fake  # noqa: F401 - autouse
 
 LIMIT = 2000  # the test's limit: the record of the 3000-byte row below is over it

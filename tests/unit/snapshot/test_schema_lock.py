@@ -9,7 +9,7 @@ import itertools
 import pytest
 from pymysql.err import OperationalError
 
-from libs.shipper.privileges import SourceAccessError
+from libs.source.privileges import SourceAccessError
 from libs.snapshot import schema_lock, source
 from tests.unit.snapshot.test_snapshot_source import FakeConn, mariadb_conn, mysql_conn
 
@@ -102,7 +102,7 @@ def test_the_guard_waiting_for_a_dropped_table_makes_it_again():
 
 
 def test_any_other_error_is_not_made_again():
-    """Not retried: a refusal for want of a privilege is its one line (libs/shipper/privileges.py)."""
+    """Not retried: a refusal for want of a privilege is its one line (libs/source/privileges.py)."""
     conn = mariadb_conn()
     conn.answers = {NOWAIT + LOCK_A: OperationalError(1142, "SELECT command denied"), **conn.answers}
     with pytest.raises(SourceAccessError, match="needs SELECT"):

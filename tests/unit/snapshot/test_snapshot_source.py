@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 from pymysql.err import OperationalError
 
-from libs.shipper.privileges import SourceAccessError
-from libs.shipper.record import SNAPSHOT, KafkaRecord
+from libs.source.privileges import SourceAccessError
+from libs.contracts.topic import SNAPSHOT, KafkaRecord
 from libs.snapshot import chunk_values, source, values
 from libs.snapshot.chunks import VALUE_OVERHEAD, TableProgress, cut_chunks, last_state, row_sizes
 from libs.snapshot.protocol import LastRecord, Position

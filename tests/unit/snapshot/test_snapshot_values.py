@@ -5,7 +5,7 @@ matrix of tests/integration/snapshot/test_snapshot_value_parity.py), and the val
 decoder produces for the same cell (libs/binlog/values.py: int, Decimal, float, temporal text,
 bytes, ENUM index / SET bitmask + labels) with what the Table_map tells the binlog path under
 binlog_row_metadata=FULL (collation id, labels). The expected ColumnValue is the binlog path's:
-libs/assembler/values.column_value of that decoder value."""
+libs/stream/assembler/values.column_value of that decoder value."""
 from __future__ import annotations
 
 import struct
@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import pytest
 
-from libs.assembler.values import column_value as binlog_column_value
+from libs.stream.assembler.values import column_value as binlog_column_value
 from libs.binlog.constants import ColumnType as T
 from libs.snapshot.values import (COLUMNS_QUERY, RULES, SESSION_SETUP, SourceColumn, column_value,
                                   select_expression, source_column)

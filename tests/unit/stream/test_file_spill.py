@@ -1,8 +1,8 @@
 import os
 import stat
 
-from libs.assembler.file_spill import FileSpillStore
-from libs.assembler.spill import InMemorySpillStore
+from libs.stream.assembler.file_spill import FileSpillStore
+from libs.stream.assembler.spill import InMemorySpillStore
 
 import pytest
 

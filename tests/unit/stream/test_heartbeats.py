@@ -1,10 +1,10 @@
-"""Heartbeats through the assemble stage's pure core (libs/stream_assembly.py): a heartbeat
+"""Heartbeats through the assemble stage's pure core (libs/stages/assembly.py): a heartbeat
 counts only where no transaction is open, the batch's last good one wins, a malformed one is
 quarantined, and none changes what is applied."""
-from libs.assembler import InMemorySpillStore
-from libs.shipper.heartbeat import HeartbeatRecord
-from libs.shipper.record import HEARTBEAT
-from libs.stream_assembly import InputFrame, assemble_group
+from libs.stream.assembler import InMemorySpillStore
+from libs.contracts.heartbeat import HeartbeatRecord
+from libs.contracts.topic import HEARTBEAT
+from libs.stages.assembly import InputFrame, assemble_group
 
 from .test_stream_assembly import CORPUS, changes_of, frames_of
 

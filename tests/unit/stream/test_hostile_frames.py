@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from libs.assembler import InMemorySpillStore, Transaction, iter_change_records
-from libs.assembler.model import Frame
+from libs.stream.assembler import InMemorySpillStore, Transaction, iter_change_records
+from libs.stream.assembler.model import Frame
 from libs.binlog import DecodeContext, DecodeLimits, LimitError, UnsupportedError, decode_event
 from libs.binlog.constants import EventType
-from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
+from libs.stages.assembly import InputFrame, StageConfig, assemble_group, decode_segment
 from tests.unit.stream.test_stream_assembly import CORPUS, frames_of
 from tests.unit.codec_fuzz.hostile import (MYSQL8_FILE, PRE_GA_FILE, context_after_fde,
                                            corpus_frames, nested_payload, query)

@@ -1,12 +1,12 @@
-"""libs/assembler/release_log.py: releases of batch N are handed out only to a later batch, once,
+"""libs/stream/assembler/release_log.py: releases of batch N are handed out only to a later batch, once,
 survive a restart (files), and a rewritten batch (replay) keeps one copy."""
 
 import os
 
 import pytest
 
-from libs.assembler.file_spill import FileSpillStore
-from libs.assembler.release_log import Release, ReleaseLog
+from libs.stream.assembler.file_spill import FileSpillStore
+from libs.stream.assembler.release_log import Release, ReleaseLog
 from tests.unit.stream.test_file_spill import private_modes
 
 

@@ -1,9 +1,9 @@
-"""libs/source_counters.py: what the assemble stage tells the driver's metrics per source, counted
+"""libs/stages/counters.py: what the assemble stage tells the driver's metrics per source, counted
 by the assembler itself (ignorable and dummy events skipped, bytes spilled) and the bytes its
 state still holds in the spill store."""
-from libs.assembler import Assembler, AssemblerConfig, InMemorySpillStore
-from libs.assembler.file_spill import FileSpillStore
-from libs.source_counters import COUNTERS, SourceCounters
+from libs.stream.assembler import Assembler, AssemblerConfig, InMemorySpillStore
+from libs.stream.assembler.file_spill import FileSpillStore
+from libs.stages.counters import COUNTERS, SourceCounters
 from tests.unit.assembler.stream import place
 from tests.unit.boundary import events as e
 

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from libs.assembler import InMemorySpillStore
+from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
-from libs.stream_assembly import InputFrame, StageConfig, assemble_group, decode_segment
-from libs.paths import CORPUS_DIR
+from libs.stages.assembly import InputFrame, StageConfig, assemble_group, decode_segment
+from libs.runtime.paths import CORPUS_DIR
 
 CORPUS = str(CORPUS_DIR / "mariadb")
 ROW_EVENT = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `([^`]+)`\.`([^`]+)`")
@@ -130,7 +130,7 @@ def test_topic_starting_mid_file_without_its_format_description_applies_nothing(
 
 
 def test_gap_inside_a_file_stops_the_batch_naming_both_positions():
-    from libs.assembler import StreamGapError
+    from libs.stream.assembler import StreamGapError
 
     frames = frames_of(f"{CORPUS}/row_full/mdb-bin.000001")
     with pytest.raises(StreamGapError, match=f"ended at {frames[3].pos}, next frame starts at {frames[4].pos}"):

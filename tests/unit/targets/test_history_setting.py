@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from libs.config import ConfigError, JobConfig
+from libs.config.job import ConfigError, JobConfig
 from libs.replay.versions import HISTORY_COLUMNS
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
 

@@ -2,7 +2,7 @@
 and the field, never skipped and never left to fail inside Spark."""
 import pytest
 
-from libs.config import ConfigError
+from libs.config.job import ConfigError
 from libs.targets import TargetConfigError, build_catalog, load_targets, parse_ddl
 from pipelines import replicate
 
@@ -81,7 +81,7 @@ def test_cdc_replicate_reports_a_bad_declaration_in_one_line_before_starting_spa
     def no_spark(*_args, **_kw):
         raise AssertionError("a Spark session was started for a configuration error")
 
-    monkeypatch.setattr("pipelines.spark_session.build_session", no_spark)
+    monkeypatch.setattr("pipelines.job.spark_session.build_session", no_spark)
     ddl = tmp_path / "targets.sql"
     ddl.write_text("CREATE TABLE shop.orders (id INT, status)")
     args = ["--target-ddl", str(ddl), "--delta-root", str(tmp_path / "d"),

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from libs.targets import TargetConfigError, parse_ddl
-from libs.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR
 
 MANIFESTS = sorted(glob.glob(str(CORPUS_DIR / "mariadb" / "*" / "manifest.json")))
 
