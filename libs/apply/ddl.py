@@ -18,7 +18,8 @@ from functools import partial
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from libs.contracts.change import Change, Op
-from libs.apply.plan import change_sort_key, with_ddl_truncates
+from libs.apply.plan import with_ddl_truncates
+from libs.contracts.position import change_sort_key
 from libs.apply.stops import SchemaChangeStopped
 from libs.config.bad_input import BinlogPosition
 from libs.config.job import SCHEMA_CHANGES_IGNORE, JobConfig

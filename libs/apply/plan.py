@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from libs.contracts.change import ROW_OPS, Change, Commit, Op
-from libs.reads.versions import gtid_positions
-from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, commit_order, replay
-from libs.replay.engine import commit_key
+from libs.contracts.position import change_sort_key, commit_order, gtid_positions
+from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, replay
 from libs.replay.images import present_columns, typed_columns, typed_key
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
 from libs.schema_history import statements
@@ -52,16 +51,6 @@ class UndeclaredTableError(JobStopped):
     """A row or statement change for a source table that has no target declaration: the job
     stops before applying the batch (one line naming the table, GTID and position)."""
 
-
-def change_sort_key(change: Change) -> tuple:
-    """Commit order inside one source (libs.replay.commit_order); several sources feeding one
-    table are applied source by source (no cross-source order exists)."""
-    return (change.source, *commit_order(change))
-
-
-def sort_key_of(source: str, trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
-    """change_sort_key from the fields themselves (a change Spark summed up, not collected)."""
-    return (source, *commit_key(trx_file, trx_end_pos, commit_ts, change_seq))
 
 
 def group_changes(changes: Iterable[Change]) -> dict[tuple[str, str], list[Change]]:

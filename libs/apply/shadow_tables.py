@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import re
 
-SHADOW_REMOVE, SHADOW_KEEP = "remove", "keep"
-SHADOW_POLICIES = (SHADOW_REMOVE, SHADOW_KEEP)
-
 _PT_OSC = re.compile(r"^_+(?P<t>.+)_(?:new|old)$", re.DOTALL)
 _GH_OST = re.compile(r"^_(?P<t>.+?)(?:_\d{14})?_(?:gho|ghc|del)$", re.DOTALL)
 

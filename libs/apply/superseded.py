@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 import pyarrow as pa
 
-from libs.replay.engine import commit_key
+from libs.contracts.position import commit_key
 from libs.snapshot.protocol import Position, superseded
 
 COMMIT = ("source", "trx_file", "trx_end_pos", "commit_ts")  # change_sort_key's fields but change_seq

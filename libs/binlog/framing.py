@@ -272,3 +272,10 @@ def encode_event(event: Event, ctx: DecodeContext, *, checksum: bool | None = No
     if checksum:
         frame += _U32.pack(_crc_of(frame + b"\0\0\0\0", h.type_code, h.flags))
     return frame
+
+
+def crc_matches(frame: bytes) -> bool:
+    """Does the frame end in the CRC32 of the rest? Decides the trailer where no FDE says it
+    (a Rotate before the FDE; the master's fake Rotate); a false match has chance 2^-32."""
+    return len(frame) >= COMMON_HEADER_LEN + 4 and \
+        _U32.unpack_from(frame, len(frame) - 4)[0] == zlib.crc32(memoryview(frame)[:-4])

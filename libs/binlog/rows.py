@@ -28,7 +28,7 @@ from libs.binlog.packed import read_bitmap, read_packed, write_bitmap, write_pac
 from libs.binlog.rows_core import KIND_CODES, read_changes
 from libs.binlog.rows_images import encode_image, image_for, json_limits, loop_image_decoder, table_codecs
 from libs.binlog.rows_partial import encode_partial_after, partial_after_decoder
-from libs.binlog.tablemap import TableMap, table_id_width
+from libs.binlog.tablemap import table_id_width
 
 
 # ---- records ----------------------------------------------------------------------------------

@@ -14,13 +14,14 @@ from libs.config.sections import AssemblySettings, RowsSettings, TablesSettings,
 from libs.settings.yaml_files import YamlFileError, read_yaml_file
 from libs.config.bad_input import BadInputPolicy, BinlogPosition, KafkaPosition, accepted_positions
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
-from libs.apply.shadow_tables import SHADOW_POLICIES, SHADOW_REMOVE
 from libs.tables.table_location import TableRoot, parse_catalog_schema
 
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
 SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE = "evolve", "fail", "ignore"
 SCHEMA_CHANGES = (SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE)  # README "Schema changes"
+SHADOW_REMOVE, SHADOW_KEEP = "remove", "keep"  # shadow_tables (libs/apply/shadow_tables.py)
+SHADOW_POLICIES = (SHADOW_REMOVE, SHADOW_KEEP)
 
 
 @dataclass(frozen=True)

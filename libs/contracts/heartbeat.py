@@ -26,7 +26,7 @@ from libs.binlog.constants import COMMON_HEADER, COMMON_HEADER_LEN, EVENT_TYPE_O
 from libs.binlog.errors import MalformedError
 from libs.binlog.events_control import decode_heartbeat_v2
 
-from libs.shipper.frame_check import crc_matches
+from libs.binlog.framing import crc_matches
 
 _SCHEMA = fastavro.parse_schema(avro_schema("heartbeat_record"))
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterable
 
-from libs.reads.versions import ConsistentReadError, GtidFormatError, gtid_domain_seq
+from libs.reads.versions import ConsistentReadError
+from libs.contracts.position import GtidFormatError, gtid_domain_seq
 
 
 def latest_batch(progress: str, app_id: str) -> tuple[str, dict[str, Any]]:

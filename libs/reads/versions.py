@@ -21,61 +21,8 @@ seq N is the batch that applied GTID D-...-N, with everything before it in D.
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
-from libs.contracts.change import Change, Commit
-from libs.replay import commit_order
-
-_MARIADB_GTID = re.compile(r"^(\d+)-(\d+)-(\d+)$")
-_MYSQL_GTID = re.compile(r"^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-                         r"(?::[A-Za-z_][A-Za-z0-9_]*)?):(\d+)$")
-
-
-class GtidFormatError(ValueError):
-    """A text that is neither a MariaDB nor a MySQL GTID."""
-
-
-def gtid_domain_seq(gtid: str) -> tuple[str, int]:
-    """(domain, seq) of a GTID: MariaDB 'domain-server-seq' -> (domain, seq) (the server id does
-    not order: a domain's seq grows across servers); MySQL 'uuid[:tag]:n' -> (lowercase
-    uuid[:tag], n). GtidFormatError naming the forms otherwise."""
-    text = gtid.strip() if isinstance(gtid, str) else ""
-    maria = _MARIADB_GTID.match(text)
-    if maria:
-        return maria[1], int(maria[3])
-    mysql = _MYSQL_GTID.match(text)
-    if mysql:
-        return mysql[1].lower(), int(mysql[2])
-    raise GtidFormatError(f"not a GTID (MariaDB domain-server-seq or MySQL uuid:n): {gtid!r}")
-
-
-def _domain(gtid: str | None) -> tuple[str, int] | None:
-    if not gtid:
-        return None
-    try:
-        return gtid_domain_seq(gtid)
-    except GtidFormatError:
-        return None  # a source's own identity of another form: recorded, not indexed by domain
-
-
-def gtid_positions(changes: Iterable[Change],
-                   more: Mapping[str, tuple[Change | Commit, int]] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """source -> per GTID domain the batch's last GTID in commit order (GtidPosition rows,
-    sorted by domain), over `changes` (the driver's) and `more` (per source, the last change of
-    the executors' part: libs.apply.plan.last_changes). A change without a GTID adds nothing."""
-    last: dict[tuple[str, str], tuple[int, Change | Commit]] = {}
-    for change in [*changes, *(c for c, _ in (more or {}).values())]:
-        parsed = _domain(change.gtid)
-        if parsed is None:
-            continue
-        key = (change.source, parsed[0])
-        if key not in last or commit_order(change) > commit_order(last[key][1]):
-            last[key] = (parsed[1], change)
-    out: dict[str, list[dict[str, Any]]] = {}
-    for (source, domain), (seq, change) in sorted(last.items()):
-        out.setdefault(source, []).append({"gtid_domain": domain, "gtid_seq": seq, "gtid": change.gtid})
-    return out
 
 
 class ConsistentReadError(ValueError):

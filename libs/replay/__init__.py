@@ -2,7 +2,6 @@
 
 Public API (what the Spark apply stage calls):
     replay(target, current_rows, changes, *, mode="strict") -> ReplayResult   (engine.py)
-    commit_order(change) -> sort key
     ReplayResult.upserts / .deletes / .change_log / .quarantine / .warnings / .final_table(rows)
     ReplayStopped (exception carrying .error: ReplayError)
     ROW_ID_COLUMN, LINEAGE_COLUMN, Lineage, ChangeLogEntry, make_row_id        (lineage.py)
@@ -10,7 +9,7 @@ Public API (what the Spark apply stage calls):
     JSON_DIFF_MARKER, encode_json_diff, apply_json_diff                           (json_diff.py)
 """
 
-from libs.replay.engine import IDEMPOTENT, STRICT, ReplayResult, RowDelete, RowWrite, commit_order, replay
+from libs.replay.engine import IDEMPOTENT, STRICT, ReplayResult, RowDelete, RowWrite, replay
 from libs.replay.errors import ReplayError, ReplayStopped
 from libs.replay.json_diff import JSON_DIFF_MARKER, apply_json_diff, encode_json_diff
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, ChangeLogEntry, Lineage, make_row_id
@@ -19,5 +18,5 @@ from libs.replay.logging_format import LoggingDecision, decide_logging_format
 __all__ = [
     "IDEMPOTENT", "JSON_DIFF_MARKER", "LINEAGE_COLUMN", "ROW_ID_COLUMN", "STRICT", "ChangeLogEntry",
     "Lineage", "LoggingDecision", "ReplayError", "ReplayResult", "ReplayStopped", "RowDelete", "RowWrite",
-    "apply_json_diff", "commit_order", "decide_logging_format", "encode_json_diff", "make_row_id", "replay",
+    "apply_json_diff", "decide_logging_format", "encode_json_diff", "make_row_id", "replay",
 ]

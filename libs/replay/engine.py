@@ -40,8 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from libs.contracts.change import ROW_OPS, Change, Commit, Op
-from libs.binlog.file_names import binlog_sort_key
+from libs.contracts.change import ROW_OPS, Change, Op
 from libs.replay.errors import (
     BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
     ReplayStopped,
@@ -114,20 +113,6 @@ class ReplayResult:
         kept = [dict(r) for r in current_rows if r[ROW_ID_COLUMN] not in gone]
         return kept + [{**u.values, ROW_ID_COLUMN: u.row_id} for u in self.upserts]
 
-
-def commit_order(change: Change | Commit) -> tuple:
-    """Sort key of change records of one source: commit position, then change_seq. commit_ts
-    only orders records at one position: a snapshot run and the run that resumed it, taken
-    later, can be consistent with the same position (libs/snapshot/changes.py); one binlog
-    transaction ends at each position. Files in the servers' order (binlog_sort_key: .1000000
-    after .999999, a later epoch's files after an earlier one's), not as text."""
-    return commit_key(change.trx_file, change.trx_end_pos, change.commit_ts, change.change_seq)
-
-
-def commit_key(trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
-    """commit_order from the fields themselves (a whole column's transaction heads:
-    libs/apply/superseded.py)."""
-    return binlog_sort_key(trx_file), trx_end_pos, commit_ts, change_seq
 
 
 class _Replayer:

@@ -61,12 +61,6 @@ LOGGED_TYPES: dict[exp.DataType.Type, frozenset[int]] = {
 _OLD_TEMPORAL = frozenset({"time", "datetime", "timestamp"})
 
 
-class RowImageMismatch(ValueError):
-    """A row image that does not fit the table's version at its position (quarantined)."""
-
-    kind = "schema_mismatch"  # libs/config/bad_input.py: follows bad_input_policy
-
-
 @dataclass(frozen=True)
 class RowLayout:
     """One table version as its row images are logged. Picklable (shipped to the rows stage)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from libs.contracts.change import Change, Op
-from libs.apply.plan import change_sort_key
+from libs.contracts.position import change_sort_key
 from libs.schema_history import statements as S
 
 Changes = Mapping[tuple[str, str], Sequence[Change]]

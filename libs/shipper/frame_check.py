@@ -18,6 +18,7 @@ import zlib
 from libs.binlog import DecodeContext, decode_event
 from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_TYPE_OFFSET, EventType
 from libs.binlog.errors import BinlogError
+from libs.binlog.framing import crc_matches
 from libs.binlog.wire import U32 as _U32, U64 as _U64
 
 from libs.shipper.binlog_dir import plain_name_problem
@@ -45,12 +46,6 @@ def rotate_body(frame: bytes, checksum: bool) -> tuple[int, str]:
         raise ValueError(f"next file name: {problem}")
     return position, name
 
-
-def crc_matches(frame: bytes) -> bool:
-    """Does the frame end in the CRC32 of the rest? Decides the trailer where no FDE says it
-    (a Rotate before the FDE; the master's fake Rotate); a false match has chance 2^-32."""
-    return len(frame) >= COMMON_HEADER_LEN + 4 and \
-        _U32.unpack_from(frame, len(frame) - 4)[0] == zlib.crc32(memoryview(frame)[:-4])
 
 
 def check_event_size(size: int, *, source: str, file: str, pos: int) -> None:

@@ -46,7 +46,8 @@ from libs.binlog.constants import COMMON_HEADER, COMMON_HEADER_LEN, LOG_EVENT_AR
 from libs.binlog.errors import BinlogError
 
 from libs.source.errors import FrameError, ShipError
-from libs.shipper.frame_check import crc_matches, rotate_body
+from libs.shipper.frame_check import rotate_body
+from libs.binlog.framing import crc_matches
 
 ROTATE = int(EventType.ROTATE)
 FDE = int(EventType.FORMAT_DESCRIPTION)

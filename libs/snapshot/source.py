@@ -76,7 +76,7 @@ from libs.source.replica_source import ServerOptions, connect_error, error_text
 from libs.snapshot import (DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, chunk_values, pymysql_wire, row_stream,
                            values)
 from libs.snapshot.chunks import TableProgress, cut_chunks, row_sizes
-from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
+from libs.snapshot.record import BEGIN, END, TABLE, TABLE_END, SnapshotRecord
 from libs.contracts.sql_names import quote_identifier
 from libs.contracts.table_names import TableName
 from libs.snapshot.table_filter import TableFilter  # noqa: F401 - part of this module's API

@@ -73,7 +73,7 @@ import ipaddress
 import struct
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple
 
 from libs.stream.assembler.values import column_value as _column_value
 from libs.binlog import charsets

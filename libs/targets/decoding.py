@@ -19,14 +19,30 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from libs.binlog.file_names import binlog_sort_key
 from libs.targets.column_hint import ColumnHint, hint_of
 from libs.targets.model import Column, Target
 
-if TYPE_CHECKING:  # annotations only: the layouts are the schema history's (libs/schema_history)
-    from libs.schema_history.row_layout import RowLayout
+
+
+class RowLayout(Protocol):
+    """One table version as its row images are logged: what decoding reads of the schema
+    history's layouts (libs/schema_history/row_layout.py builds them)."""
+
+    names: tuple[str, ...]
+    hints: tuple[ColumnHint, ...]
+    unsigned: frozenset[int]
+    old_temporal_fsp: tuple[tuple[int, int], ...]
+
+    def mismatch(self, column_types: Sequence[int]) -> str | None: ...
+
+
+class RowImageMismatch(ValueError):
+    """A row image that does not fit the table's version at its position (quarantined)."""
+
+    kind = "schema_mismatch"  # libs/config/bad_input.py: follows bad_input_policy
 
 # Old (MariaDB 5.3 / MySQL 5.5) temporal types log no fsp in the Table_map (rows.py).
 _FSP_FAMILIES = frozenset({"time", "datetime", "timestamp"})

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from libs.contracts.change import ROW_OPS, Commit, Op
 from libs.reads.lineage_sql import quote_identifier
-from libs.replay import commit_order
+from libs.contracts.position import commit_order
 from libs.tables.table_location import TableLocation
 from libs.contracts.table_names import table_key
 from libs.targets.model import Target

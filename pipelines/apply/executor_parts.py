@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from libs.contracts.change import Change, Op
 from libs.apply.partition import executor_eligible, snapshot_rows_eligible
 from libs.targets.model import HISTORY_SCD2
-from libs.apply.plan import change_sort_key
+from libs.contracts.position import change_sort_key
 from libs.config.job import JobConfig
 from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog

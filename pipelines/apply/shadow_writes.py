@@ -14,9 +14,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
-from libs.config.job import JobConfig
+from libs.config.job import SHADOW_KEEP, JobConfig
 from libs.schema_history.history import SchemaHistory
-from libs.apply.shadow_tables import SHADOW_KEEP, ends_as_shadow
+from libs.apply.shadow_tables import ends_as_shadow
 from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
 from pipelines.apply.known_targets import KnownTargets

@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from libs.contracts.change import Op
 from libs.apply.partition import snapshot_rows_eligible
-from libs.apply.plan import sort_key_of
+from libs.contracts.position import sort_key_of
 from libs.stream.assembler.change_records import ROWS_PER_EVENT
 from libs.config.job import JobConfig
 from libs.tables.table_location import TableLocation

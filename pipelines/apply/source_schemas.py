@@ -9,7 +9,7 @@ from typing import Sequence
 from pyspark.sql import SparkSession
 
 from libs.contracts.change import Change, Op
-from libs.apply.plan import change_sort_key
+from libs.contracts.position import change_sort_key
 
 from libs.snapshot.protocol import Position
 from libs.config.job import TablesSettings

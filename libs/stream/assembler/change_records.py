@@ -6,12 +6,12 @@ import re
 from typing import Iterator
 
 from libs.binlog.charsets import decode_text
-from libs.binlog.constants import STMT_END_F, ColumnType, EventType
+from libs.binlog.constants import STMT_END_F, ColumnType
 from libs.binlog import RowsQuery, TransactionPayload
 from libs.binlog.shapes import is_rows, is_table_map, undecoded, undecoded_error
 from libs.stream.boundary import QueryKind, query_kind, query_text
 
-from libs.schema_history.row_layout import RowImageMismatch
+from libs.targets.decoding import RowImageMismatch
 from libs.targets.decoding import DecodeHints
 
 from libs.stream.assembler.model import Frame, Transaction

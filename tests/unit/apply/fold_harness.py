@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 import pyarrow as pa
 
 from libs.apply.fold import Folded, fold
-from libs.replay import ROW_ID_COLUMN, commit_order, replay
+from libs.replay import ROW_ID_COLUMN, replay
+from libs.contracts.position import commit_order
 from libs.replay.lineage import LINEAGE_COLUMN, Lineage
 from libs.targets.model import Target
 

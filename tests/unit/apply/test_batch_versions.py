@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from libs.apply.plan import last_changes, progress_rows
-from libs.reads.versions import ConsistentReadError, GtidFormatError, gtid_domain_seq, gtid_positions, versions_of
+from libs.reads.versions import ConsistentReadError, versions_of
+from libs.contracts.position import GtidFormatError, gtid_domain_seq, gtid_positions
 from libs.reads.consistent_read_sql import point_query, select_as_of, table_versions_at
 from tests.change_builders import Source
 

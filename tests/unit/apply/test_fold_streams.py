@@ -8,7 +8,8 @@ import pytest
 
 from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
-from libs.replay import ReplayStopped, commit_order, replay
+from libs.replay import ReplayStopped, replay
+from libs.contracts.position import commit_order
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import replica_ddl, standard_tables
 from libs.simulator.sinks import FileSink

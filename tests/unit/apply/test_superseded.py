@@ -8,7 +8,7 @@ import pytest
 
 from libs.apply.fold_values import commit_order_of
 from libs.apply.superseded import COMMIT, superseded_rows
-from libs.apply.plan import sort_key_of
+from libs.contracts.position import sort_key_of
 from libs.snapshot.protocol import Position, superseded
 
 SCHEMA = pa.schema([("source", pa.string()), ("trx_file", pa.string()), ("trx_end_pos", pa.int64()),

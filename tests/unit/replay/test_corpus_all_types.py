@@ -13,7 +13,8 @@ import pytest
 from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.binlog.charsets import encode_text
-from libs.replay.engine import commit_order, replay
+from libs.replay.engine import replay
+from libs.contracts.position import commit_order
 from libs.stages.assembly import InputFrame, assemble_group
 from tests.change_builders import decoded
 from libs.targets.decoding import DecodeHints

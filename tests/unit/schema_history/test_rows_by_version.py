@@ -9,7 +9,8 @@ import pytest
 
 from libs.stream.assembler import InMemorySpillStore
 from libs.schema_history.history import SchemaHistory
-from libs.schema_history.row_layout import RowImageMismatch, RowLayout
+from libs.schema_history.row_layout import RowLayout
+from libs.targets.decoding import RowImageMismatch
 from libs.schema_history.table_schema import TableSchema
 from libs.simulator.master import Master, Session
 from libs.simulator.schema import Table, int_col
