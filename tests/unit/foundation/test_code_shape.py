@@ -1,7 +1,9 @@
-"""The code's shape (developers' guide: small files; STYLE.md practice 14): every Python file
-that git tracks outside tests/ is at most MAX_LINES lines, no function of the product (libs/,
-pipelines/, schemas/) is over MAX_FUNCTION_LINES (issue #37 item 6), and the project's own
-modules import each other without a cycle.
+"""The code's shape (developers' guide: small files; STYLE.md practice 14): every Python and C
+file that git tracks outside tests/ is at most MAX_LINES lines, no function of the product (libs/,
+pipelines/, schemas/) is over MAX_FUNCTION_LINES (issue #37 item 6) nor takes more than
+MAX_PARAMETERS parameters (issue #55 item 5; the exceptions are named, each with its reason), and
+the project's own modules import each other without a cycle. Which folder may import which:
+test_folder_order.py.
 
 Imports read with `ast`, wherever they stand: at module level, under `if TYPE_CHECKING:`, and
 inside functions. An import inside a function only moves the cycle from import time to call
@@ -20,25 +22,47 @@ script's bare `import bench_support` is its own folder's module (the script's fo
 from __future__ import annotations
 
 import ast
-import subprocess
 from pathlib import Path
+
+from tests.unit.foundation.code_graph import ROOT, cycle_report, import_cycles, import_graph, tracked
 
 MAX_LINES = 400
 MAX_FUNCTION_LINES = 60
+MAX_PARAMETERS = 7  # self and cls not counted; *args and **kwargs are one each
 PRODUCT = ("libs/", "pipelines/", "schemas/")  # bench/ and scripts/ are measurement tools, not held to it
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _tracked(pattern: str) -> list[str]:
-    """Every file git tracks outside tests/ that matches `pattern` (repository-relative)."""
-    out = subprocess.run(["git", "ls-files", "-z", "--", pattern], cwd=ROOT, check=True,
-                         capture_output=True).stdout.decode()
-    return sorted(p for p in out.split("\0") if p and not p.startswith("tests/") and (ROOT / p).is_file())
-
-
-def _module_name(path: str) -> str:
-    parts = path.rpartition(".")[0].split("/")
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+SOURCES = ("*.py", "*.c", "*.h")
+# "<path>:<function>" -> why it takes more than MAX_PARAMETERS. A new entry needs a reason as good
+# as these; the way out of the list is a value that groups what travels together.
+MANY_PARAMETERS = {
+    "libs/simulator/master.py:__init__": "the simulated master's knobs, each a cdc-simulate flag",
+    "libs/shipper/shipper.py:ship_server": "cdc-ship --server's options, each a command-line flag",
+    "libs/shipper/server_dump.py:stream_once": "one replication connection: server, start point, "
+                                                "sink, tracker and the follow/heartbeat options",
+    "libs/shipper/server_dump.py:_pump": "stream_once's state handed to its read loop",
+    "libs/shipper/server_dump.py:_start_point": "stream_once's resume inputs",
+    "libs/shipper/snapshot_run.py:_run": "one snapshot run: server, sink, tables, chunking and limits",
+    "libs/shipper/progress.py:progress_line": "every figure of cdc-ship's progress line",
+    "libs/simulator/sinks.py:__init__": "the simulator's binlog sink: file naming, rotation, flavour",
+    "libs/binlog/rows.py:_read_changes": "the codec's hot loop: the row event's fields, passed flat "
+                                         "to spare an object per event",
+    "libs/binlog/rows.py:_changes": "as _read_changes, whose caller it is",
+    "libs/binlog/dummy.py:query_dummy": "a Query event's header and body fields (MariaDB dummy task)",
+    "libs/stream/assembler/model.py:__new__": "the assembler's input frame: a NamedTuple's fields",
+    "libs/stream/assembler/groups.py:_emit": "a finished transaction's parts as the assembler holds them",
+    "libs/stages/kafka_input.py:rejected_record": "a quarantine row's fields "
+                                                  "(schemas/quarantine_record.avsc)",
+    "pipelines/stages/sink.py:__init__": "the sink's stages and settings; the ApplyStage protocol "
+                                         "(issue #55 item 2) is to take their place",
+    "pipelines/apply/batch_writes.py:write": "a batch's writes in their parts; a plan value "
+                                             "(issue #55 items 3-4) is to take their place",
+    "pipelines/apply/schema_changes.py:carried_table": "a table carried across DDL in its parts; "
+                                                       "as batch_writes.write",
+    "pipelines/apply/executor_replay.py:replay_on_executors": "the executors' replay inputs; as "
+                                                              "batch_writes.write",
+    "pipelines/apply/snapshot_rows.py:snapshot_rows_on_executors": "as replay_on_executors",
+    "pipelines/apply/snapshot_rows.py:chunk_rows_on_executors": "as replay_on_executors",
+    "pipelines/apply/snapshot_fusion.py:plan_fusion": "the sink's fusion inputs; as batch_writes.write",
+}
 
 
 def _oversized(paths: list[str], root: Path = ROOT) -> dict[str, int]:
@@ -58,121 +82,63 @@ def _long_functions(paths: list[str], root: Path = ROOT) -> dict[str, int]:
     return out
 
 
-def _imports(path: str, root: Path, modules: set[str]) -> set[str]:
-    """The project's modules that the file at `path` imports (see the module docstring)."""
-    name = _module_name(path)
-    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
-    folder = path.rpartition("/")[0].replace("/", ".")
-    script_folder = folder if folder and folder not in modules else None  # no package: sys.path[0]
-
-    def project(candidate: str) -> str | None:
-        for full in (candidate, f"{script_folder}.{candidate}" if script_folder else candidate):
-            if full in modules:
-                return full
-        return None
-
-    found: set[str] = set()
-    for node in ast.walk(ast.parse((root / path).read_text(encoding="utf-8"), filename=path)):
-        if isinstance(node, ast.Import):
-            found.update(m for m in (project(a.name) for a in node.names) if m)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)] if package else []
-                base = ".".join([*anchor, *([base] if base else [])])
-            for alias in node.names:
-                target = project(f"{base}.{alias.name}") if base else project(alias.name)
-                target = target or project(base)
-                if target:
-                    found.add(target)
-    found.discard(name)
-    return found
+def _many_parameters(paths: list[str], root: Path = ROOT) -> dict[str, int]:
+    """"<path>:<function>" -> its parameters, for each function with more than MAX_PARAMETERS."""
+    out = {}
+    for path in paths:
+        for node in ast.walk(ast.parse((root / path).read_text(encoding="utf-8"), filename=path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p]
+                count = len([n for n in names if n not in ("self", "cls")])
+                if count > MAX_PARAMETERS:
+                    out[f"{path}:{node.name}"] = count
+    return out
 
 
-def _import_graph(paths: list[str], root: Path = ROOT, extensions: list[str] = ()) -> dict[str, set[str]]:
-    """Module -> the project modules it imports. `extensions`: the C sources that setup.py builds
-    into modules of their own name (libs/binlog/_frames.c is libs.binlog._frames): modules that
-    import nothing of the project."""
-    modules = {_module_name(p) for p in [*paths, *extensions]}
-    return {**{_module_name(p): set() for p in extensions}, **{_module_name(p): _imports(p, root, modules) for p in paths}}
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iterative:
-    no recursion limit on a deep import chain), each sorted, largest first."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    out: list[list[str]] = []
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, edges = work[-1]
-            child = next((e for e in edges if e in graph), None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    out.append(sorted(component))
-    return sorted(out, key=lambda c: (-len(c), c))
-
-
-def _cycle_report(graph: dict[str, set[str]], component: list[str]) -> str:
-    members = set(component)
-    edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a] & members)]
-    return f"{len(component)} modules: " + "; ".join(edges)
+def _listing(offenders: dict[str, int], unit: str) -> str:
+    return "\n".join(f"  {p}: {n} {unit}" for p, n in sorted(offenders.items(), key=lambda kv: -kv[1]))
 
 
 def test_no_source_file_is_over_max_lines():
-    offenders = _oversized(_tracked("*.py"))
+    sources = [p for pattern in SOURCES for p in tracked(pattern)]
+    assert any(p.endswith(".c") for p in sources)  # the C cores are measured too
+    offenders = _oversized(sources)
     assert not offenders, (f"{len(offenders)} file(s) over {MAX_LINES} lines; split them by meaning:\n"
-                           + "\n".join(f"  {p}: {n} lines" for p, n in sorted(offenders.items(), key=lambda kv: -kv[1])))
+                           + _listing(offenders, "lines"))
 
 
 def test_no_product_function_is_over_max_function_lines():
     """Issue #37 item 6: no function over 60 lines in the product's code."""
-    product = [p for p in _tracked("*.py") if p.startswith(PRODUCT)]
+    product = [p for p in tracked("*.py") if p.startswith(PRODUCT)]
     assert len(product) > 100  # the files were found
     offenders = _long_functions(product)
-    assert not offenders, (f"{len(offenders)} function(s) over {MAX_FUNCTION_LINES} lines; split them by meaning:\n"
-                           + "\n".join(f"  {f}: {n} lines" for f, n in sorted(offenders.items(), key=lambda kv: -kv[1])))
+    assert not offenders, (f"{len(offenders)} function(s) over {MAX_FUNCTION_LINES} lines; "
+                           "split them by meaning:\n" + _listing(offenders, "lines"))
+
+
+def test_no_product_function_takes_more_than_max_parameters_unless_named_with_its_reason():
+    product = [p for p in tracked("*.py") if p.startswith(PRODUCT)]
+    found = _many_parameters(product)
+    unnamed = {f: n for f, n in found.items() if f not in MANY_PARAMETERS}
+    assert not unnamed, (f"{len(unnamed)} function(s) take more than {MAX_PARAMETERS} parameters; pass a "
+                         "value that groups what travels together:\n" + _listing(unnamed, "parameters"))
+    stale = sorted(set(MANY_PARAMETERS) - set(found))
+    assert not stale, f"named in MANY_PARAMETERS but no longer over {MAX_PARAMETERS}: {stale}"
 
 
 def test_the_project_modules_import_each_other_without_a_cycle():
-    graph = _import_graph(_tracked("*.py"), ROOT, _tracked("*.c"))
+    graph = import_graph(tracked("*.py"), ROOT, tracked("*.c"))
     assert len(graph) > 100 and sum(map(len, graph.values())) > 300  # the graph was read, not empty
-    cycles = _cycles(graph)
+    cycles = import_cycles(graph)
     assert not cycles, (f"{len(cycles)} import cycle(s); move what both modules need into one of its own:\n"
-                        + "\n".join(f"  {_cycle_report(graph, c)}" for c in cycles))
+                        + "\n".join(f"  {cycle_report(graph, c)}" for c in cycles))
 
 
 def test_the_checks_see_a_long_file_a_cycle_and_each_import_form(tmp_path):
-    """The checks themselves, on a small tree: a 401-line file, a 61-line function, a cycle through a function-level
-    import, a relative import and a `from package import module` edge."""
+    """The checks themselves, on a small tree: a 401-line file, a 61-line function, a function of 8
+    parameters, a cycle through a function-level import, a relative import and a `from package
+    import module` edge."""
     files = {
         "pkg/__init__.py": "",
         "pkg/a.py": "from pkg.b import thing\n",
@@ -183,13 +149,15 @@ def test_the_checks_see_a_long_file_a_cycle_and_each_import_form(tmp_path):
         "pkg/fits.py": "x = 1\n" * MAX_LINES,
         "pkg/funcs.py": ("def long():\n" + "    x = 1\n" * MAX_FUNCTION_LINES
                          + "def short():\n" + "    x = 1\n" * (MAX_FUNCTION_LINES - 1)),
+        "pkg/params.py": ("class K:\n    def m(self, a, b, c, d, e, f, *g):\n        pass\n"
+                          "def wide(a, b, c, d, e, f, g, **h):\n    pass\n"),
     }
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     assert _oversized(list(files), tmp_path) == {"pkg/long.py": MAX_LINES + 1}
     assert _long_functions(list(files), tmp_path) == {"pkg/funcs.py:long": MAX_FUNCTION_LINES + 1}
-    graph = _import_graph(list(files), tmp_path, ["pkg/_ext.c"])
+    graph = import_graph(list(files), tmp_path, ["pkg/_ext.c"])
     assert graph["pkg.d"] == {"pkg.a", "pkg.c"}
     assert graph["pkg.c"] == {"pkg.a", "pkg._ext"}  # a C extension module, not the package
-    assert _cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
