@@ -1,5 +1,5 @@
 /* The frame shell of libs/binlog/framing.decode_event in C, and the constructors of the codec's
- * immutable records (libs/binlog/fastrec.py).
+ * immutable records (libs/binlog/fastrec.py), which are in _frames_records.c (_frames.h).
  *
  * event(frame, pos, ctx, verify_checksum, checksum, file) is decode_event's common case: the
  * 19-byte common header (binlog_event.h Log_event_header), the CRC32 check, the body slice, the
@@ -10,16 +10,9 @@
  * decoder that raises): framing.py then decodes the frame with the Python shell, whose result
  * or error is the codec's. Decoders are pure functions of (header, body, ctx), so running one
  * again there gives the same error.
- *
- * constructor(cls, descriptors) -> make(*values): a slotted record built by setting its slots
- * through their member descriptors, as object.__new__ and the descriptors' __set__ would,
- * without a Python frame (fastrec.py holds the contract).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_frames.h"
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* binlog_event.h */
@@ -33,132 +26,6 @@
 /* zlib.crc32 of a message followed by its own CRC32 (little endian) is this constant, so the
  * whole frame is checked in one call and without slicing off its trailer. */
 #define CRC32_RESIDUE 0x2144DF1Cul
-
-/* ---- record constructors ------------------------------------------------------------------ */
-
-#define MAKER_CAPSULE "libs.binlog._frames.maker"
-
-typedef struct {
-    PyMethodDef def; /* the Python function's: named make_<class> like fastrec's */
-    char name[64];
-    PyTypeObject *cls;
-    allocfunc alloc;
-    Py_ssize_t n;
-    PyObject **descrs;
-    descrsetfunc *set;
-} Maker;
-
-static PyObject *build(const Maker *m, PyObject *const *values) {
-    PyObject *obj = m->alloc(m->cls, 0);
-    if (obj == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < m->n; i++) {
-        if (m->set[i](m->descrs[i], obj, values[i]) < 0) {
-            Py_DECREF(obj);
-            return NULL;
-        }
-    }
-    return obj;
-}
-
-static PyObject *make(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    const Maker *m = PyCapsule_GetPointer(self, MAKER_CAPSULE);
-    if (m == NULL)
-        return NULL;
-    if (nargs != m->n) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments but %zd were given",
-                     m->name, m->n, nargs);
-        return NULL;
-    }
-    return build(m, args);
-}
-
-static void maker_free(PyObject *capsule) {
-    Maker *m = PyCapsule_GetPointer(capsule, MAKER_CAPSULE);
-    for (Py_ssize_t i = 0; i < m->n; i++)
-        Py_DECREF(m->descrs[i]);
-    Py_DECREF((PyObject *)m->cls);
-    free(m->descrs);
-    free(m->set);
-    free(m);
-}
-
-static Maker *maker_of(PyObject *function) {
-    PyObject *self = PyCFunction_GetSelf(function);
-    if (self == NULL || !PyCapsule_IsValid(self, MAKER_CAPSULE)) {
-        PyErr_SetString(PyExc_TypeError, "not a record constructor of this module");
-        return NULL;
-    }
-    return PyCapsule_GetPointer(self, MAKER_CAPSULE);
-}
-
-PyDoc_STRVAR(constructor_doc,
-"constructor(cls, descriptors: tuple) -> make(*values): a new cls with each slot descriptor set\n"
-"to its value, in order (fastrec.fast_constructor checks what cls and descriptors are).");
-
-static PyObject *constructor(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !PyType_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "constructor(cls, descriptors: tuple)");
-        return NULL;
-    }
-    PyTypeObject *cls = (PyTypeObject *)args[0];
-    Py_ssize_t n = PyTuple_Size(args[1]);
-    Maker *m = calloc(1, sizeof(Maker));
-    if (m == NULL)
-        return PyErr_NoMemory();
-    m->descrs = calloc(n ? n : 1, sizeof(PyObject *));
-    m->set = calloc(n ? n : 1, sizeof(descrsetfunc));
-    m->alloc = (allocfunc)PyType_GetSlot(cls, Py_tp_alloc);
-    if (m->descrs == NULL || m->set == NULL || m->alloc == NULL) {
-        free(m->descrs);
-        free(m->set);
-        free(m);
-        return PyErr_NoMemory();
-    }
-    Py_INCREF(args[0]);
-    m->cls = cls;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *d = PyTuple_GetItem(args[1], i);
-        m->set[i] = (descrsetfunc)PyType_GetSlot(Py_TYPE(d), Py_tp_descr_set);
-        Py_INCREF(d);
-        m->descrs[i] = d;
-        m->n = i + 1;
-        if (m->set[i] == NULL) {
-            PyErr_SetString(PyExc_TypeError, "a descriptor without __set__");
-            goto error;
-        }
-    }
-    m->n = n;
-    PyObject *qualname = PyType_GetName(cls);
-    if (qualname == NULL)
-        goto error;
-    const char *cname = PyUnicode_AsUTF8AndSize(qualname, NULL);
-    if (cname == NULL) {
-        Py_DECREF(qualname);
-        goto error;
-    }
-    snprintf(m->name, sizeof m->name, "make_%s", cname);
-    Py_DECREF(qualname);
-    m->def.ml_name = m->name;
-    m->def.ml_meth = (PyCFunction)(void (*)(void))make;
-    m->def.ml_flags = METH_FASTCALL;
-    PyObject *capsule = PyCapsule_New(m, MAKER_CAPSULE, maker_free);
-    if (capsule == NULL)
-        goto error;
-    PyObject *module_name = PyModule_GetNameObject(module);
-    PyObject *function = module_name ? PyCFunction_NewEx(&m->def, capsule, module_name) : NULL;
-    Py_XDECREF(module_name);
-    Py_DECREF(capsule);
-    return function;
-error:
-    for (Py_ssize_t i = 0; i < m->n; i++)
-        Py_DECREF(m->descrs[i]);
-    Py_DECREF(args[0]);
-    free(m->descrs);
-    free(m->set);
-    free(m);
-    return NULL;
-}
 
 /* ---- the frame shell ------------------------------------------------------------------------ */
 
@@ -187,7 +54,7 @@ static PyObject *configure(PyObject *module, PyObject *const *args, Py_ssize_t n
                                          "FormatDescription, codecs: dict, crc32_alg)");
         return NULL;
     }
-    const Maker *header = maker_of(args[0]), *event = maker_of(args[1]);
+    const Maker *header = frames_maker_of(args[0]), *event = frames_maker_of(args[1]);
     if (header == NULL || event == NULL)
         return NULL;
     if (header->n != 6 || event->n != 5) {
@@ -340,7 +207,7 @@ static PyObject *event(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     for (int i = 0; i < 6; i++)
         if (fields[i] == NULL)
             goto done;
-    header = build(HeaderMaker, fields);
+    header = frames_build(HeaderMaker, fields);
     if (header == NULL)
         goto done;
     decoder = PyTuple_GetItem(entry, 0);
@@ -361,7 +228,7 @@ static PyObject *event(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         Py_INCREF(file);
     }
     PyObject *values[5] = {header, pos, record, checksum_ok, file};
-    result = build(EventMaker, values);
+    result = frames_build(EventMaker, values);
     Py_DECREF(file);
 done:
     for (int i = 0; i < 6; i++)
@@ -373,7 +240,8 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"constructor", (PyCFunction)(void (*)(void))constructor, METH_FASTCALL, constructor_doc},
+    {"constructor", (PyCFunction)(void (*)(void))frames_constructor, METH_FASTCALL,
+     frames_constructor_doc},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL, configure_doc},
     {"event", (PyCFunction)(void (*)(void))event, METH_FASTCALL, event_doc},
     {NULL, NULL, 0, NULL},
