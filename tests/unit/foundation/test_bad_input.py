@@ -4,7 +4,9 @@ import dataclasses
 
 import pytest
 
-from libs.config.bad_input import BadInputPolicy, BinlogPosition, Incident, KafkaPosition, accepted_positions, stop_message
+from libs.config.bad_input import (
+    BadInputPolicy, BinlogPosition, Incident, KafkaPosition, accepted_positions, stop_message,
+)
 from libs.config.job import ConfigError, JobConfig
 
 P = BinlogPosition.of
@@ -76,11 +78,13 @@ def test_a_malformed_position_is_refused_naming_its_source(text):
 def test_the_stop_message_is_one_line_naming_source_position_and_the_way_on():
     text = stop_message(incident("unknown_event", first=100, last=100), 2, "_cdc_quarantine")
     assert "\n" not in text
-    assert text.startswith("stopped on bad input (unknown_event_policy: fail): source m1, mdb-bin.000002:100, "
-                           "unknown_event: unknown_event reason (2 more in this batch).")
-    assert "accept_bad_input_through: {m1: 'mdb-bin.000002:100'} (or unknown_event_policy: quarantine)" in text
+    assert text.startswith("stopped on bad input (unknown_event_policy: fail): source m1, "
+                           "mdb-bin.000002:100, unknown_event: unknown_event reason (2 more in this batch).")
+    assert ("accept_bad_input_through: {m1: 'mdb-bin.000002:100'} "
+            "(or unknown_event_policy: quarantine)") in text
     spanned = stop_message(incident("boundary", first=40, last=100), 0, "_cdc_quarantine")
-    assert "(bad_input_policy: fail): source m1, mdb-bin.000002:40 to mdb-bin.000002:100, boundary:" in spanned
+    assert ("(bad_input_policy: fail): source m1, mdb-bin.000002:40 to mdb-bin.000002:100, "
+            "boundary:") in spanned
 
 
 def test_job_config_checks_the_settings():
@@ -118,12 +122,16 @@ def test_an_accepted_kafka_offset_lets_the_job_go_past_records_up_to_it(accepted
 
 
 def test_a_binlog_incident_is_accepted_by_its_position_or_by_its_records_offset():
-    frame = Incident("m1", "checksum", "r", P("mdb-bin.000002", 100), P("mdb-bin.000002", 100), K("binlog", 0, 5))
-    assert not BadInputPolicy("fail", "fail", accepted_positions({"kafka:binlog:0": 5}, kafka=True)).stops_on(frame)
-    assert not BadInputPolicy("fail", "fail", accepted_positions({"m1": "mdb-bin.000002:100"})).stops_on(frame)
+    frame = Incident("m1", "checksum", "r", P("mdb-bin.000002", 100), P("mdb-bin.000002", 100),
+                     K("binlog", 0, 5))
+    assert not BadInputPolicy("fail", "fail",
+                              accepted_positions({"kafka:binlog:0": 5}, kafka=True)).stops_on(frame)
+    assert not BadInputPolicy("fail", "fail",
+                              accepted_positions({"m1": "mdb-bin.000002:100"})).stops_on(frame)
     # a source named like a Kafka key never compares a binlog position with an offset
     pseudo = record_incident(source="kafka:binlog:0")
-    assert BadInputPolicy("fail", "fail", accepted_positions({"kafka:binlog:0": 3}, kafka=True)).stops_on(pseudo)
+    assert BadInputPolicy("fail", "fail",
+                          accepted_positions({"kafka:binlog:0": 3}, kafka=True)).stops_on(pseudo)
 
 
 @pytest.mark.parametrize("key, offset, message", [
@@ -148,8 +156,9 @@ def test_the_setting_key_is_normalised_and_sorted_with_the_sources():
 def test_a_record_incident_is_named_by_its_offset_and_sorted_after_positioned_ones():
     stop = stop_message(record_incident(), 0, "_cdc_quarantine")
     assert "\n" not in stop
-    assert stop.startswith("stopped on bad input (bad_input_policy: fail): source kafka:binlog:0, topic binlog "
-                           "partition 0 offset 17, kafka_record: topic binlog partition 0 offset 17: no key. ")
+    assert stop.startswith("stopped on bad input (bad_input_policy: fail): source kafka:binlog:0, "
+                           "topic binlog partition 0 offset 17, "
+                           "kafka_record: topic binlog partition 0 offset 17: no key. ")
     assert "accept_bad_input_through: {'kafka:binlog:0': 17} (or bad_input_policy: quarantine)" in stop
     # a forged snapshot's claimed position is shown, but the way past it is its offset
     forged = record_incident("bad_snapshot_record", source="m1", last=P("mdb-bin.999999", 4))
@@ -166,11 +175,13 @@ def test_a_record_incident_is_named_by_its_offset_and_sorted_after_positioned_on
 
 def test_only_the_bad_input_setting_names_kafka_offsets():
     cfg = JobConfig(accept_bad_input_through={"kafka:binlog:0": 17, "m1": "mdb-bin.000002:7"})
-    assert cfg.bad_input.accepted_through == (("kafka:binlog:0", K("binlog", 0, 17)), ("m1", P("mdb-bin.000002", 7)))
+    assert cfg.bad_input.accepted_through == (("kafka:binlog:0", K("binlog", 0, 17)),
+                                              ("m1", P("mdb-bin.000002", 7)))
     assert dataclasses.replace(cfg).accept_bad_input_through == cfg.accept_bad_input_through  # already parsed
     with pytest.raises(ConfigError, match="accept_schema_changes_through: kafka:binlog:0: must be FILE:POS"):
         JobConfig(accept_schema_changes_through={"kafka:binlog:0": 17})
-    with pytest.raises(ConfigError, match="accept_bad_input_through: kafka:binlog: must be kafka:TOPIC:PARTITION"):
+    with pytest.raises(ConfigError,
+                       match="accept_bad_input_through: kafka:binlog: must be kafka:TOPIC:PARTITION"):
         JobConfig(accept_bad_input_through={"kafka:binlog": 17})
 
 

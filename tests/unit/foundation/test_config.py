@@ -84,7 +84,8 @@ def test_yaml_syntax_errors_are_one_line(tmp_path):
     f.write_text("topic: [unclosed\nexec_mode: strict\n")
     with pytest.raises(ConfigError) as err:
         load_config(f)
-    assert str(err.value).startswith(f"{f}: invalid YAML: line 2, column 10: expected") and "\n" not in str(err.value)
+    assert (str(err.value).startswith(f"{f}: invalid YAML: line 2, column 10: expected")
+            and "\n" not in str(err.value))
 
 
 def test_accept_schema_changes_through_is_a_position_per_source():

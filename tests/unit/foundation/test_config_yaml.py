@@ -118,7 +118,8 @@ def test_an_integer_past_the_range_of_a_float_in_a_number_field_is_a_config_erro
     job = tmp_path / "job.yaml"
     job.write_text("trigger_seconds: 1" + "0" * 400 + "\n")  # math.isfinite(10**400) raises OverflowError
     message = _error(load_config, job)
-    assert message.startswith(f"{job}: trigger_seconds: must be a finite number, got 1000") and len(message) < SHORT
+    assert (message.startswith(f"{job}: trigger_seconds: must be a finite number, got 1000")
+            and len(message) < SHORT)
 
 
 def test_an_anchor_without_alias_and_nesting_within_the_bound_still_load(tmp_path):
@@ -139,7 +140,8 @@ def test_the_nesting_bound_is_reported_where_it_is_crossed(tmp_path):
     job = tmp_path / "job.yaml"
     job.write_text("trigger_seconds: " + "[" * (MAX_DEPTH + 5) + "\n")
     column = len("trigger_seconds: ") + MAX_DEPTH  # the top mapping is the first level
-    assert _error(load_config, job).endswith(f"line 1, column {column}: nested deeper than {MAX_DEPTH} levels")
+    assert _error(load_config, job).endswith(
+        f"line 1, column {column}: nested deeper than {MAX_DEPTH} levels")
 
 
 def test_quoted_is_short_and_fast_for_any_value():

@@ -21,7 +21,8 @@ def test_every_variable_used_is_declared_and_every_required_one_is_set_per_targe
     assert used <= set(declared)
     required = {name for name, spec in declared.items() if "default" not in spec}
     for name, target in BUNDLE["targets"].items():
-        assert required <= set(target.get("variables", {})), f"target {name} misses {required - set(target['variables'])}"
+        assert required <= set(target.get("variables", {})), \
+            f"target {name} misses {required - set(target['variables'])}"
 
 
 def test_job_runs_the_cdc_replicate_entry_point_with_its_contract_flags():

@@ -42,8 +42,10 @@ def counters(oldest_kafka_s: float) -> SourceCounters:
 
 def progress(batch_id: int, start: float, duration_s: float, oldest_kafka_s: float) -> dict:
     """The listener's progress of a trigger that started at `start` (epoch s)."""
-    stamp = dt.datetime.fromtimestamp(start, dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return {"batchId": batch_id, "timestamp": stamp, "durationMs": {"triggerExecution": int(duration_s * 1000)},
+    stamp = (dt.datetime.fromtimestamp(start, dt.timezone.utc).isoformat(timespec="milliseconds")
+             .replace("+00:00", "Z"))
+    return {"batchId": batch_id, "timestamp": stamp,
+            "durationMs": {"triggerExecution": int(duration_s * 1000)},
             "observedMetrics": {INPUT_METRICS: {"records": 5, "oldest_kafka_ms": int(oldest_kafka_s * 1000),
                                                 "newest_kafka_ms": int(oldest_kafka_s * 1000)}}}
 
@@ -62,7 +64,8 @@ def test_a_scrape_during_a_long_batch_reads_a_growing_lag_then_the_batch_s_real_
     assert at_1 == (21, 31) and at_5 == (25, 35)
     # it commits at T + 100 (the apply stage measured 130 s); the trigger ends at T + 101
     clock.now = T + 100
-    metrics.batch(0, {TABLE: 130.0}, {}, {}, counters=[counters(T - 20)], newest_commits={"s": int((T - 2) * 1e6)})
+    metrics.batch(0, {TABLE: 130.0}, {}, {}, counters=[counters(T - 20)],
+                  newest_commits={"s": int((T - 2) * 1e6)})
     metrics.progress(progress(0, T, 101, T - 20))
     clock.now = T + 149  # long after: the real lags, not growing, not the lag of when the batch began
     assert (kafka(metrics), commit(metrics)) == (121, 130)
@@ -92,7 +95,8 @@ def test_an_idle_trigger_s_progress_does_not_end_the_batch_that_runs():
     clock = Clock(T)
     metrics = JobMetrics(clock=clock)
     metrics.read(3, [counters(T - 1)])
-    metrics.progress({"batchId": 3, "timestamp": "2025-11-24T16:00:00.000Z", "durationMs": {}, "observedMetrics": {}})
+    metrics.progress({"batchId": 3, "timestamp": "2025-11-24T16:00:00.000Z", "durationMs": {},
+                      "observedMetrics": {}})
     clock.now = T + 9
     assert kafka(metrics) == 10
 

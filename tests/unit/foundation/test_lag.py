@@ -41,7 +41,8 @@ def test_commit_lag_per_table_is_from_its_oldest_applied_commit():
         change_of("ddl", source="s1", database="d", table="", commit_ts=1),       # database-level DDL
     ]
     assert commit_lags(changes, 20.0) == {("s1", "d.t"): 10.0, ("s1", "d.u"): 0.5, ("s2", "d.t"): 5.0}
-    assert oldest_commits(changes) == {("s1", "d.t"): 10_000_000, ("s1", "d.u"): 19_500_000, ("s2", "d.t"): 15_000_000}
+    assert oldest_commits(changes) == {("s1", "d.t"): 10_000_000, ("s1", "d.u"): 19_500_000,
+                                       ("s2", "d.t"): 15_000_000}
     # the executors' part, summed up by Spark: its oldest per table joins the driver's
     more = {("s1", "d.t"): 11_000_000, ("s1", "d.u"): 9_000_000, ("s3", "d.v"): 18_000_000}
     assert oldest_commits(changes, more) == {("s1", "d.t"): 10_000_000, ("s1", "d.u"): 9_000_000,

@@ -24,7 +24,8 @@ def test_the_gauge_grows_during_a_long_batch_then_falls_to_its_real_lag_then_to_
 SCRIPTS = {
     "nothing read yet: no sample": ([], T, {}),
     "a running batch: now - its oldest": ([("read", 1, {"a": T - 4, "b": T - 1})], T + 1, {"a": 5, "b": 2}),
-    "two reads of one batch: the oldest wins": ([("read", 1, {"a": T - 4}), ("read", 1, {"a": T - 9})], T, {"a": 9}),
+    "two reads of one batch: the oldest wins": (
+        [("read", 1, {"a": T - 4}), ("read", 1, {"a": T - 9})], T, {"a": 9}),
     "committed: visible - oldest, whatever now is": (
         [("read", 1, {"a": T - 4}), ("visible", 1, T + 2, None, ())], T + 600, {"a": 6}),
     "the writer's own lag wins over visible - oldest": (
@@ -45,9 +46,11 @@ SCRIPTS = {
         [("read", 1, {"a": T - 4}), ("read", 2, {"a": T + 1}), ("visible", 1, T + 2, None, ("a",))], T + 4,
         {"a": 3}),
     "caught up, then a batch read more: it grows again": (
-        [("read", 1, {"a": T}), ("visible", 1, T, None, ("a",)), ("read", 2, {"a": T + 10})], T + 12, {"a": 2}),
+        [("read", 1, {"a": T}), ("visible", 1, T, None, ("a",)), ("read", 2, {"a": T + 10})], T + 12,
+        {"a": 2}),
     "a producer clock ahead of the job's: never negative": (
-        [("read", 1, {"a": T + 5}), ("read", 2, {"b": T + 5}), ("visible", 2, T + 1, None, ())], T, {"a": 0, "b": 0}),
+        [("read", 1, {"a": T + 5}), ("read", 2, {"b": T + 5}), ("visible", 2, T + 1, None, ())], T,
+        {"a": 0, "b": 0}),
 }
 
 

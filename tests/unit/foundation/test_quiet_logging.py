@@ -9,7 +9,8 @@ from pipelines.job.spark_session import LOG4J_CONF
 # DAGScheduler.handleJobGroupCancelled), as printed by a local job before this change.
 FALLING_BEHIND = ("Current batch is falling behind. The trigger interval is 1000} milliseconds, "
                   "but spent 2678 milliseconds")
-CANCEL_GROUP = "Failed to cancel job group 0f8ff9c0-2068-4a32-b092-183cbc0a18a2. Cannot find active jobs for it."
+CANCEL_GROUP = ("Failed to cancel job group 0f8ff9c0-2068-4a32-b092-183cbc0a18a2. "
+                "Cannot find active jobs for it.")
 
 
 def settings():

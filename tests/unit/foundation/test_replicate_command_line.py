@@ -23,7 +23,8 @@ def test_missing_jars_stop_with_one_line_naming_the_setup_command(tmp_path):
     code = ("import sys; from pathlib import Path; from pipelines.replicate import main; "
             f"sys.exit(main(['--delta-root', {str(tmp_path / 'delta')!r}, '--checkpoint', "
             f"{str(tmp_path / 'ckpt')!r}], jars_dir=Path({str(empty)!r})))")
-    run = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=120)
     assert run.returncode == 1, run.stderr
     assert run.stderr.splitlines() == [
         f"cdc-replicate: Delta/Kafka jars missing in {empty}: run `scripts/dev setup`"], run.stderr

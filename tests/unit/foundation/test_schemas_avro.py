@@ -18,8 +18,10 @@ def test_change_record_round_trips_through_avro_with_absent_vs_null_columns():
     import io
 
     schema = fastavro.parse_schema(json.loads((REPO_ROOT / "schemas" / "change_record.avsc").read_text()))
-    rec = {"source": "s", "trx_id": "0-1-5", "gtid": "0-1-5", "xid": 9, "server_id": 1, "commit_ts": 1_700_000_000_000_000,
-           "trx_file": "f.000001", "trx_end_pos": 900, "change_seq": (3 << 20) | 1, "database": "d", "table": "t",
+    rec = {"source": "s", "trx_id": "0-1-5", "gtid": "0-1-5", "xid": 9, "server_id": 1,
+           "commit_ts": 1_700_000_000_000_000,
+           "trx_file": "f.000001", "trx_end_pos": 900, "change_seq": (3 << 20) | 1, "database": "d",
+           "table": "t",
            "op": "update",
            "before": [{"ordinal": 0, "name": "id", "type_code": 3, "text": "1", "binary": None}],
            "after": [{"ordinal": 2, "name": "c", "type_code": 15, "text": None, "binary": None}],

@@ -21,6 +21,6 @@ def test_the_usage_line_of_help_is_the_readme_commands_line():
 
 def test_the_usage_names_every_option():
     usage = _usage()
-    options = {o for action in build_parser()._actions if action.help != "==SUPPRESS==" for o in action.option_strings
-               if o.startswith("--") and o != "--help"}
+    options = {o for action in build_parser()._actions if action.help != "==SUPPRESS=="
+               for o in action.option_strings if o.startswith("--") and o != "--help"}
     assert options and {o for o in options if not re.search(rf"{re.escape(o)}\b(?!-)", usage)} == set()

@@ -44,7 +44,9 @@ def test_a_location_is_a_path_or_a_name():
         TableLocation(path="/p", name=("a", "b", "c"))
 
 
-@pytest.mark.parametrize("text", ["main", "main.cdc.x", "main.", ".cdc", "ma in.cdc", "`main`.cdc", "main.c-dc"])
+@pytest.mark.parametrize("text", [
+    "main", "main.cdc.x", "main.", ".cdc", "ma in.cdc", "`main`.cdc", "main.c-dc",
+])
 def test_catalog_schema_is_two_plain_names(text):
     with pytest.raises(ValueError, match="must be 'catalog.schema'"):
         parse_catalog_schema(text)
@@ -67,7 +69,8 @@ def test_lineage_views_are_created_or_replaced_over_the_change_log_given():
         select = L.view_select(view, "`main`.`cdc`.`_cdc_change_log`")
         assert "FROM `main`.`cdc`.`_cdc_change_log`" in select
         assert L.create_view_sql("`v`", select).startswith("CREATE OR REPLACE VIEW `v` AS\nSELECT ")
-        assert L.create_view_sql("`v`", select, temporary=True).startswith("CREATE OR REPLACE TEMPORARY VIEW `v`")
+        assert L.create_view_sql("`v`", select, temporary=True).startswith(
+            "CREATE OR REPLACE TEMPORARY VIEW `v`")
     with pytest.raises(ValueError):
         L.view_select("_cdc_nope", "t")
 

@@ -30,10 +30,13 @@ def test_the_dump_names_every_thread_and_marks_the_current_one():
     finally:
         release.set()
         worker.join()
-    heads = re.findall(r"^(Current thread|Thread) 0x[0-9a-f]{16} \[([^\]]*)\] \(most recent call first\):$", text, re.M)
-    assert ("Current thread", threading.current_thread().name) in heads and ("Thread", "parked-worker") in heads
+    heads = re.findall(r"^(Current thread|Thread) 0x[0-9a-f]{16} \[([^\]]*)\] "
+                       r"\(most recent call first\):$", text, re.M)
+    assert (("Current thread", threading.current_thread().name) in heads
+            and ("Thread", "parked-worker") in heads)
     assert re.search(r'^  File ".*test_thread_dump\.py", line \d+ in _parked_in_here$', text, re.M)
-    assert re.search(r'^  File ".*test_thread_dump\.py", line \d+ in test_the_dump_names_every_thread', text, re.M)
+    assert re.search(r'^  File ".*test_thread_dump\.py", line \d+ in test_the_dump_names_every_thread',
+                     text, re.M)
 
 
 CHILD = """
