@@ -13,8 +13,8 @@
 2. latency: the same binlog produced at a steady --rate transactions/s (one group = GTID event
    .. commit, produced together; the send time of a group is its commit time) while the
    applier query runs with a --trigger s trigger, after a warm-up batch (the query's first
-   batch pays one-off costs: Python workers, target tables, state store). A transaction is visible when the applier
-   call of its micro-batch returned (target writes and progress committed); p50/p99 of
+   batch pays one-off costs: Python workers, target tables, state store). A transaction is visible when the
+   applier call of its micro-batch returned (target writes and progress committed); p50/p99 of
    visible - commit per transaction, over all paced transactions and over those committed in
    the second half of the input (after the catch-up of the first batches).
 3. scaling: DeltaApplier called directly on one batch of N decoded change records (N = 10k,
@@ -111,7 +111,8 @@ def sustained(spark, bootstrap: str, work: Path, binlog: Path, expected: Path, m
     from pipelines.ship import main as cdc_ship
 
     topic = f"sustained-{int(time.time())}"
-    if cdc_ship(["--from-file", str(binlog), "--bootstrap", bootstrap, "--topic", topic, "--source", SOURCE]) != 0:
+    if cdc_ship(["--from-file", str(binlog), "--bootstrap", bootstrap, "--topic", topic,
+                 "--source", SOURCE]) != 0:
         raise RuntimeError("cdc-ship failed")
     base = JobConfig(bootstrap=bootstrap, topic=topic, available_now=True, target_ddl=str(target_ddl(work)),
                      max_offsets_per_trigger=max_offsets, target_overwrite_max_rows=overwrite_max_rows)
@@ -179,7 +180,8 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
         progress = query.lastProgress
         end = progress and progress["sources"][0]["endOffset"]
         end = json.loads(end) if isinstance(end, str) else end  # PySpark gives the offsets as JSON text
-        if end and sum(int(v) for v in end[topic].values()) >= len(frames) and not query.status["isTriggerActive"]:
+        if (end and sum(int(v) for v in end[topic].values()) >= len(frames)
+                and not query.status["isTriggerActive"]):
             break
         time.sleep(0.5)
     query.stop()
@@ -203,10 +205,12 @@ def latency(spark, bootstrap: str, work: Path, binlog: Path, rate: float, trigge
     return {"load": load, "rate": rate, "trigger_s": trigger, "groups": len(commits),
             "produce_s": round(produce_s, 1), "achieved_rate": round(len(commits) / produce_s),
             "transactions_measured": len(lat), "batches": len(batches),
-            "median_batch_s": round(float(np.median([p["durationMs"]["triggerExecution"] / 1000 for p in batches])), 2),
+            "median_batch_s": round(float(np.median([p["durationMs"]["triggerExecution"] / 1000
+                                                     for p in batches])), 2),
             # in order: growing durations mean the job falls behind the rate (no steady state)
             "batch_s": [round(p["durationMs"]["triggerExecution"] / 1000, 1) for p in batches],
-            "p50_s": round(float(np.percentile(lat, 50)), 2), "p99_s": round(float(np.percentile(lat, 99)), 2),
+            "p50_s": round(float(np.percentile(lat, 50)), 2),
+            "p99_s": round(float(np.percentile(lat, 99)), 2),
             "max_s": round(float(lat.max()), 2),
             # without the catch-up of the first paced batches (the query starts behind the rate)
             "second_half_p50_s": round(float(np.percentile(late, 50)), 2),
@@ -242,7 +246,8 @@ def scaling(spark, work: Path, sizes: list[int]) -> list[dict]:
         if not warm:
             out.append({"rows": rows, "load": load, "apply_s": round(apply_s, 2),
                         "apply_us_per_row": round(apply_s / rows * 1e6, 1), "plain_s": round(plain_s, 2),
-                        "plain_us_per_row": round(plain_s / rows * 1e6, 1), "table_equals_oracle": got == final})
+                        "plain_us_per_row": round(plain_s / rows * 1e6, 1),
+                        "table_equals_oracle": got == final})
             print(f"scaling: {out[-1]}", flush=True)
         warm = False
         shutil.rmtree(root, ignore_errors=True)
@@ -255,7 +260,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transactions", type=int, default=60000, help="simulated units of work")
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--max-offsets", type=int, default=load_config(REPO_ROOT / "conf" / "job.yaml").max_offsets_per_trigger,
+    ap.add_argument("--max-offsets", type=int,
+                    default=load_config(REPO_ROOT / "conf" / "job.yaml").max_offsets_per_trigger,
                     help="sustained: Kafka records per micro-batch (default: the job's own, conf/job.yaml)")
     ap.add_argument("--rate", type=float, default=1000.0, help="latency: transactions per second")
     ap.add_argument("--trigger", type=float, default=1.0, help="latency: trigger interval, seconds")
@@ -277,7 +283,8 @@ def main(argv=None) -> int:
     work.mkdir(parents=True)
     t = time.perf_counter()
     binlog, expected = simulated_binlog(args.transactions, args.seed)
-    print(f"workload {binlog.name}: {len(frames_of(binlog))} events ({time.perf_counter() - t:.0f}s to build or load)",
+    print(f"workload {binlog.name}: {len(frames_of(binlog))} events "
+          f"({time.perf_counter() - t:.0f}s to build or load)",
           flush=True)
     figures: dict = {"load_start": load_average(), "target_overwrite_max_rows": args.overwrite_max_rows}
     print(f"target_overwrite_max_rows {args.overwrite_max_rows}", flush=True)
@@ -308,7 +315,8 @@ def report(f: dict) -> None:
     print(f"load average at start/end: {f['load_start']} / {f['load_end']}")
     if "sustained" in f:
         s = f["sustained"]
-        print(f"sustained (load {s['load']}): {s['row_changes']} row changes in {s['transactions']} transactions; "
+        print(f"sustained (load {s['load']}): {s['row_changes']} row changes in "
+              f"{s['transactions']} transactions; "
               f"plain append {s['plain_rows_per_s']} rows/s ({s['plain_s']} s), DeltaApplier "
               f"{s['apply_rows_per_s']} rows/s ({s['apply_s']} s); ratio {s['ratio']} (target >= 0.5); "
               f"targets equal the simulator's tables: {s['targets_equal_expected']}")
@@ -322,7 +330,8 @@ def report(f: dict) -> None:
               f"batch durations in order {lt['batch_s']} s")
     for s in f.get("scaling", []):
         print(f"scaling (load {s['load']}): {s['rows']} rows/batch: apply {s['apply_s']} s = "
-              f"{s['apply_us_per_row']} us/row; plain append {s['plain_s']} s = {s['plain_us_per_row']} us/row; "
+              f"{s['apply_us_per_row']} us/row; plain append {s['plain_s']} s = "
+              f"{s['plain_us_per_row']} us/row; "
               f"table equals oracle: {s['table_equals_oracle']}")
 
 

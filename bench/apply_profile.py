@@ -39,7 +39,8 @@ def main() -> None:
     schema = spark_schema(CHANGE_RECORD)
     frames = []
     for changes in decoded_batches(n, batches):  # the same workload as apply_steady.py
-        frames.append(spark.createDataFrame(pa.Table.from_pylist(changes, schema=to_arrow_schema(schema))).cache())
+        frames.append(spark.createDataFrame(pa.Table.from_pylist(changes,
+                                                                 schema=to_arrow_schema(schema))).cache())
         frames[-1].count()
     df = frames[-1]
     work = Path(tempfile.mkdtemp(prefix="apply-profile-"))

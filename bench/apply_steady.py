@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_support import job_seconds, load_average, spark_ui, tree_cpu, ui_time  # noqa: E402
 
 PHASES = ("_collect", "_read_touched")  # of the applier
-WRITE_PHASES = ("write", "_write_targets", "append_progress")  # of its writes (pipelines/apply/batch_writes.py)
+# of its writes (pipelines/apply/batch_writes.py)
+WRITE_PHASES = ("write", "_write_targets", "append_progress")
 
 
 def decoded_batches(transactions: int, batches: int) -> list[list[dict]]:
@@ -106,7 +107,8 @@ def job_timeline(spark, first_job: int, end_job: int | None = None) -> list[str]
     """Jobs with first_job <= id < end_job in submission order: start (s after the first), wall
     seconds, the idle gap since the previous job ended (driver work: planning, Python, commits), tasks."""
     jobs = sorted((j for j in spark_ui(spark, "/jobs")
-                   if j["jobId"] >= first_job and (end_job is None or j["jobId"] < end_job)), key=lambda j: j["jobId"])
+                   if j["jobId"] >= first_job and (end_job is None or j["jobId"] < end_job)),
+                  key=lambda j: j["jobId"])
     jobs = [j for j in jobs if j.get("jobGroup") is None] + [j for j in jobs if j.get("jobGroup") is not None]
     if not jobs:
         return []
@@ -117,7 +119,8 @@ def job_timeline(spark, first_job: int, end_job: int | None = None) -> list[str]
         end = ui_time(job, "completionTime") if job.get("completionTime") else start
         last_end = max(last_end or end, end)
         group = f"[{job['jobGroup']}] " if job.get("jobGroup") else ""
-        lines.append(f"{(start - origin).total_seconds():7.2f} s  {job_seconds(job):5.2f} s  gap {gap:5.2f} s "
+        lines.append(f"{(start - origin).total_seconds():7.2f} s  {job_seconds(job):5.2f} s  "
+                     f"gap {gap:5.2f} s "
                      f"{job['numTasks']:3d} tasks  {group}{(job.get('description') or job['name'])[:80]}")
     return lines
 
@@ -178,7 +181,8 @@ class Run:
         self.walls.append(wall)
         self.tails.append(tail)
         self.cpus.append(cpu)
-        print(f"{self.name} batch {batch_id}: {n} changes, {wall:.2f} s (+ {tail:.2f} s background after it), "
+        print(f"{self.name} batch {batch_id}: {n} changes, {wall:.2f} s "
+              f"(+ {tail:.2f} s background after it), "
               f"CPU {cpu:.2f} s, "
               f"{len(new)} jobs ({len(warm_jobs)} in the background), {tasks} tasks; "
               f"summed s per phase {self.timer.take()}", flush=True)
@@ -210,13 +214,16 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--merge-threads", type=int, default=None,
-                    help="pipelines.apply.batch_writes.TABLE_THREADS for this run (1: tables one after the other)")
+                    help="pipelines.apply.batch_writes.TABLE_THREADS for this run "
+                         "(1: tables one after the other)")
     ap.add_argument("--timeline", action="store_true", help="also list the last batch's jobs in order")
     ap.add_argument("--compare", action="store_true",
-                    help=f"two appliers on two roots, batch by batch in alternating order: before = {BEFORE}, "
-                         "after = the defaults")
-    ap.add_argument("--before", default=None, metavar="JSON", help=f"--compare's before knobs (default {BEFORE})")
-    ap.add_argument("--after", default=None, metavar="JSON", help="--compare's after knobs (default: the job's)")
+                    help=f"two appliers on two roots, batch by batch in alternating order: "
+                         f"before = {BEFORE}, after = the defaults")
+    ap.add_argument("--before", default=None, metavar="JSON",
+                    help=f"--compare's before knobs (default {BEFORE})")
+    ap.add_argument("--after", default=None, metavar="JSON",
+                    help="--compare's after knobs (default: the job's)")
     ap.add_argument("--mirror-max-rows", type=int, default=JobConfig.target_mirror_max_rows,
                     help="JobConfig.target_mirror_max_rows (0: read touched rows from Delta every batch)")
     ap.add_argument("--overwrite-max-rows", type=int, default=JobConfig.target_overwrite_max_rows,
@@ -247,7 +254,8 @@ def main(argv=None) -> int:
         ddl = work / "targets.sql"
         ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
         before, after = (None if k is None else json.loads(k) for k in (args.before, args.after))
-        runs = [Run("before", work, ddl, args, before or BEFORE), Run("after", work, ddl, args, after)] if args.compare \
+        runs = [Run("before", work, ddl, args, before or BEFORE),
+                Run("after", work, ddl, args, after)] if args.compare \
             else [Run("delta", work, ddl, args, None)]
         print(f"load average {load_average()}")
         for batch_id, (df, n) in enumerate(frames):

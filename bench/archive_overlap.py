@@ -21,8 +21,8 @@ UNIT = [sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider
 
 
 def _archive(work: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pipelines.jvm_archive", str(work / "classes.jsa")], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen([sys.executable, "-m", "pipelines.jvm_archive", str(work / "classes.jsa")],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def one_run(side_by_side: bool) -> float:
@@ -48,7 +48,8 @@ def main() -> int:
             seconds[name].append(one_run(side_by_side=name == "side by side"))
             print(f"{name}: {seconds[name][-1]:.1f} s", flush=True)
     for name, values in seconds.items():
-        print(f"{name}: median {statistics.median(values):.1f} s ({min(values):.1f}-{max(values):.1f}), {rounds} runs")
+        print(f"{name}: median {statistics.median(values):.1f} s "
+              f"({min(values):.1f}-{max(values):.1f}), {rounds} runs")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

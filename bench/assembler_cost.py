@@ -54,7 +54,8 @@ def main(argv=None) -> int:
     decode_s = time.perf_counter() - t0
     n = len(frames)
     print(f"load {load_average()}; {n} frames, {len(segments)} segments, {changes} row changes")
-    print(f"assemble_group{' (gc paused)' if args.gc_paused else ''}: {assemble_s:.2f} s = {assemble_s / n * 1e6:.0f} us/frame")
+    print(f"assemble_group{' (gc paused)' if args.gc_paused else ''}: {assemble_s:.2f} s = "
+          f"{assemble_s / n * 1e6:.0f} us/frame")
     print(f"decode_segment: {decode_s:.2f} s = {decode_s / n * 1e6:.0f} us/frame")
     adapters(frames, records, segments, args.batch)
     return 0

@@ -264,7 +264,8 @@ class Sampler:
                 if info is None:
                     continue
                 # sticky kind: an exiting worker (zombie) has no cmdline any more
-                kind = self._kinds.setdefault(pid, info[0]) if info[0] != "other" else self._kinds.get(pid, "other")
+                kind = (self._kinds.setdefault(pid, info[0]) if info[0] != "other"
+                        else self._kinds.get(pid, "other"))
                 procs[pid] = (kind, info[1], info[2])
             self.samples.append(Sample(time.time(), core_jiffies(), procs, self._heap()))
             self._stop.wait(self.interval)
@@ -291,7 +292,8 @@ class Sampler:
             for kind, total in sums.items():
                 out[f"{kind} sum RSS MB"] = max(out.get(f"{kind} sum RSS MB", 0), total / 2**20)
             if s.jvm_heap_used is not None:
-                out["driver JVM heap used MB"] = max(out.get("driver JVM heap used MB", 0), s.jvm_heap_used / 2**20)
+                out["driver JVM heap used MB"] = max(out.get("driver JVM heap used MB", 0),
+                                                     s.jvm_heap_used / 2**20)
         return out
 
     def _window(self, t0: float, t1: float) -> tuple[Sample, Sample] | None:

@@ -79,8 +79,8 @@ def ours_once(path: str) -> dict:
                     for v in after.values():
                         touched += v is not None
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "cpu_seconds": time.process_time() - c0, "events": events, "rows": rows, "rows_events": rows_events,
-            "non_null_values": touched}
+    return {"seconds": seconds, "cpu_seconds": time.process_time() - c0, "events": events, "rows": rows,
+            "rows_events": rows_events, "non_null_values": touched}
 
 
 def run_ours(path: Path) -> dict:

@@ -60,7 +60,8 @@ def main(argv=None) -> int:
     n = table.num_rows
     print(f"load {load_average()}; measured batch: {n} changes")
     for _ in range(args.rounds):
-        for name, convert in (("pa.Table.to_pylist", pa.Table.to_pylist), ("libs.contracts.arrow_rows.rows", arrow_rows),
+        for name, convert in (("pa.Table.to_pylist", pa.Table.to_pylist),
+                              ("libs.contracts.arrow_rows.rows", arrow_rows),
                               ("change.changes_of", changes_of)):
             t0 = time.perf_counter()
             out = convert(table)

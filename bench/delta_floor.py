@@ -31,12 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-SCHEMA = "id INT, name STRING, amount DOUBLE, _row_id STRING, _lineage STRUCT<statement: STRING, gtid: STRING, pos: BIGINT>"
+SCHEMA = ("id INT, name STRING, amount DOUBLE, _row_id STRING, "
+          "_lineage STRUCT<statement: STRING, gtid: STRING, pos: BIGINT>")
 TXN = ("spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion")
 
 
 def rows(round_no: int, n: int) -> list[tuple]:
-    return [(i, f"name-{i}-{round_no}", float(i * round_no), f"row-{i}", (f"UPDATE t round {round_no}", "0-1-1", i))
+    return [(i, f"name-{i}-{round_no}", float(i * round_no), f"row-{i}",
+             (f"UPDATE t round {round_no}", "0-1-1", i))
             for i in range(n)]
 
 
@@ -74,7 +76,8 @@ def main(argv=None) -> int:
             spark.createDataFrame(rows(0, 60), SCHEMA).write.format("delta").mode("append").save(path)
 
     def append(name: str, round_no: int) -> None:
-        spark.createDataFrame(rows(round_no, 1), SCHEMA).write.format("delta").mode("append").save(paths[name])
+        (spark.createDataFrame(rows(round_no, 1), SCHEMA).write.format("delta").mode("append")
+         .save(paths[name]))
 
     def overwrite(round_no: int, name: str = "target") -> None:
         (spark.createDataFrame(rows(round_no, 60), SCHEMA).coalesce(1).write.format("delta").mode("overwrite")
@@ -85,7 +88,8 @@ def main(argv=None) -> int:
         spark.conf.set(TXN[1], str(round_no))
         try:
             (DeltaTable.forPath(spark, paths["merged"]).alias("t")
-             .merge(spark.createDataFrame(rows(round_no, 30), SCHEMA).alias("s"), F.col("t._row_id") == F.col("s._row_id"))
+             .merge(spark.createDataFrame(rows(round_no, 30), SCHEMA).alias("s"),
+                    F.col("t._row_id") == F.col("s._row_id"))
              .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
         finally:
             for key in TXN:
@@ -114,7 +118,8 @@ def main(argv=None) -> int:
             if before is not None:  # outside the timing: a history read is a Spark job
                 after = [version(n) for n in batch_tables]
                 if [a - b for a, b in zip(after, before)] != [1, 1, 1]:
-                    raise SystemExit(f"one-table batch {round_no}: versions {before} -> {after}, not a commit each")
+                    raise SystemExit(f"one-table batch {round_no}: versions {before} -> {after}, "
+                                     "not a commit each")
     stream = stream_floor(spark, args.stream_seconds)
     print(f"load average before {load_before}, after {load_average()}")
     for name, times in walls.items():

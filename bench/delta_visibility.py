@@ -58,7 +58,8 @@ def _read_commit(path: Path) -> Commit:
                     maxima[col] = value if col not in maxima else max(maxima[col], value)
         elif "metaData" in action:
             schema = action["metaData"].get("schemaString")
-    return Commit(int(path.stem), path.stat().st_mtime, txn, maxima, schema, info, tuple(adds), tuple(removes))
+    return Commit(int(path.stem), path.stat().st_mtime, txn, maxima, schema, info, tuple(adds),
+                  tuple(removes))
 
 
 @dataclass

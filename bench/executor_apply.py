@@ -143,7 +143,8 @@ def _child(args) -> None:
     batches = [spark.read.schema(schema).parquet(str(work / f"batch{n}.parquet")).cache() for n in (0, 1)]
     for b in batches:
         b.count()
-    figures = {"master": args.master, "path": args.path, "changes": batches[1].count(), "load_start": load_average()}
+    figures = {"master": args.master, "path": args.path, "changes": batches[1].count(),
+               "load_start": load_average()}
     if args.path == "append":
         batches[0].write.format("delta").save(str(root / "append"))
         t = time.perf_counter()
@@ -169,7 +170,8 @@ def _child(args) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--changes", type=int, default=200_000)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--masters", default="local[1],local[2]")
@@ -184,7 +186,8 @@ def main() -> int:
         _child(args)
         return 0
     work = _workload(args.changes, args.rows)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=REPO).stdout.strip()
     print(f"commit {commit}, {args.rows:,} rows then one batch of {args.changes:,} changes", flush=True)
     results = []
     for _ in range(args.runs):
@@ -203,7 +206,8 @@ def main() -> int:
     for path in args.paths.split(","):
         rates = [by[(m, path)]["changes_per_s"] for m in masters if (m, path) in by]
         if len(rates) == 2:
-            print(f"{path}: {masters[0]} {rates[0]:,}/s -> {masters[1]} {rates[1]:,}/s = x{rates[1] / rates[0]:.2f}")
+            print(f"{path}: {masters[0]} {rates[0]:,}/s -> {masters[1]} {rates[1]:,}/s = "
+                  f"x{rates[1] / rates[0]:.2f}")
     for m in masters:
         if (m, "executors") in by and (m, "append") in by:
             ratio = by[(m, "executors")]["changes_per_s"] / by[(m, "append")]["changes_per_s"]

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_support import commit_hash, load_average  # noqa: E402
 
-DDL = ("CREATE TABLE sbtest.sbtest1 (id int NOT NULL, k int NOT NULL DEFAULT 0, c char(120) NOT NULL DEFAULT '', "
+DDL = ("CREATE TABLE sbtest.sbtest1 (id int NOT NULL, k int NOT NULL DEFAULT 0, "
+       "c char(120) NOT NULL DEFAULT '', "
        "pad char(60) NOT NULL DEFAULT '', PRIMARY KEY (id))")
 COLUMNS = ["id", "k", "c", "pad"]
 
@@ -38,7 +39,8 @@ def workloads(rows: int):
     rng = random.Random(7)
     s = Source("sbtest", "sbtest1", COLUMNS)
     snapshot = [s.change("snapshot", None, {"id": i, "k": rng.randrange(rows), "c": _text(rng, 120),
-                                             "pad": _text(rng, 60)}, trx=1, seq=i) for i in range(1, rows + 1)]
+                                             "pad": _text(rng, 60)}, trx=1, seq=i)
+                for i in range(1, rows + 1)]
     stored = [{"id": i, "k": i, "c": _text(rng, 120), "pad": _text(rng, 60), "_row_id": f"r{i}"}
               for i in range(1, rows + 1)]
     changes = []
@@ -48,12 +50,14 @@ def workloads(rows: int):
         changes += [s.update({"id": key}, {"id": key, "k": rng.randrange(rows)}, trx=trx, seq=0),
                     s.update({"id": key}, {"id": key, "c": _text(rng, 120)}, trx=trx, seq=1),
                     s.delete({"id": key}, trx=trx, seq=2),
-                    s.insert({"id": key, "k": 1, "c": _text(rng, 120), "pad": _text(rng, 60)}, trx=trx, seq=3)]
+                    s.insert({"id": key, "k": 1, "c": _text(rng, 120), "pad": _text(rng, 60)},
+                             trx=trx, seq=3)]
     return {"snapshot": (snapshot, None), "oltp": (changes, stored)}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
@@ -78,8 +82,10 @@ def main() -> int:
                 best[fold] = min(best.get(fold, float("inf")), time.process_time() - t)
             outputs[fold] = sorted(map(repr, out.drop_columns([LOG]).to_pylist())), out.column(LOG).null_count
         n = len(changes)
-        print(f"{name}: {n:,} changes | replay {best[False]:.2f} CPU s ({best[False] / n * 1e6:.1f} us/change) | "
-              f"fold {best[True]:.2f} CPU s ({best[True] / n * 1e6:.1f} us/change) | x{best[False] / best[True]:.1f} | "
+        print(f"{name}: {n:,} changes | replay {best[False]:.2f} CPU s "
+              f"({best[False] / n * 1e6:.1f} us/change) | "
+              f"fold {best[True]:.2f} CPU s ({best[True] / n * 1e6:.1f} us/change) | "
+              f"x{best[False] / best[True]:.1f} | "
               f"same output: {outputs[True] == outputs[False]} | load {load_average()}", flush=True)
     return 0
 

@@ -41,7 +41,7 @@ from bench.fuzz_codec import CORPUS, load_seeds, mutate  # noqa: E402
 from libs.stream import boundary as bp  # noqa: E402
 from libs.stream.assembler import Transaction, iter_change_records  # noqa: E402
 from libs.stream.assembler.model import Frame  # noqa: E402
-from libs.binlog import BinlogError, DecodeContext, Event, Header, decode_event, encode_event
+from libs.binlog import BinlogError, DecodeContext, Event, Header, decode_event, encode_event  # noqa: E402
 from libs.dump.json_format import event_json  # noqa: E402
 from libs.dump.text_format import event_lines  # noqa: E402
 from libs.dump.walk import DumpItem  # noqa: E402
@@ -172,8 +172,8 @@ def run(inputs: int, *, seed: int = 1, workers: int = 2, chunk: int = 50_000, qu
                   f"{time.perf_counter() - t0:.0f} s, untyped/hangs/memory so far "
                   f"{sum(v for k, v in total.items() if k.startswith(('UNTYPED', 'HANG', 'MEMORY')))}",
                   file=sys.stderr, flush=True)
-    result.update(inputs=sum(v for k, v in total.items() if k != "MEMORY"), elapsed_s=time.perf_counter() - t0,
-                  outcomes=dict(total.most_common()))
+    result.update(inputs=sum(v for k, v in total.items() if k != "MEMORY"),
+                  elapsed_s=time.perf_counter() - t0, outcomes=dict(total.most_common()))
     return result
 
 

@@ -45,7 +45,7 @@ if str(REPO) not in sys.path:
 from libs.binlog import DecodeContext, decode_event  # noqa: E402
 from libs.binlog.errors import BinlogError  # noqa: E402
 from libs.binlog.framing import iter_frames  # noqa: E402
-from libs.runtime.paths import CORPUS_DIR
+from libs.runtime.paths import CORPUS_DIR  # noqa: E402
 
 CORPUS = Path(os.environ.get("BINLOG_CORPUS", str(CORPUS_DIR)))
 MAGIC = b"\xfebin"

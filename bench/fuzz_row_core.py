@@ -22,7 +22,6 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from libs.runtime.paths import CORPUS_DIR  # noqa: E402
 from tests.unit.codec_fuzz.row_core_diff import (collect_cases, core_outcome,  # noqa: E402
                                                  corpus_binlogs, mutate, python_outcome, same)
 

@@ -51,7 +51,8 @@ from oltp_report import batch_timeline, job_batches  # noqa: E402
 from oltp_sysbench import DB, start_server  # noqa: E402
 
 TABLE = "sbtest1"
-CREATE = (f"CREATE TABLE `{DB}`.`{TABLE}` (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, "
+CREATE = (f"CREATE TABLE `{DB}`.`{TABLE}` (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
+          "k INT NOT NULL DEFAULT 0, "
           "c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k)) ENGINE=InnoDB")
 SEED_ROW = f"INSERT INTO `{DB}`.`{TABLE}` (k, c, pad) VALUES (1, 'seed', 'seed')"
 WARM_UP = f"UPDATE `{DB}`.`{TABLE}` SET k = k + 1 WHERE id = 1"
@@ -67,17 +68,19 @@ class HBigRun(Run):
     def __init__(self, args, work: Path, server, bootstrap: str, root: Path, label: str):
         super().__init__(args, work, server, bootstrap, root)
         self.label = label
-        self.sysbench = dataclasses.replace(self.sysbench, script="oltp_write_only", tables=1, rows=args.rows + 1)
+        self.sysbench = dataclasses.replace(self.sysbench, script="oltp_write_only", tables=1,
+                                            rows=args.rows + 1)
 
     def set_up(self) -> None:
         self.shipper = start_shipper(self.server, self.bootstrap, self.work, TOPIC, DB, self.root)
         started = self.start_job()
-        wait_shipper_following(self.server, self.bootstrap, TOPIC, DB, self.shipper, self.work / "cdc-ship.log",
-                               timeout=self.args.timeout)
+        wait_shipper_following(self.server, self.bootstrap, TOPIC, DB, self.shipper,
+                               self.work / "cdc-ship.log", timeout=self.args.timeout)
         self.server.query(WARM_UP)
         self.warm_batch, visible = self.wait_covered(*self.server.master_status())
         self.figures.line("set-up", "cdc-ship --server --snapshot + cdc-replicate, one UPDATE",
-                          "job up and the UPDATE visible (Spark start-up included)", f"{visible - started:.1f} s")
+                          "job up and the UPDATE visible (Spark start-up included)",
+                          f"{visible - started:.1f} s")
 
     def load(self) -> dict:
         a = self.args
@@ -89,8 +92,10 @@ class HBigRun(Run):
         file, pos = self.server.master_status()
         last, visible = self.wait_covered(file, pos)
         cmd = f"INSERT ... SELECT FROM seq_1_to_{a.rows}; sysbench oltp_write_only --events={a.small}"
-        self.figures.line("load", cmd, "load written", f"big transaction {committed - t0:.1f} s; {run.transactions:,} "
-                          f"small in {ended - committed:.1f} s ({run.tps:.0f}/s, {run.ignored_errors} ignored errors)")
+        self.figures.line("load", cmd, "load written",
+                          f"big transaction {committed - t0:.1f} s; {run.transactions:,} "
+                          f"small in {ended - committed:.1f} s ({run.tps:.0f}/s, "
+                          f"{run.ignored_errors} ignored errors)")
         figures = {"from load start": visible - t0, "from big commit": visible - committed,
                    "drain after small end": visible - ended}
         for name, seconds in figures.items():
@@ -122,8 +127,8 @@ def one_run(args, root: Path, label: str, work: Path) -> dict:
         server.stop()
         if run is not None:
             run.figures.table()
-    return {"label": label, "commit": commit_hash(root), "figures": figures, "load": f"{load_before} -> {load_after}",
-            "equal": equal}
+    return {"label": label, "commit": commit_hash(root), "figures": figures,
+            "load": f"{load_before} -> {load_after}", "equal": equal}
 
 
 def report(results: list[dict]) -> None:

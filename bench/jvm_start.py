@@ -56,9 +56,11 @@ def main(argv=None) -> int:
     print(f"jvm_start: commit {commit_hash()}, load average {load_average()}, archive "
           f"{JVM_CLASS_ARCHIVE.stat().st_size // 2**20} MiB")
     figures: dict[str, list[tuple[float, float, float]]] = {"archive": [], "none": []}
-    with tempfile.TemporaryDirectory(prefix="jvm-start-") as tmp, private_broker(Path(tmp) / "kafka") as bootstrap:
-        subprocess.run([str(VENV_BIN / "cdc-simulate"), "--bootstrap", bootstrap, "--topic", "t", "--source", "sim",
-                        "--transactions", str(args.transactions), "--seed", "7", "--row-image", "minimal"],
+    with (tempfile.TemporaryDirectory(prefix="jvm-start-") as tmp,
+          private_broker(Path(tmp) / "kafka") as bootstrap):
+        subprocess.run([str(VENV_BIN / "cdc-simulate"), "--bootstrap", bootstrap, "--topic", "t",
+                        "--source", "sim", "--transactions", str(args.transactions), "--seed", "7",
+                        "--row-image", "minimal"],
                        check=True, capture_output=True)
         for run in range(args.runs):
             for side in ("archive", "none") if run % 2 == 0 else ("none", "archive"):
@@ -70,11 +72,13 @@ def main(argv=None) -> int:
                     if side == "none":
                         aside.rename(JVM_CLASS_ARCHIVE)
                 figures[side].append(got)
-                print(f"  run {run} {side:7s}: query up {got[0]:5.1f} s, batch {got[1]:5.1f} s, wall {got[2]:5.1f} s",
+                print(f"  run {run} {side:7s}: query up {got[0]:5.1f} s, batch {got[1]:5.1f} s, "
+                      f"wall {got[2]:5.1f} s",
                       flush=True)
     for side, runs in figures.items():
         print(f"jvm_start: {side:7s} median query up {statistics.median(r[0] for r in runs):5.1f} s, "
-              f"batch {statistics.median(r[1] for r in runs):5.1f} s, wall {statistics.median(r[2] for r in runs):5.1f} s")
+              f"batch {statistics.median(r[1] for r in runs):5.1f} s, "
+              f"wall {statistics.median(r[2] for r in runs):5.1f} s")
     print(f"jvm_start: load average after {load_average()}")
     return 0
 

@@ -1,4 +1,5 @@
-"""One small target table written per batch by MERGE vs by whole-table overwrite (bench/README.md "Session 8").
+"""One small target table written per batch by MERGE vs by whole-table overwrite
+(bench/README.md "Session 8").
 
     .venv/bin/python bench/merge_vs_overwrite.py [--rows 60] [--changed 30] [--rounds 8]
 

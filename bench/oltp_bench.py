@@ -89,7 +89,8 @@ class Run:
         conf.write_text(f"trigger_seconds: 1\ntables:\n  include: ['{DB}\\..*']\n")
         started = time.time()
         self.job = spawn([str(Path(sys.executable).parent / "cdc-replicate"), "--conf", str(conf),
-                          "--bootstrap", self.bootstrap, "--topic", TOPIC, "--delta-root", str(self.work / "delta"),
+                          "--bootstrap", self.bootstrap, "--topic", TOPIC,
+                          "--delta-root", str(self.work / "delta"),
                           "--checkpoint", str(self.work / "ckpt")], self.job_log, self.root)
         return started
 
@@ -148,8 +149,8 @@ class Run:
         t0 = time.time()
         self.shipper = start_shipper(self.server, self.bootstrap, self.work, TOPIC, DB, self.root)
         self.start_job()
-        wait_shipper_following(self.server, self.bootstrap, TOPIC, DB, self.shipper, self.work / "cdc-ship.log",
-                               timeout=a.timeout)
+        wait_shipper_following(self.server, self.bootstrap, TOPIC, DB, self.shipper,
+                               self.work / "cdc-ship.log", timeout=a.timeout)
         shipped = time.time() - t0
         deadline, first = time.monotonic() + a.timeout, None
         while True:
@@ -160,7 +161,8 @@ class Run:
             if all(n == a.rows for n in rows.values()):
                 break
             if time.monotonic() > deadline:
-                raise SystemExit(f"snapshot not visible after {a.timeout:.0f} s: {rows}\n{log_tail(self.job_log)}")
+                raise SystemExit(f"snapshot not visible after {a.timeout:.0f} s: {rows}\n"
+                                 f"{log_tail(self.job_log)}")
             time.sleep(0.5)
         snapshot_s = max(c.mtime for log in self.delta.logs.values() for c in log.commits.values()) - t0
         last = max(b for b in self.delta.visible_at())
@@ -169,7 +171,8 @@ class Run:
         cmd = "cdc-ship --server --snapshot + cdc-replicate"
         self.figures.line("snapshot", cmd, "shipper following (snapshot in the topic)", f"{shipped:.1f} s")
         self.figures.line("snapshot", cmd, "first rows visible", f"{first:.1f} s")
-        self.figures.line("snapshot", cmd, f"all {total:,} rows visible (from start, Spark start-up included)",
+        self.figures.line("snapshot", cmd,
+                          f"all {total:,} rows visible (from start, Spark start-up included)",
                           f"{snapshot_s:.1f} s ({total / snapshot_s:,.0f} rows/s)")
         self.stop_job()
         batch_timeline(self.delta, job_batches(self.job_log), 0, last, "snapshot")
@@ -180,9 +183,10 @@ class Run:
              .write.format("delta").mode("append").save(str(self.work / "plain" / name)))
         plain = time.monotonic() - t0
         self.figures.line("snapshot", "spark.read.delta(target).select(data columns).write.append",
-                          "plain Spark append of the same rows", f"{plain:.1f} s ({total / plain:,.0f} rows/s)")
-        self.figures.line("snapshot", "ratio", "snapshot / plain append (goal c <= 2)", f"{snapshot_s / plain:.2f}",
-                          met=snapshot_s / plain <= 2)
+                          "plain Spark append of the same rows",
+                          f"{plain:.1f} s ({total / plain:,.0f} rows/s)")
+        self.figures.line("snapshot", "ratio", "snapshot / plain append (goal c <= 2)",
+                          f"{snapshot_s / plain:.2f}", met=snapshot_s / plain <= 2)
 
     def backlog(self) -> None:
         a = self.args
@@ -191,8 +195,8 @@ class Run:
         run = self.sysbench.run(a.backlog_seconds, threads=a.threads)
         changes = row_changes(self.server) - c0
         file, pos = self.server.master_status()
-        self.figures.line("backlog", f"sysbench oltp_read_write --threads={a.threads} --time={a.backlog_seconds:g} "
-                          "run (job stopped)", "load written",
+        self.figures.line("backlog", f"sysbench oltp_read_write --threads={a.threads} "
+                          f"--time={a.backlog_seconds:g} run (job stopped)", "load written",
                           f"{run.transactions:,} trx ({run.tps:.0f}/s), {changes:,} row changes, "
                           f"{run.ignored_errors} ignored errors")
         started = self.start_job()
@@ -206,7 +210,8 @@ class Run:
                           f"{drain:.1f} s: {changes / drain:,.0f} row changes/s (goal >= 2,000)",
                           met=changes / drain >= 2000)
         self.figures.line("backlog", cmd, "the same from the first backlog batch's start (no Spark start-up)",
-                          f"{visible - first_start:.1f} s: {changes / (visible - first_start):,.0f} row changes/s")
+                          f"{visible - first_start:.1f} s: "
+                          f"{changes / (visible - first_start):,.0f} row changes/s")
         self.phase_batches = {"backlog": (first, last)}
         batch_timeline(self.delta, batches, first, last, "backlog")
 
@@ -238,14 +243,16 @@ class Run:
         last, visible = self.wait_covered(file, pos)
         stop.set()
         poller.join()
-        cmd = f"sysbench oltp_read_write --threads={a.threads} --rate={a.rate:g} --time={a.live_seconds:g} run"
+        cmd = (f"sysbench oltp_read_write --threads={a.threads} --rate={a.rate:g} "
+               f"--time={a.live_seconds:g} run")
         self.figures.line("live", cmd, "load written", f"{run.transactions:,} trx ({run.tps:.1f}/s), "
                           f"{changes:,} row changes ({changes / run.seconds:.0f}/s)")
         p50, p99, worst, n = latency_figures(self.delta, polls)
         self.figures.line("live", cmd, f"commit-to-visible over {n} poll intervals (upper bounds)",
-                          f"p50 {p50:.1f} s, p99 {p99:.1f} s, max {worst:.1f} s (goal p99 <= 10)", met=p99 <= 10)
-        self.figures.line("live", cmd, "drain after the load stopped", f"{visible - ended:.1f} s (goal <= 30)",
-                          met=visible - ended <= 30)
+                          f"p50 {p50:.1f} s, p99 {p99:.1f} s, max {worst:.1f} s (goal p99 <= 10)",
+                          met=p99 <= 10)
+        self.figures.line("live", cmd, "drain after the load stopped",
+                          f"{visible - ended:.1f} s (goal <= 30)", met=visible - ended <= 30)
         self.phase_batches["live"] = (before + 1, last)
         batch_timeline(self.delta, job_batches(self.job_log), before + 1, last, "live")
 

@@ -55,7 +55,8 @@ def live_rows(log: TableLog) -> int:
     total = 0
     for add in live_files(log).values():
         stats = json.loads(add.get("stats") or "{}")
-        total += int(stats.get("numRecords", 0)) - int((add.get("deletionVector") or {}).get("cardinality", 0))
+        total += (int(stats.get("numRecords", 0))
+                  - int((add.get("deletionVector") or {}).get("cardinality", 0)))
     return total
 
 

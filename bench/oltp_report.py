@@ -25,7 +25,8 @@ class Figures:
         verdict = "" if met is None else (" MET" if met else " NOT MET")
         load = load_average()
         self.rows.append((phase, figure, value + verdict, load, command))
-        print(f"[{phase}] {command} | {figure}: {value}{verdict} | load {load} | commit {self.commit}", flush=True)
+        print(f"[{phase}] {command} | {figure}: {value}{verdict} | load {load} | commit {self.commit}",
+              flush=True)
 
     def table(self) -> None:
         print(f"\nfigures (commit {self.commit}):")
@@ -63,7 +64,8 @@ def batch_timeline(delta: JobTables, batches: dict[int, tuple[int, float]], firs
         change_log = [c.mtime - start for name, c in mine if name == CHANGE_LOG]
         ops = ", ".join(f"{name[-1]}:{c.info.get('operation', '?')}"
                         f"({c.info.get('operationMetrics', {}).get('executionTimeMs', '-')})"
-                        for name, c in sorted(mine, key=lambda nc: nc[0]) if name not in (PROGRESS, CHANGE_LOG))
+                        for name, c in sorted(mine, key=lambda nc: nc[0])
+                        if name not in (PROGRESS, CHANGE_LOG))
         if targets:
             pre.append(targets[0])
             writes.append(targets[-1] - targets[0])
@@ -74,7 +76,8 @@ def batch_timeline(delta: JobTables, batches: dict[int, tuple[int, float]], firs
               + (f", {progress[0]:.1f}" if progress else ", -") + f" | {ops}")
     if totals:
         print(f"[{phase}] {len(totals)} batches: median {median(totals):.1f} s per batch; before the first "
-              f"target commit median {median(pre):.1f} s, first to last target commit median {median(writes):.1f} s",
+              f"target commit median {median(pre):.1f} s, first to last target commit median "
+              f"{median(writes):.1f} s",
               flush=True)
 
 
@@ -107,7 +110,8 @@ def equality(spark, server, delta: JobTables, figures: Figures) -> bool:
         columns, want = server_rows(server, DB, name)
         got = delta_rows(spark, str(path), columns)
         if got == want:
-            figures.line("equality", f"SELECT * FROM {DB}.{name} vs Delta", name, f"OK ({sum(got.values()):,} rows)")
+            figures.line("equality", f"SELECT * FROM {DB}.{name} vs Delta", name,
+                         f"OK ({sum(got.values()):,} rows)")
             continue
         ok = False
         missing, extra = want - got, got - want
@@ -116,7 +120,8 @@ def equality(spark, server, delta: JobTables, figures: Figures) -> bool:
                      f"{sum(missing.values())} missing, {sum(extra.values())} extra")
         for label, rows in (("missing in Delta", missing), ("extra in Delta", extra)):
             for row in sorted(rows, key=repr)[:5]:
-                print(f"    {label}: {tuple(v[:20] + '...' if isinstance(v, str) and len(v) > 20 else v for v in row)}")
+                print(f"    {label}: "
+                      f"{tuple(v[:20] + '...' if isinstance(v, str) and len(v) > 20 else v for v in row)}")
     return ok
 
 
@@ -129,14 +134,16 @@ def changed_rows(spark, delta: JobTables, first: int, last: int) -> dict[tuple[i
     return {(r["batch_id"], r["delta_table"]): r["count"] for r in rows}
 
 
-def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, int]], figures: Figures) -> None:
+def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, int]],
+                 figures: Figures) -> None:
     delta.refresh()
     for name, path in delta.targets.items():
         log = delta.logs[name]
         live = live_files(log)
         files, data, log_bytes = disk_size(path)
         figures.line("size", f"ls -R {path.name}", name,
-                     f"{len(live)} live files, {sum(int(a['size']) for a in live.values()) / 2**20:.1f} MB live; "
+                     f"{len(live)} live files, "
+                     f"{sum(int(a['size']) for a in live.values()) / 2**20:.1f} MB live; "
                      f"on disk {files} files, {data / 2**20:.1f} MB + _delta_log {log_bytes / 2**20:.1f} MB")
     for phase, (first, last) in phases.items():
         changed = changed_rows(spark, delta, first, last)
@@ -150,8 +157,10 @@ def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, i
                     written.append(wrote)
                     ratios.append(wrote / (rows * size))
             if ratios:
-                figures.line("size", f"{phase} batches {first}..{last}, Delta log add actions / _cdc_change_log",
-                             f"{name}, {phase}: bytes written per batch / changed rows' size ({size:.0f} B a row)",
+                figures.line("size",
+                             f"{phase} batches {first}..{last}, Delta log add actions / _cdc_change_log",
+                             f"{name}, {phase}: bytes written per batch / changed rows' size "
+                             f"({size:.0f} B a row)",
                              f"median {median(written) / 1024:.0f} KB, x{median(ratios):.1f}; "
                              f"max x{max(ratios):.1f} over {len(ratios)} batches (goal b <= 20)",
                              met=max(ratios) <= 20)
@@ -162,8 +171,9 @@ def size_figures(spark, server, delta: JobTables, phases: dict[str, tuple[int, i
             metrics = {k: v for k, v in (info.get("operationMetrics") or {}).items()
                        if k in ("executionTimeMs", "numTargetRowsUpdated", "numTargetRowsInserted",
                                 "numTargetRowsDeleted", "numOutputRows", "numTargetFilesAdded",
-                                "numTargetFilesRemoved", "numTargetBytesAdded", "numTargetDeletionVectorsAdded",
-                                "numFiles", "numOutputBytes", "numAddedFiles", "numRemovedFiles")}
+                                "numTargetFilesRemoved", "numTargetBytesAdded",
+                                "numTargetDeletionVectorsAdded", "numFiles", "numOutputBytes",
+                                "numAddedFiles", "numRemovedFiles")}
             print(f"  v{version} {info.get('operation')}: {metrics}")
 
 
@@ -178,7 +188,8 @@ def compaction_figures(spark, delta: JobTables, figures: Figures) -> None:
         table.optimize().executeCompaction()
         table.vacuum(0)
         compact_files, compact_data, _ = disk_size(path)
-        figures.line("size", f"OPTIMIZE + VACUUM RETAIN 0 HOURS {path.name}", f"{name}: on disk as the job left it / "
-                     "after OPTIMIZE + VACUUM", f"{files} files {data / 2**20:.1f} MB / {compact_files} files "
+        figures.line("size", f"OPTIMIZE + VACUUM RETAIN 0 HOURS {path.name}",
+                     f"{name}: on disk as the job left it / after OPTIMIZE + VACUUM",
+                     f"{files} files {data / 2**20:.1f} MB / {compact_files} files "
                      f"{compact_data / 2**20:.1f} MB = x{data / max(compact_data, 1):.2f} (goal b <= 2)",
                      met=data <= 2 * compact_data)

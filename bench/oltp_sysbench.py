@@ -37,8 +37,8 @@ def start_server(base_dir):
     try:
         settings = server.query("SELECT @@version, @@binlog_format, @@binlog_row_image, "
                                 "@@binlog_annotate_row_events")[0]
-        print("MariaDB {}: binlog_format={} binlog_row_image={} binlog_annotate_row_events={}".format(*settings),
-              flush=True)
+        print("MariaDB {}: binlog_format={} binlog_row_image={} binlog_annotate_row_events={}"
+              .format(*settings), flush=True)
         if tuple(settings[1:]) != ("ROW", "MINIMAL", 1):
             raise SystemExit(f"server settings {settings[1:]} are not ROW, MINIMAL, annotate ON")
         server.query(f"CREATE DATABASE `{DB}`")

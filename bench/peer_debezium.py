@@ -111,7 +111,8 @@ def start_peer(bootstrap: str, work: Path, args) -> subprocess.Popen:
                    "--checkpoint", str(work / "peer" / "ckpt"),
                    "--trigger-seconds", str(args.trigger_seconds),
                    "--max-offsets", str(args.max_offsets),
-                   *(["--no-deletion-vectors"] if args.peer_no_deletion_vectors else [])], work / "peer-job.log")
+                   *(["--no-deletion-vectors"] if args.peer_no_deletion_vectors else [])],
+                  work / "peer-job.log")
 
 
 def create_topics(bootstrap: str) -> None:
@@ -182,7 +183,8 @@ def parse_args(argv: list[str] | None):
     ap.add_argument("--max-offsets", type=int, default=200_000,
                     help="both jobs' maxOffsetsPerTrigger (ours: its default)")
     ap.add_argument("--peer-no-deletion-vectors", action="store_true",
-                    help="the peer's tables without deletion vectors (ours have them: issue #37 goal d compares both with)")
+                    help="the peer's tables without deletion vectors "
+                         "(ours have them: issue #37 goal d compares both with)")
     ap.add_argument("--jobs", default="ours,peer", help="which Spark jobs run (both capturers always do)")
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench-debezium")
     ap.add_argument("--timeout", type=float, default=1800.0, help="per phase, for both to catch up")

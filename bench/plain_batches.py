@@ -35,10 +35,12 @@ def print_jobs_of_batch(spark, batch_id: int, run_id) -> None:
     for job in sorted(jobs, key=lambda j: j["jobId"]):
         run_ms = sum(stages[s]["executorRunTime"] for s in job["stageIds"] if s in stages)
         print(f"  job {job['jobId']}: {job_seconds(job) * 1000:7.0f} ms wall, "
-              f"{job['numTasks']:3d} tasks, executor run {run_ms:6d} ms, {job['name'][:60]} | {(job.get('description') or '')[:60]!r}")
+              f"{job['numTasks']:3d} tasks, executor run {run_ms:6d} ms, {job['name'][:60]} | "
+              f"{(job.get('description') or '')[:60]!r}")
         for sid in sorted(s for s in job["stageIds"] if s in stages and stages[s]["status"] == "COMPLETE"):
             st = stages[sid]
-            wall = job_seconds({"submissionTime": st["submissionTime"], "completionTime": st["completionTime"]})
+            wall = job_seconds({"submissionTime": st["submissionTime"],
+                                "completionTime": st["completionTime"]})
             print(f"    stage {sid}: {wall * 1000:6.0f} ms wall, {st['numTasks']:2d} tasks, executor run "
                   f"{st['executorRunTime']:6d} ms, in {st['inputRecords']}/{st['shuffleReadRecords']} "
                   f"out {st['outputRecords']}/{st['shuffleWriteRecords']}, {st['name'][:50]}")

@@ -20,5 +20,7 @@ with private_broker(Path(tempfile.mkdtemp()) / "k") as bootstrap:
     ensure_topic(bootstrap, "t")
     c0, t0 = time.process_time(), time.time()
     produce_groups(bootstrap, "t", groups, "f", 1000.0, {})
-    print(f"{len(groups)} groups, wall {time.time()-t0:.1f} s, this process CPU {time.process_time()-c0:.1f} s")
-    r = resource.getrusage(resource.RUSAGE_CHILDREN); print("children (broker) CPU", r.ru_utime + r.ru_stime)
+    print(f"{len(groups)} groups, wall {time.time()-t0:.1f} s, "
+          f"this process CPU {time.process_time()-c0:.1f} s")
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print("children (broker) CPU", r.ru_utime + r.ru_stime)

@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     ddl.write_text(replica_ddl(standard_tables("mariadb"), "sim"))
     catalog = load_targets(None, [str(ddl)])
     work = [(catalog.get(database, table), with_ddl_truncates(group))
-            for (database, table), group in sorted(group_changes(changes).items()) if catalog.get(database, table)]
+            for (database, table), group in sorted(group_changes(changes).items())
+            if catalog.get(database, table)]
     total = sum(len(group) for _, group in work)
 
     def run() -> float:

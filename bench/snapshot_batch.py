@@ -33,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.apply_steady import PhaseTimer  # noqa: E402
 from bench.bench_support import commit_hash, load_average  # noqa: E402
 
-CREATE = ("CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `k` int(11) NOT NULL DEFAULT 0,\n"
-          "  `c` char(120) NOT NULL DEFAULT '',\n  `pad` char(60) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
+CREATE = ("CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n"
+          "  `k` int(11) NOT NULL DEFAULT 0,\n"
+          "  `c` char(120) NOT NULL DEFAULT '',\n  `pad` char(60) NOT NULL DEFAULT '',\n"
+          "  PRIMARY KEY (`id`),\n"
           "  KEY `k_1` (`k`)\n) ENGINE=InnoDB")
 HEAD = dict(snapshot_id="run", binlog_file="mdb-bin.000002", binlog_pos=1250, server_id=1, snapshot_ts=10**15,
             gtid="0-1-9", database="sbtest", table="sbtest1")
@@ -45,7 +47,8 @@ def records(rows: int, chunk_rows: int) -> list:
     from libs.snapshot.values import SourceColumn
 
     columns = (SourceColumn(0, "id", "int", "int(11)", None), SourceColumn(1, "k", "int", "int(11)", None),
-               SourceColumn(2, "c", "char", "char(120)", "latin1"), SourceColumn(3, "pad", "char", "char(60)", "latin1"))
+               SourceColumn(2, "c", "char", "char(120)", "latin1"),
+               SourceColumn(3, "pad", "char", "char(60)", "latin1"))
     rng = random.Random(7)
 
     def text(n: int) -> bytes:
@@ -61,7 +64,8 @@ def records(rows: int, chunk_rows: int) -> list:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=300_000)
     parser.add_argument("--chunk-rows", type=int, default=5000)
     parser.add_argument("--rows-stage", action="store_true", help="every chunk through the rows stage")
@@ -76,11 +80,13 @@ def main() -> int:
     from pipelines.job.spark_session import SessionOptions, build_session
 
     way = "every chunk through the rows stage" if args.rows_stage else "chunks replayed from their bytes"
-    print(f"snapshot batch: HEAD {commit_hash()}, {args.rows:,} rows in chunks of {args.chunk_rows:,}, {way}, "
+    print(f"snapshot batch: HEAD {commit_hash()}, {args.rows:,} rows in chunks of {args.chunk_rows:,}, "
+          f"{way}, "
           f"load {load_average()}", flush=True)
     made = records(args.rows, args.chunk_rows)
     work = Path(tempfile.mkdtemp(prefix="snapshot-batch-"))
-    spark = build_session(SessionOptions(app_name="snapshot-batch", driver_memory="4g", warehouse_dir=str(work / "wh")))
+    spark = build_session(SessionOptions(app_name="snapshot-batch", driver_memory="4g",
+                                         warehouse_dir=str(work / "wh")))
     schema = spark_schema("assembled_record")
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     assembled = []

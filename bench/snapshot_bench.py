@@ -52,8 +52,8 @@ def _ship(server: MariaDBServer, broker: BrokerConfig, chunk_rows: int, password
     from pipelines.ship import main
     rc = main(["--server", f"{server.host}:{server.port}", "--user", server.user, "--password-file",
                str(password_file), "--bootstrap", broker.bootstrap, "--topic", "bench", "--source", "bench",
-               "--snapshot", "--include", rf"{DB}\..*", "--non-block", "--snapshot-chunk-rows", str(chunk_rows),
-               "--progress", "30"])
+               "--snapshot", "--include", rf"{DB}\..*", "--non-block",
+               "--snapshot-chunk-rows", str(chunk_rows), "--progress", "30"])
     if rc != 0:
         raise SystemExit(f"cdc-ship exited {rc}")
 
@@ -113,8 +113,8 @@ def main() -> int:
         password_file.chmod(0o600)
         rows = sum(sizes.values())
         dump_s = _timed("mariadb-dump --single-transaction > /dev/null", lambda: _dump(server))
-        ship_s = _timed("cdc-ship --snapshot (server -> topic)", lambda: _ship(server, broker, args.chunk_rows,
-                                                                               password_file))
+        ship_s = _timed("cdc-ship --snapshot (server -> topic)",
+                        lambda: _ship(server, broker, args.chunk_rows, password_file))
         print(f"rows: {rows:,}")
         print(f"mariadb-dump: {rows / dump_s:,.0f} rows/s")
         print(f"cdc-ship --snapshot: {rows / ship_s:,.0f} rows/s")

@@ -66,7 +66,8 @@ def big_transaction_binlog(rows: int, per_statement: int = 1000) -> Path:
 def ship(bootstrap: str, topic: str, path: Path) -> None:
     from pipelines.ship import main as cdc_ship
 
-    if cdc_ship(["--from-file", str(path), "--bootstrap", bootstrap, "--topic", topic, "--source", SOURCE]) != 0:
+    if cdc_ship(["--from-file", str(path), "--bootstrap", bootstrap, "--topic", topic,
+                 "--source", SOURCE]) != 0:
         raise RuntimeError("cdc-ship failed")
 
 
@@ -142,7 +143,8 @@ def main(argv=None) -> int:
         batches = batch_windows(query)
         figures.update(load_after=load_average(), wall_s=round(t1 - t0, 2), batches=len(batches),
                        max_offsets_per_trigger=cfg.max_offsets_per_trigger,
-                       rows_per_s=round(args.rows / (t1 - t0)), check=verify(spark, cfg.delta_root, args.rows),
+                       rows_per_s=round(args.rows / (t1 - t0)),
+                       check=verify(spark, cfg.delta_root, args.rows),
                        memory=sampler.peaks(t0, t1))
         # the batch in which the transaction commits decodes and writes all its rows
         heavy = max(batches, key=lambda b: b["seconds"])
@@ -152,7 +154,8 @@ def main(argv=None) -> int:
             "python_worker_cpu_s": sorted((round(v, 1) for v in sampler.worker_cpu(heavy["start"],
                                                                                    heavy["end"]).values()),
                                           reverse=True),
-            "cpu_s_by_process": {k: round(v, 1) for k, v in sampler.kind_cpu(heavy["start"], heavy["end"]).items()},
+            "cpu_s_by_process": {k: round(v, 1)
+                                 for k, v in sampler.kind_cpu(heavy["start"], heavy["end"]).items()},
         }
         figures["batch_seconds"] = [round(b["seconds"], 1) for b in batches]
         spark.stop()
@@ -173,7 +176,8 @@ def report(f: dict) -> None:
     print(f"wall {f['wall_s']} s, {f['rows_per_s']} rows/s end to end (Kafka -> Delta change records)")
     print(f"check: {c['change_records']} change records, {c['transactions']} transaction(s), "
           f"{c['distinct_trx_change_seq']} distinct (trx_id, change_seq), {c['distinct_ids']} distinct ids, "
-          f"(+{c['ddl_records']} CREATE DDL records), {c['quarantined']} quarantined -> {'OK' if c['ok'] else 'FAILED'}")
+          f"(+{c['ddl_records']} CREATE DDL records), {c['quarantined']} quarantined -> "
+          f"{'OK' if c['ok'] else 'FAILED'}")
     shown = ("driver JVM", "java", "python-driver", "python-worker")  # not chmod/rm helpers
     print("peak memory: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(m.items()) if k.startswith(shown)))
     print(f"rows batch {h['batch']} ({h['seconds']} s): core busy {h['core_busy']}, "

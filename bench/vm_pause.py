@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=135)
     parser.add_argument("--conf", action="append", default=[])
     args = parser.parse_args()
@@ -33,7 +34,8 @@ def main() -> int:
     os.dup2(fd, 2)  # the JVM inherits stderr: its log lines go to the file
     from pipelines.job.spark_session import SessionOptions, build_session
 
-    spark = build_session(SessionOptions(app_name="vm-pause", extra_conf=tuple(tuple(c.split("=", 1)) for c in args.conf)))
+    spark = build_session(SessionOptions(app_name="vm-pause",
+                                         extra_conf=tuple(tuple(c.split("=", 1)) for c in args.conf)))
     spark.range(1000).selectExpr("sum(id)").first()
     pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
     os.kill(pid, signal.SIGSTOP)

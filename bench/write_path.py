@@ -53,8 +53,10 @@ def sysbench_batches(rows: int, batches: int, trx: int, seed: int = 7) -> list[l
             src.trx += 1
             n, (a, b, d) = src.trx, (rng.randint(1, rows) for _ in range(3))
             c = f"{rng.getrandbits(64):020d}" * 6
-            batch += [src.update({"id": a}, {"k": rng.randint(1, rows)}, trx=n, seq=0, statement="UPDATE sbtest1 SET k=k+1 WHERE id=?"),
-                      src.update({"id": b}, {"c": c}, trx=n, seq=1, statement="UPDATE sbtest1 SET c=? WHERE id=?"),
+            batch += [src.update({"id": a}, {"k": rng.randint(1, rows)}, trx=n, seq=0,
+                                 statement="UPDATE sbtest1 SET k=k+1 WHERE id=?"),
+                      src.update({"id": b}, {"c": c}, trx=n, seq=1,
+                                 statement="UPDATE sbtest1 SET c=? WHERE id=?"),
                       src.delete({"id": d}, trx=n, seq=2, statement="DELETE FROM sbtest1 WHERE id=?"),
                       src.insert({"id": d, "k": rng.randint(1, rows), "c": c, "pad": c[:60]}, trx=n, seq=3,
                                  statement="INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)")]
@@ -127,8 +129,8 @@ def main(argv=None) -> int:
         variants = {"current": (JobConfig(delta_root=str(root / "current"), writes=upkeep_on), catalog),
                     "scd2": (JobConfig(delta_root=str(root / "scd2"), writes=upkeep_on), history)}
     else:
-        variants = {"before": (JobConfig(delta_root=str(root / "before"), writes={"deletion_vectors": False,
-                                                                                   "optimize_after_commits": 0}),
+        variants = {"before": (JobConfig(delta_root=str(root / "before"),
+                                         writes={"deletion_vectors": False, "optimize_after_commits": 0}),
                                catalog),
                     "after": (JobConfig(delta_root=str(root / "after"), writes=upkeep_on), catalog)}
     appliers, paths = {}, {}
@@ -155,9 +157,11 @@ def main(argv=None) -> int:
             kept = sum(s for _, _, s in appliers[name].writes.maintenance.ran[ran:])
             walls[name].append(time.perf_counter() - started - kept)
             upkeep[name] += kept
-            written[name].append(next(m for m in last_metrics(spark, paths[name]) if m["operation"] != "OPTIMIZE"))
+            written[name].append(next(m for m in last_metrics(spark, paths[name])
+                                      if m["operation"] != "OPTIMIZE"))
             m = written[name][-1]
-            print(f"batch {batch_id} {name:6s} {walls[name][-1]:6.2f} s (+{kept:5.2f} s upkeep)  {m['operation']:8s} "
+            print(f"batch {batch_id} {name:6s} {walls[name][-1]:6.2f} s (+{kept:5.2f} s upkeep)  "
+                  f"{m['operation']:8s} "
                   f"bytes {m['numTargetBytesAdded']:>11,}  rows out {m['numOutputRows']:>9,}  "
                   f"copied {m['numTargetRowsCopied']:>9,}  files +{m['numTargetFilesAdded']} "
                   f"-{m['numTargetFilesRemoved']}  DVs +{m['numTargetDeletionVectorsAdded']}")
@@ -169,14 +173,16 @@ def main(argv=None) -> int:
         merges = [m for m in written[name][1:] if m["operation"] == "MERGE"]
         added = statistics.median(m["numTargetBytesAdded"] for m in merges) if merges else 0
         files, size = on_disk(paths[name].path)
-        print(f"{name:6s} batch median {statistics.median(steady):.2f} s (min {min(steady):.2f}); MERGE bytes "
-              f"written median {added:,.0f} = {added / changed_bytes:.1f}x the ~{changed_bytes:,} bytes changed; "
+        print(f"{name:6s} batch median {statistics.median(steady):.2f} s (min {min(steady):.2f}); "
+              f"MERGE bytes written median {added:,.0f} = {added / changed_bytes:.1f}x "
+              f"the ~{changed_bytes:,} bytes changed; "
               f"target on disk {files} files, {size / 1e6:.1f} MB; maintenance {upkeep[name]:.1f} s: "
               f"{[(Path(t).name, op, round(s, 1)) for t, op, s in appliers[name].writes.maintenance.ran]}")
     cols = [*target.column_names, "_row_id"]
     a, b = (D.read(spark, paths[name]) for name in variants)
     b = b.where("_is_current") if args.compare == "history" else b  # an SCD2 target's open versions
-    differ = a.select(*cols).exceptAll(b.select(*cols)).count() + b.select(*cols).exceptAll(a.select(*cols)).count()
+    differ = (a.select(*cols).exceptAll(b.select(*cols)).count()
+              + b.select(*cols).exceptAll(a.select(*cols)).count())
     print(f"targets equal: {differ == 0} ({differ} rows differ)")
     spark.stop()
     return 0 if differ == 0 else 1

@@ -19,7 +19,8 @@ def broker_config(port: int = DEFAULT_PORT, data_dir: str | None = None) -> Brok
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="cdc-kafka", description=__doc__)
     ap.add_argument("action", choices=["start", "stop", "status"])
-    ap.add_argument("--port", type=int, default=DEFAULT_PORT, help="client port on 127.0.0.1 (controller: port+1)")
+    ap.add_argument("--port", type=int, default=DEFAULT_PORT,
+                    help="client port on 127.0.0.1 (controller: port+1)")
     ap.add_argument("--data-dir", help="broker data directory (default .run/kafka-PORT)")
     args = ap.parse_args(argv)
     cfg = broker_config(args.port, args.data_dir)

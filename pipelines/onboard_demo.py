@@ -39,7 +39,8 @@ class _Workload(threading.Thread):
 
     def __init__(self, server: MariaDBServer, pause_s: float):
         super().__init__(daemon=True)
-        self.server, self.pause_s, self.stopped, self.committed, self.error = server, pause_s, threading.Event(), 0, None
+        self.server, self.pause_s, self.stopped, self.committed, self.error = (
+            server, pause_s, threading.Event(), 0, None)
 
     def run(self) -> None:
         try:
@@ -66,7 +67,8 @@ class _Workload(threading.Thread):
 
 
 def _ship_args(server: MariaDBServer, broker: BrokerConfig, password_file: Path) -> list[str]:
-    return ["--server", f"{server.host}:{server.port}", "--user", server.user, "--password-file", str(password_file),
+    return ["--server", f"{server.host}:{server.port}", "--user", server.user,
+            "--password-file", str(password_file),
             "--bootstrap", broker.bootstrap, "--topic", TOPIC, "--source", SOURCE, "--snapshot",
             "--include", rf"{DB}\..*", "--progress", "10"]
 
@@ -108,15 +110,18 @@ def run(work: Path, rows: int, seconds: float, pause_s: float) -> bool:
         shipper = subprocess.Popen([sys.executable, "-m", "pipelines.ship", *args])
         spark = build_session(SessionOptions(app_name="cdc-onboard-demo", driver_memory="3g"))
         cfg = JobConfig(bootstrap=broker.bootstrap, topic=TOPIC, delta_root=str(work / "delta"),
-                        checkpoint=str(work / "checkpoint"), trigger_seconds=2.0, tables={"include": [rf"{DB}\..*"]})
+                        checkpoint=str(work / "checkpoint"), trigger_seconds=2.0,
+                        tables={"include": [rf"{DB}\..*"]})
         query = build_query(spark, cfg, make_applier(cfg))
-        _say(f"cdc-replicate follows {TOPIC} into {cfg.delta_root} (targets from the source) for {seconds:.0f} s")
+        _say(f"cdc-replicate follows {TOPIC} into {cfg.delta_root} (targets from the source) "
+             f"for {seconds:.0f} s")
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and query.isActive:
             time.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
             done = (query.lastProgress or {}).get("batchId")
             _say(f"{workload.committed:,} workload transactions committed; job: "
-                 + ("first batch running" if done is None else f"batch {done} done") + f", {query.status['message']}")
+                 + ("first batch running" if done is None else f"batch {done} done")
+                 + f", {query.status['message']}")
         workload.stop()
         shipper.terminate()
         shipper.wait(60)
@@ -138,7 +143,8 @@ def run(work: Path, rows: int, seconds: float, pause_s: float) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=100_000, help="rows in the demo database before the snapshot")
-    ap.add_argument("--seconds", type=float, default=30.0, help="how long the workload runs while the job follows")
+    ap.add_argument("--seconds", type=float, default=30.0,
+                    help="how long the workload runs while the job follows")
     ap.add_argument("--pause", type=float, default=0.01, help="seconds between workload transactions")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (Delta tables, logs)")
     a = ap.parse_args(argv)

@@ -36,8 +36,8 @@ from pipelines.job.job_metrics import JobMetrics, ProgressListener, observe_inpu
 from pipelines.reads.lineage_views import lineage_views
 from pipelines.stages.sink import BatchPaths, ReplicateBatch
 from pipelines.job.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
-from pipelines.job.stopping import (StopRequested, StopSignals, await_query, last_committed_batch, stopped_line,
-                                wait_listener_done)
+from pipelines.job.stopping import (StopRequested, StopSignals, await_query, last_committed_batch,
+                                    stopped_line, wait_listener_done)
 from pipelines.stages.assemble import assemble
 from pipelines.stages.decode import frames
 
@@ -60,7 +60,8 @@ def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None) -> S
     # The assembler's processing-time timeout would otherwise make Spark run no-data batches
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-    kafka = observe_input(read_topic(spark, cfg))    # key, value, headers, partition, offset (+ counted, timed)
+    kafka = observe_input(read_topic(spark, cfg))    # key, value, headers, partition, offset
+                                                     # (+ counted, timed)
     decoded = frames(kafka)                          # source, file, pos, kind, offsets, raw
     assembled = assemble_transactions(decoded, cfg)  # kind: segment | quarantine | release
     return write_batches(assembled, sink, cfg).start()  # rows -> quarantine -> apply -> Delta
@@ -124,7 +125,8 @@ def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None,
     stage's tasks (rows_partitions; 2 when no session is at hand)."""
     return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint, cfg.catalog_schema), apply,
                           partitions=partitions or cfg.rows.partitions or 2, limits=cfg.decode_limits,
-                          hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input, metrics=metrics)
+                          hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input,
+                          metrics=metrics)
 
 
 def rows_partitions(spark: SparkSession, cfg: JobConfig) -> int:
@@ -196,7 +198,8 @@ def job_config(args: argparse.Namespace) -> JobConfig:
     cfg = load_config(args.conf or REPO_ROOT / "conf" / "job.yaml", overrides)
     # Delta path identifiers (delta.`path`) need absolute local paths: with a relative
     # delta_root, target creation fails with SCHEMA_NOT_FOUND.
-    return dataclasses.replace(cfg, delta_root=_absolute(cfg.delta_root), checkpoint=_absolute(cfg.checkpoint))
+    return dataclasses.replace(cfg, delta_root=_absolute(cfg.delta_root),
+                               checkpoint=_absolute(cfg.checkpoint))
 
 
 def _absolute(path: str) -> str:
@@ -213,7 +216,8 @@ def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
         try:
             serve(metrics.families, cfg.metrics_port)
         except OSError as exc:
-            raise ConfigError(f"metrics_port {cfg.metrics_port}: cannot serve metrics ({exc.strerror or exc})") from None
+            raise ConfigError(f"metrics_port {cfg.metrics_port}: cannot serve metrics "
+                              f"({exc.strerror or exc})") from None
     return metrics
 
 
@@ -236,8 +240,8 @@ def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: Target
     # Catalog tables on this machine: a metastore under delta_root, so they outlive the job (on a
     # cluster, the cluster's catalog: Unity Catalog).
     metastore = cfg.delta_root if cfg.catalog_schema is not None and not on_cluster else None
-    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster, metastore_dir=metastore,
-                                         jars_dir=jars_dir, verbose=verbose))
+    spark = build_session(SessionOptions(app_name="cdc-replicate", on_cluster=on_cluster,
+                                         metastore_dir=metastore, jars_dir=jars_dir, verbose=verbose))
     signals.install()  # the SparkContext put its own SIGINT handler in place
     try:
         prepare_tables(spark, cfg)
@@ -268,7 +272,8 @@ def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: Target
         print(stopped_line(QUERY_NAME, last), file=sys.stderr)
     else:
         print(f"cdc-replicate: done after batch {last} (--available-now: the topic read to where it ended "
-              f"at the start)" if last is not None else "cdc-replicate: done: nothing to read (--available-now)",
+              f"at the start)" if last is not None
+              else "cdc-replicate: done: nothing to read (--available-now)",
               file=sys.stderr)
     return 0
 
@@ -282,7 +287,8 @@ def _unwatch(spark: SparkSession, metrics: JobMetrics) -> None:
 def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:
     args = parse_args(argv)
     if not args.on_cluster:  # a cluster's driver process is the platform's (it has its own thread dumps)
-        dump_on_signal(signal.SIGUSR1)  # `kill -USR1 <pid>`: every Python thread's stack (libs/runtime/thread_dump.py)
+        # `kill -USR1 <pid>`: every Python thread's stack (libs/runtime/thread_dump.py)
+        dump_on_signal(signal.SIGUSR1)
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
         catalog = load_catalog(cfg)

@@ -42,7 +42,8 @@ from libs.snapshot.table_filter import TableFilter
 
 
 USAGE = ("cdc-ship --from-file FILE...|DIR [--follow] | --server H:P [--user U] [--password-file F | "
-         "--defaults-extra-file F] [--server-id N] [--capability N] [--start-file F [--start-pos P] | --gtid STATE] "
+         "--defaults-extra-file F] [--server-id N] [--capability N] "
+         "[--start-file F [--start-pos P] | --gtid STATE] "
          "[--follow-gtid] [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]... "
          "[--snapshot-chunk-rows N] --bootstrap H:P --topic T --source S [--heartbeat S] [--non-block] "
          "[--progress S] [--max-event-bytes N] [--metrics-port P]")  # README "Commands" has the same
@@ -102,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "message.max.bytes must take it (default %(default)s; --from-file frames "
                          "over 64 MB stay refused as damage)")
     ap.add_argument("--metrics-port", type=_port, metavar="PORT",
-                    help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (libs/runtime/metrics.py)")
+                    help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
+                         "(libs/runtime/metrics.py)")
     _snapshot_arguments(ap)
     return ap
 

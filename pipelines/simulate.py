@@ -68,7 +68,8 @@ def _options(a) -> SimulationOptions:
         flavour=a.flavour, row_image=a.row_image, binlog_format=a.binlog_format,
         rows_query=not a.no_rows_query, markers=a.markers, checksum=not a.no_checksum,
         ignorable_rate=a.ignorable_rate, capability=a.capability, transactions=a.transactions,
-        ddl_rate=a.ddl_rate, seed=a.seed, server_id=a.server_id, file_name=a.file_name, engines=engines).validate()
+        ddl_rate=a.ddl_rate, seed=a.seed, server_id=a.server_id, file_name=a.file_name,
+        engines=engines).validate()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,13 +10,12 @@ change of COMPLETE transactions, in any order. Steps:
    conversion), group them by source table, each group in commit order (libs.apply.plan).
 2. Per target table (libs.targets catalog, target.delta_table under config.delta_root, or in
    config.catalog_schema by that name: libs/tables/table_location.py):
-   skip it when Delta already committed (f"{app_id}:{delta_table}", batch_id) on it (a retried
-   batch); else read ONLY the rows the batch can touch (touched_rows.py: filters or semi-joins of the Delta
-   table with the batch's key values / before images, libs.apply.plan.lookups_for), replay the changes on them
-   with libs.replay in commit order (config.exec_mode), repeat the read for key values the
-   replay produced but did not read (fixed point). Nothing is written yet: in strict mode a
-   ReplayStopped becomes ApplyStopped here (table, key, GTID/position), and the batch has
-   written nothing (tables are created lazily, at write time).
+   skip it when Delta already committed (f"{app_id}:{delta_table}", batch_id) on it (a retried batch); else
+   read ONLY the rows the batch can touch (touched_rows.py: filters or semi-joins of the Delta table with the
+   batch's key values / before images, libs.apply.plan.lookups_for), replay the changes on them with
+   libs.replay in commit order (config.exec_mode), repeat the read for key values the replay produced but did
+   not read (fixed point). Nothing is written yet: in strict mode a ReplayStopped becomes ApplyStopped here
+   (table, key, GTID/position), and the batch has written nothing (tables are created lazily, at write time).
 3. Writes, each idempotent per (app_id, batch_id), in this order (batch_writes.py):
    `_cdc_change_log`, `_cdc_quarantine`, ONE write per target table, `_cdc_progress`.
    An SCD2 target (`history: scd2`) reads its open versions and writes the batch's versions
@@ -27,21 +26,19 @@ Decisions:
 * A row/statement change for a table without a target declaration raises UndeclaredTableError
   (config.undeclared_tables "fail", default) or is logged + quarantined ("quarantine"); DDL of
   undeclared tables (and database-level DDL) is only recorded in the change log.
-* config.statement_format_policy == "quarantine" makes every rows-only target quarantine
-  statement-format DML (WL#3303, libs.replay.logging_format); "fail" keeps each target's own
-  `on_statement`.
+* config.statement_format_policy == "quarantine" makes every rows-only target quarantine statement-format DML
+  (WL#3303, libs.replay.logging_format); "fail" keeps each target's own `on_statement`.
 * config.exec_mode "idempotent": 1032/1062 go to `_cdc_quarantine` (kind row_not_found /
   duplicate_key, reason naming table, key, GTID and position) and to the change log with outcome
   skipped_* / overwritten; "strict": ApplyStopped.
 * Changes of several sources for one table are replayed source by source (no global order).
-* DDL is recorded in the change log and versions the source schemas (prepare_batch,
-  `_cdc_schema_history`). A TRUNCATE TABLE of a target's table empties it at its place in commit
-  order (libs.apply.plan.with_ddl_truncates). A target derived from the source follows the rest
-  (config.schema_changes, batch_ddl.py): its Delta table is carried to the batch's end schema
-  (nothing written) before the batch's rows are read, the rows' images take the end's column
-  names, a table renamed to it in the batch brings its rows, all in ONE commit of the table
-  (issue #39); online schema change tools' ended working tables leave no Delta table
-  (pipelines/apply/shadow_writes.py).
+* DDL is recorded in the change log and versions the source schemas (prepare_batch, `_cdc_schema_history`). A
+  TRUNCATE TABLE of a target's table empties it at its place in commit order
+  (libs.apply.plan.with_ddl_truncates). A target derived from the source follows the rest
+  (config.schema_changes, batch_ddl.py): its Delta table is carried to the batch's end schema (nothing
+  written) before the batch's rows are read, the rows' images take the end's column names, a table renamed to
+  it in the batch brings its rows, all in ONE commit of the table (issue #39); online schema change tools'
+  ended working tables leave no Delta table (pipelines/apply/shadow_writes.py).
 """
 
 from __future__ import annotations
@@ -61,9 +58,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder, merge_scope
 from libs.apply.soft_deletes import first_truncate, table_writes
-from libs.apply.plan import (
-    Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates,
-)
+from libs.apply.plan import Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates
 from libs.contracts.change import ROW_OPS, Change, Op, changes_of
 from libs.apply.change_log import change_log_table
 from libs.config.job import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
@@ -186,7 +181,8 @@ class DeltaApplier:
         if self.config.schema_changes == SCHEMA_CHANGES_FAIL:
             self.ddl.refuse_schema_changes(batch_id, update.changes)
         if new or update.changed:
-            followed = self.schema_history.history if self.config.schema_changes != SCHEMA_CHANGES_IGNORE else None
+            followed = (self.schema_history.history if self.config.schema_changes != SCHEMA_CHANGES_IGNORE
+                        else None)
             try:
                 self.catalog = self.source_schemas.catalog(self.declared, self.config.tables, followed)
             except TargetConfigError as exc:
@@ -194,7 +190,8 @@ class DeltaApplier:
             self.decode_hints = DecodeHints(self.catalog.targets, self.schema_history.layouts())
         return self.decode_hints
 
-    def plan_fusion(self, spark: SparkSession, batch_id: int, chunks: list, batch_has_ddl: bool) -> SnapshotFusion | None:
+    def plan_fusion(self, spark: SparkSession, batch_id: int, chunks: list,
+                    batch_has_ddl: bool) -> SnapshotFusion | None:
         """After prepare_batch, before the rows stage: the tables whose snapshot chunks (their
         BatchSummary groups, snapshot_fusion.chunk_groups) skip it."""
         return plan_fusion(spark, batch_id, chunks, batch_has_ddl, self.catalog, self.config, self.known,
@@ -232,9 +229,10 @@ class DeltaApplier:
             for part in executor:
                 part.unpersist()
         quarantined = Counter(e.lineage.source for e in replayed.errors) + split.quarantined(executor)
-        self.last_batch = AppliedBatch(commit_lags(changes, time.time(), split.oldest), quarantined,
-                                       Counter({p.target.delta_table: p.folded for p in executor if p.folded}),
-                                       replayed.replayed + Counter({p.target.delta_table: p.replayed for p in executor}))
+        self.last_batch = AppliedBatch(
+            commit_lags(changes, time.time(), split.oldest), quarantined,
+            Counter({p.target.delta_table: p.folded for p in executor if p.folded}),
+            replayed.replayed + Counter({p.target.delta_table: p.replayed for p in executor}))
         return split.counts(executor, replayed.counts)
 
     def record_caught_up(self, spark: SparkSession, batch_id: int, caught_up: Mapping[str, int]) -> None:
@@ -242,7 +240,8 @@ class DeltaApplier:
         self.last_batch = AppliedBatch()  # nothing applied: no lag, nothing quarantined
         if caught_up:
             self.writes.append_progress(spark, batch_id, [], caught_up)
-            self.writes.maintenance.after_batch(spark, [self.tables.table(PROGRESS)])  # a file per heartbeat batch
+            # a file per heartbeat batch
+            self.writes.maintenance.after_batch(spark, [self.tables.table(PROGRESS)])
 
     def _replay_all(self, spark: SparkSession, batch_id: int, changes: list[Change]) -> _Replayed:
         """Every table's changes replayed on its touched rows. Tables are read (a Spark job
@@ -255,14 +254,16 @@ class DeltaApplier:
             shadows = ended_shadows(self.config, self.schema_history.history, self.catalog, groups, renames)
             out.gone = [self._location(self.catalog.get(*name), batch_id) for name in sorted(shadows)]
             work = [w for name in sorted({*groups, *renames})
-                    if (w := self._table_work(spark, batch_id, name, groups, renames, out.counts)) is not None]
+                    if (w := self._table_work(spark, batch_id, name, groups, renames,
+                                              out.counts)) is not None]
             evolving = [(w.target, w.path, w.evolve) for w in work if w.evolve is not None]
             carried = self.ddl.carry_all(spark, pool, batch_id, evolving)  # nothing written yet
             replays = [pool.submit(self._replay_table, spark, batch_id, w.target, w.path, w.changes,
                                    carried.get(w.path)) if w.target is not None else None for w in work]
             row_of = {id(change): row for row, change in enumerate(changes)}
             for w, replay in zip(work, replays):
-                out.log_rows.extend(row_of[id(change)] for change in w.logged)  # one entry per change, in order
+                # one entry per change, in order
+                out.log_rows.extend(row_of[id(change)] for change in w.logged)
                 _take(out, w, replay.result() if replay is not None else None)
         return out
 
@@ -342,7 +343,8 @@ class DeltaApplier:
         if (carried is None and path not in known.ready and path not in known.schema_checked
                 and D.is_delta_table(spark, path)):
             known.check_schema(spark, path, target)
-        truncated = changes[0].op == Op.TRUNCATE  # the table starts anew (since_last_truncate): nothing to read
+        # the table starts anew (since_last_truncate): nothing to read
+        truncated = changes[0].op == Op.TRUNCATE
         scd2 = target.history == HISTORY_SCD2  # its open versions are its rows (history_writes.py)
         if truncated:
             read = None
@@ -360,8 +362,10 @@ class DeltaApplier:
         except ReplayStopped as stop:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
         if scd2:
-            return history_plan(target, path, result, recorder.rows if recorder is not None else (), carried), result
-        upserts, deletes = table_writes(target, result)  # (a soft target's deletes: libs/apply/soft_deletes.py)
+            return history_plan(target, path, result, recorder.rows if recorder is not None else (),
+                                carried), result
+        # (a soft target's deletes: libs/apply/soft_deletes.py)
+        upserts, deletes = table_writes(target, result)
         upserts = [{**u, OP_COLUMN: "upsert"} for u in upserts]
         deletes = [{**d, OP_COLUMN: "delete"} for d in deletes]
         only_new = not deletes and all(w.lineage.operation == Op.SNAPSHOT for w in result.upserts)

@@ -51,8 +51,8 @@ class BatchDdl(DdlPlan):
         except SchemaEvolutionError as exc:
             way_past = (f"snapshot the table again (cdc-ship --resnapshot --include '{target.database}\\."
                         f"{target.table}'), then restart with "
-                        f"{accept_setting(ddl.source, ddl.binlog_file, ddl.binlog_pos)}: the batch writes the "
-                        f"DEFAULT, the snapshot after it the server's values" if exc.computed else
+                        f"{accept_setting(ddl.source, ddl.binlog_file, ddl.binlog_pos)}: the batch writes "
+                        f"the DEFAULT, the snapshot after it the server's values" if exc.computed else
                         "recreate the table from a new snapshot, or set schema_changes to ignore")
             raise SchemaChangeStopped(f"batch {batch_id}: {exc}; nothing of the batch was written to this "
                                       f"table. The way past: {way_past}") from None

@@ -62,7 +62,8 @@ class BatchSummary:
         micros = F.unix_micros("commit_ts").alias("commit_ts")
         rows = (changes.groupBy("source", "database", "table", "op", "trx_file")
                 .agg(F.count(F.lit(1)).alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
-                     F.max(F.struct(*(micros if c == "commit_ts" else F.col(c) for c in _LAST))).alias("last"))
+                     F.max(F.struct(*(micros if c == "commit_ts" else F.col(c) for c in _LAST)))
+                     .alias("last"))
                 .collect())
         return cls(tuple(r.asDict(recursive=True) for r in rows) + tuple(more))
 
@@ -95,7 +96,8 @@ class BatchSplit:
     tables: Mapping[tuple[str, str], tuple[Target, TableLocation]] = dataclasses.field(default_factory=dict)
     snapshots: frozenset = frozenset()
     already_applied: set = dataclasses.field(default_factory=set)
-    made: Mapping[tuple[str, str], ExecutorReplay] = dataclasses.field(default_factory=dict)  # replayed already
+    # replayed already
+    made: Mapping[tuple[str, str], ExecutorReplay] = dataclasses.field(default_factory=dict)
 
     @property
     def rest(self) -> DataFrame:
@@ -105,8 +107,10 @@ class BatchSplit:
         return self.changes.filter(~reduce(lambda a, b: a | b, (self._is(*name) for name in self.tables)))
 
     def of_table(self, database: str, table: str) -> DataFrame:
-        """One executor table's change records, commit_ts as epoch micros (as the driver collects them)."""
-        columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts" else F.col(quote_identifier(c))
+        """One executor table's change records, commit_ts as epoch micros (as the driver
+        collects them)."""
+        columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts"
+                   else F.col(quote_identifier(c))
                    for c in self.changes.columns]
         return self.changes.filter(self._is(database, table)).select(*columns)
 
@@ -161,5 +165,6 @@ class BatchSplit:
         out: Counter = Counter()
         for part in executor:
             if part.tally["quarantined"]:
-                out.update({r["source"]: r["count"] for r in part.quarantine().groupBy("source").count().collect()})
+                out.update({r["source"]: r["count"]
+                            for r in part.quarantine().groupBy("source").count().collect()})
         return out

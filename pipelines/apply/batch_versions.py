@@ -30,7 +30,8 @@ class BatchVersions:
         if version is not None:
             self._committed[(batch_id, delta_table)] = int(version)
 
-    def of_batch(self, spark: SparkSession, batch_id: int, targets: Mapping[str, TableLocation]) -> dict[str, int]:
+    def of_batch(self, spark: SparkSession, batch_id: int,
+                 targets: Mapping[str, TableLocation]) -> dict[str, int]:
         """delta_table -> the Delta version of batch `batch_id`'s last commit on it, for each of
         `targets` (the batch's targets, by delta_table) the batch committed on; a target it did
         not commit on is left out."""

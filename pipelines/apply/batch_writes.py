@@ -67,9 +67,9 @@ class BatchWrites:
         write per target (`plans` replayed here, `executor` tables MERGEd from the executors),
         the sources' progress (`lasts`: per source, the executors' part's last change and count);
         then the tables' maintenance (pipelines/apply/maintenance.py); then, in the background,
-        the written targets' new Delta state for their next write (snapshot_warmer.py). `gone`: the Delta tables of
-        online schema change tools' ended working tables, removed after the target writes
-        (pipelines/apply/shadow_writes.py)."""
+        the written targets' new Delta state for their next write (snapshot_warmer.py). `gone`: the
+        Delta tables of online schema change tools' ended working tables, removed after the target
+        writes (pipelines/apply/shadow_writes.py)."""
         logs = [part.change_log() for part in executor]
         if log_table is not None:
             logs.insert(0, spark.createDataFrame(log_table, D.change_log_schema()))
@@ -91,17 +91,22 @@ class BatchWrites:
         plans = self._with_snapshot_rows(plans, snapshot_rows)
         # A table carried from another's Delta table (renamed to it) first: after a kill, the
         # table it copies is only ever rewritten after the copy is committed.
-        copies = [partial(self._write_target, plan=p) for p in plans if p.carried is not None and p.carried.copied]
+        copies = [partial(self._write_target, plan=p) for p in plans
+                  if p.carried is not None and p.carried.copied]
         self._write_targets(spark, batch_id, copies)
-        for part in snapshot_rows:  # in the session of their frame, one after another (txn confs are per session)
+        # in the session of their frame, one after another (txn confs are per session)
+        for part in snapshot_rows:
             self._write_snapshot_rows(spark, batch_id, part)
-        writes = [partial(self._write_target, plan=p) for p in plans if p.carried is None or not p.carried.copied]
+        writes = [partial(self._write_target, plan=p) for p in plans
+                  if p.carried is None or not p.carried.copied]
         writes += [partial(self._merge_from_executors, part=part) for part in executor if not part.new_rows]
         self._write_targets(spark, batch_id, writes)
         remove_tables(spark, self.known, gone)
         versions = None
-        if self.appends.committed(spark, self.tables.table(PROGRESS), table_app_id(self.app_id, PROGRESS)) < batch_id:
-            targets = {name: path for path, (name, batch) in self.known.found_committed.items() if batch == batch_id}
+        if self.appends.committed(spark, self.tables.table(PROGRESS),
+                                  table_app_id(self.app_id, PROGRESS)) < batch_id:
+            targets = {name: path for path, (name, batch) in self.known.found_committed.items()
+                       if batch == batch_id}
             targets.update((t.target.delta_table, t.path) for t in [*plans, *executor])
             versions = self.versions.of_batch(spark, batch_id, targets)
         self.append_progress(spark, batch_id, changes, caught_up, lasts, versions)
@@ -128,7 +133,8 @@ class BatchWrites:
             for write in writes:
                 write(spark, batch_id)
             return
-        with ThreadPoolExecutor(max_workers=min(len(writes), TABLE_THREADS), thread_name_prefix="write") as pool:
+        with ThreadPoolExecutor(max_workers=min(len(writes), TABLE_THREADS),
+                                thread_name_prefix="write") as pool:
             futures = [pool.submit(write, spark.newSession(), batch_id) for write in writes]
             for future in futures:
                 future.result()  # the first failure propagates; the batch is retried whole
@@ -146,7 +152,8 @@ class BatchWrites:
         self.known.written[part.path] = batch_id
 
     @staticmethod
-    def _with_snapshot_rows(plans: list[TablePlan], snapshot_rows: Sequence[ExecutorReplay]) -> list[TablePlan]:
+    def _with_snapshot_rows(plans: list[TablePlan],
+                            snapshot_rows: Sequence[ExecutorReplay]) -> list[TablePlan]:
         """The plans less those of tables whose snapshot rows the executors made: the driver
         replayed only their run's start, which the rows' one write takes over (the table made
         anew; its schema, when the batch changes it)."""
@@ -154,7 +161,8 @@ class BatchWrites:
         for plan in plans:
             if plan.path in parts:
                 if plan.upserts or plan.deletes:
-                    raise RuntimeError(f"{plan.target.qualified_name}: driver rows beside executor snapshot rows")
+                    raise RuntimeError(f"{plan.target.qualified_name}: "
+                                       "driver rows beside executor snapshot rows")
                 parts[plan.path].replace, parts[plan.path].carried = plan.replace, plan.carried
                 parts[plan.path].truncated = plan.truncated
         return [plan for plan in plans if plan.path not in parts]
@@ -168,7 +176,8 @@ class BatchWrites:
         self.known.mirrors.pop(part.path, None)
         options = {"overwriteSchema": "true"} if part.carried is not None else {}
         if part.replace and part.target.soft_delete and part.carried is None:
-            write = partial(merge, spark, part.merge_rows(), part.merge_names, soft=True, truncated=part.truncated)
+            write = partial(merge, spark, part.merge_rows(), part.merge_names, soft=True,
+                            truncated=part.truncated)
         else:
             rows = part.target_rows()
             if part.replace and part.carried is not None and part.target.soft_delete:
@@ -227,7 +236,8 @@ class BatchWrites:
     def _write_history(self, spark: SparkSession, batch_id: int, plan: HistoryPlan) -> None:
         """An SCD2 target's closings and versions, ONE Delta write idempotent per (txn app id,
         batch_id): a MERGE, or the carried table's overwrite (pipelines/apply/history_writes.py)."""
-        session = spark if plan.carried is None else plan.carried.table.sparkSession  # txn confs: the frame's session
+        # txn confs: the frame's session
+        session = spark if plan.carried is None else plan.carried.table.sparkSession
         if plan.carried is None:
             self.known.ensure(spark, plan.path, plan.target)
         with delta_txn(session, table_app_id(self.app_id, plan.target.delta_table), batch_id):
@@ -250,7 +260,8 @@ class BatchWrites:
         try:
             if plan.target.soft_delete:
                 mirror.apply(mirrored_upserts(plan, rows), (), None,
-                             soft={d[ROW_ID_COLUMN]: {c: d[c] for c in SOFT_DELETE_COLUMNS} for d in plan.deletes})
+                             soft={d[ROW_ID_COLUMN]: {c: d[c] for c in SOFT_DELETE_COLUMNS}
+                                   for d in plan.deletes})
             else:
                 mirror.apply(mirrored_upserts(plan, rows), [d[ROW_ID_COLUMN] for d in plan.deletes], None)
         except MirrorOverflow:
@@ -279,7 +290,8 @@ class BatchWrites:
         where a MERGE would rewrite files. A heartbeat-only source repeats its last row, read
         from the table once per process and then kept. `versions`: the batch's table_versions."""
         path = self.tables.table(PROGRESS)
-        idle = {s for s in caught_up if s not in self._progress} - {c.source for c in changes} - set(more or ())
+        idle = ({s for s in caught_up if s not in self._progress} - {c.source for c in changes}
+                - set(more or ()))
         if idle:
             self._progress.update(D.last_progress(spark, path, self.app_id, idle))
         rows = progress_rows(changes, self.app_id, batch_id, caught_up, self._progress, more, versions)

@@ -68,7 +68,9 @@ def kept_lineage(content: DataFrame, replaced: DataFrame, target: Target) -> Dat
     new = content.alias("new")
     column = lambda name: F.col(f"new.{quote_identifier(name)}")  # noqa: E731
     on = reduce(lambda a, b: a & b, (column(c) == F.col(f"_cdc_old{data.index(c)}") for c in key))
-    same = reduce(lambda a, b: a & b, (column(c).eqNullSafe(F.col(f"_cdc_old{i}").cast(content.schema[c].dataType))
-                                       for i, c in enumerate(data)), F.col("_cdc_old_lineage").isNotNull())
+    same = reduce(lambda a, b: a & b,
+                  (column(c).eqNullSafe(F.col(f"_cdc_old{i}").cast(content.schema[c].dataType))
+                   for i, c in enumerate(data)), F.col("_cdc_old_lineage").isNotNull())
     lineage = F.when(same, F.col("_cdc_old_lineage")).otherwise(column(LINEAGE_COLUMN)).alias(LINEAGE_COLUMN)
-    return new.join(old, on, "left").select(*(lineage if c == LINEAGE_COLUMN else column(c) for c in content.columns))
+    return new.join(old, on, "left").select(*(lineage if c == LINEAGE_COLUMN else column(c)
+                                              for c in content.columns))

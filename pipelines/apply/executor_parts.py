@@ -65,8 +65,9 @@ def latest_starts(starts: Iterable[tuple[tuple[str, str], tuple]]) -> dict[tuple
     return out
 
 
-def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: KnownTargets, config: JobConfig,
-                 source_schemas: SourceSchemas, driver_changes: Iterable[Change]) -> list[ExecutorReplay]:
+def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: KnownTargets,
+                 config: JobConfig, source_schemas: SourceSchemas,
+                 driver_changes: Iterable[Change]) -> list[ExecutorReplay]:
     """Each executor part replayed where its changes are, nothing written; a table Delta already
     committed for this batch (a retried batch) is skipped (split.already_applied)."""
     out: list[ExecutorReplay] = []
@@ -86,12 +87,13 @@ def replay_parts(spark: SparkSession, batch_id: int, split: BatchSplit, known: K
             if made is not None:
                 part = made
             elif (database, table) in split.snapshots:
-                part = snapshot_rows_on_executors(split.of_table(database, table), (database, table), target, path,
-                                                  config.exec_mode, batch_id, starts.get((database, table)),
+                part = snapshot_rows_on_executors(split.of_table(database, table), (database, table), target,
+                                                  path, config.exec_mode, batch_id,
+                                                  starts.get((database, table)),
                                                   parallelism, fold=config.executor_fold)
             else:
-                part = replay_on_executors(spark, split.of_table(database, table), (database, table), target, path,
-                                           exists, config.exec_mode, batch_id,
+                part = replay_on_executors(spark, split.of_table(database, table), (database, table), target,
+                                           path, exists, config.exec_mode, batch_id,
                                            source_schemas.tables.positions(database, table), parallelism,
                                            fold=config.executor_fold)
             out.append(part)

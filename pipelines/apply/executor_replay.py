@@ -77,12 +77,14 @@ class ExecutorReplay:
     undecodable: str | None = None  # snapshot rows: the first chunk that did not decode, as text
 
     def merge_rows(self) -> DataFrame:
-        return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n)) for n in self.merge_names))
+        return self.out.filter(F.col(OP_COLUMN).isNotNull()).select(*(F.col(quote_identifier(n))
+                                                                      for n in self.merge_names))
 
     def target_rows(self) -> DataFrame:
         """The upserts as target rows (new_rows parts)."""
         names = [n for n in self.merge_names if n != OP_COLUMN]
-        return self.out.filter(F.col(OP_COLUMN) == "upsert").select(*(F.col(quote_identifier(n)) for n in names))
+        return self.out.filter(F.col(OP_COLUMN) == "upsert").select(*(F.col(quote_identifier(n))
+                                                                      for n in names))
 
     def change_log(self) -> DataFrame:
         return self.out.filter(F.col(LOG).isNotNull()).select(f"{LOG}.*")
@@ -103,7 +105,8 @@ def merge_schema(target: Target) -> T.StructType:
 
 def output_schema(target: Target) -> T.StructType:
     return T.StructType(merge_schema(target).fields + [
-        T.StructField(LOG, D.change_log_schema(), True), T.StructField(QUARANTINED, quarantine_schema(), True),
+        T.StructField(LOG, D.change_log_schema(), True),
+        T.StructField(QUARANTINED, quarantine_schema(), True),
         T.StructField(STOP, T.StringType(), True), T.StructField(SUPERSEDED, T.LongType(), True),
         T.StructField(FOLDED, T.LongType(), True), T.StructField(REPLAYED, T.LongType(), True),
         T.StructField(UNDECODABLE, T.StringType(), True)])
@@ -121,7 +124,8 @@ class KeyChanges:
 
     def __init__(self, target: Target, key: tuple[str, ...] | None, key_type: T.StructType):
         self.target, self.key = target, key
-        self.keys_type = to_arrow_schema(T.StructType([T.StructField(KEYS, T.ArrayType(key_type), True)])).field(0).type
+        self.keys_type = to_arrow_schema(
+            T.StructType([T.StructField(KEYS, T.ArrayType(key_type), True)])).field(0).type
         self.kinds = [f.type for f in self.keys_type.value_type]
 
     def _keys(self, batch: pa.RecordBatch) -> Iterator[tuple[tuple | None, tuple | None]]:
@@ -162,7 +166,8 @@ class ReplayGroup:
         self.start = start  # change_sort_key of the batch's last truncate of the table: rows before it went
         self.fold = fold and foldable(target)
         self.schema = to_arrow_schema(output_schema(target))
-        self.row_schema = pa.schema([self.schema.field(n) for n in (*target.column_names, ROW_ID_COLUMN, LINEAGE_COLUMN)])
+        self.row_schema = pa.schema([self.schema.field(n)
+                                     for n in (*target.column_names, ROW_ID_COLUMN, LINEAGE_COLUMN)])
         self.no_rows = self.row_schema.remove(self.row_schema.get_field_index(LINEAGE_COLUMN)).empty_table()
         self.log_schema = to_arrow_schema(D.change_log_schema())
 
@@ -200,9 +205,11 @@ class ReplayGroup:
     def _folded(self, records: pa.Table, folded: Folded) -> list[pa.Table]:
         n = len(folded.log.at)
         log = decided_change_log(records, folded.log.at, {
-            "row_id": folded.log.row_ids, "key": folded.log.keys, "delta_table": [self.target.delta_table] * n,
+            "row_id": folded.log.row_ids, "key": folded.log.keys,
+            "delta_table": [self.target.delta_table] * n,
             "outcome": ["applied"] * n}, self.batch_id, self.log_schema)
-        merge = pa.concat_tables([self._merge_part(folded.upserts, "upsert"), self._merge_part(folded.deletes, "delete")])
+        merge = pa.concat_tables([self._merge_part(folded.upserts, "upsert"),
+                                  self._merge_part(folded.deletes, "delete")])
         return [self._beside(merge, LOG, self._struct(log))]
 
     def _replayed(self, records: pa.Table, stored: pa.Table) -> tuple[pa.Table, bool]:
@@ -217,7 +224,8 @@ class ReplayGroup:
         log = change_log_table(records, result.change_log, range(len(rows)), self.batch_id, self.log_schema)
         now = now_utc()
         return pa.concat_tables([
-            self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts] + [{**d, OP_COLUMN: "delete"} for d in deletes]),
+            self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts]
+                       + [{**d, OP_COLUMN: "delete"} for d in deletes]),
             self._column(LOG, self._struct(log)),
             self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine])]), False
 
@@ -241,7 +249,8 @@ class ReplayGroup:
 
     @staticmethod
     def _struct(table: pa.Table) -> pa.StructArray:
-        return pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
+        return pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns],
+                                          fields=list(table.schema))
 
     def _beside(self, part: pa.Table, name: str, values: pa.Array) -> pa.Table:
         """`part` with `values` in its column `name` (null there), null rows added when `values`
@@ -257,7 +266,8 @@ class ReplayGroup:
 
     def _part(self, columns: Mapping[str, pa.Array | pa.ChunkedArray], n: int) -> pa.Table:
         """`n` output rows holding `columns`, every other column null."""
-        return pa.Table.from_arrays([columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in self.schema],
+        return pa.Table.from_arrays([columns[f.name] if f.name in columns else pa.nulls(n, f.type)
+                                     for f in self.schema],
                                     schema=self.schema)
 
 
@@ -268,7 +278,8 @@ def spread(changes: DataFrame, parallelism: int) -> DataFrame:
 
 def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: tuple[str, str],
                         target: Target, path: TableLocation, exists: bool, mode: str, batch_id: int,
-                        snapshots: Mapping[str, Position], parallelism: int, fold: bool = True) -> ExecutorReplay:
+                        snapshots: Mapping[str, Position], parallelism: int,
+                        fold: bool = True) -> ExecutorReplay:
     """`changes`: the table's change records (commit_ts as epoch micros). `exists`: the Delta
     table exists (else nothing is read). `parallelism`: the tasks the work spreads over; keys
     hash into twice as many groups."""
@@ -289,9 +300,11 @@ def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: t
             current = _touched_rows(spark, grouped, target, path, key) if exists else None
         if current is None:
             current = spark.createDataFrame([], D.target_schema(target)).withColumn(GROUP, F.lit(0))
-        current = current.select(*(F.col(quote_identifier(c)) for c in (*target.column_names, ROW_ID_COLUMN, GROUP)))
+        current = current.select(*(F.col(quote_identifier(c))
+                                   for c in (*target.column_names, ROW_ID_COLUMN, GROUP)))
         out = (grouped.groupBy(GROUP).cogroup(current.groupBy(GROUP))
-               .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots, fold=fold).function(), output_schema(target))
+               .applyInArrow(ReplayGroup(target, mode, batch_id, snapshots, fold=fold).function(),
+                             output_schema(target))
                .persist())
         tally = tallied(out)  # out is computed here, keyed still cached
     finally:
@@ -337,15 +350,19 @@ def _grouped(spark: SparkSession, keyed: DataFrame, groups: int) -> DataFrame | 
     roots = components((r[0], r[1]) for r in keyed.filter(moved).select(BEFORE_KEY, AFTER_KEY).collect())
     roots_df = spark.createDataFrame(list(roots.items()), "_cdc_k string, _cdc_root string")
     return (keyed.join(F.broadcast(roots_df), named == roots_df["_cdc_k"], "left")
-            .withColumn(GROUP, F.pmod(F.xxhash64(F.coalesce(F.col("_cdc_root"), named)), F.lit(groups)).cast("int"))
+            .withColumn(GROUP, F.pmod(F.xxhash64(F.coalesce(F.col("_cdc_root"), named)),
+                                      F.lit(groups)).cast("int"))
             .drop("_cdc_k", "_cdc_root"))
 
 
 def _touched_rows(spark: SparkSession, grouped: DataFrame, target: Target, path: TableLocation,
                   key: tuple[str, ...]) -> DataFrame:
     """The target's rows whose key a change of the batch names, each with that change's group."""
-    keys = grouped.select(F.explode(KEYS).alias("_k"), F.col(GROUP).alias("_g")).distinct()  # a new column: cogrouped with `grouped` later
+    # a new column: cogrouped with `grouped` later
+    keys = grouped.select(F.explode(KEYS).alias("_k"), F.col(GROUP).alias("_g")).distinct()
     table = live_rows(read(spark, path), target)
-    on = reduce(lambda a, b: a & b, (table[quote_identifier(c)] == keys["_k"][f"k{i}"] for i, c in enumerate(key)))
-    return table.join(keys, on=on, how="inner").select(*(table[quote_identifier(c)] for c in target.column_names),
+    on = reduce(lambda a, b: a & b, (table[quote_identifier(c)] == keys["_k"][f"k{i}"]
+                                     for i, c in enumerate(key)))
+    return table.join(keys, on=on, how="inner").select(*(table[quote_identifier(c)]
+                                                         for c in target.column_names),
                                                         table[ROW_ID_COLUMN], keys["_g"].alias(GROUP))

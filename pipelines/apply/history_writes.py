@@ -4,11 +4,12 @@ libs/replay/versions.py; README "History targets").
 The replay's state is the target's open versions (`_is_current`), read as a current target's
 rows are (touched_rows.read_touched, whose live_rows keeps only the open versions; never from a
 mirror). The batch's write is ONE Delta commit, idempotent per (txn app id, batch_id) like every
-target write (batch_writes.py): a MERGE that closes the open version of each row the batch changed (by `_row_id`, the open one only) and
-inserts the batch's versions, already chained among themselves; after a TRUNCATE TABLE it also
-closes every other open version (WHEN NOT MATCHED BY SOURCE). A batch that changes the
-table's schema writes the carried table (schema_changes.py, every version in the new columns)
-with the same closings and versions as one overwrite, as a current target's does.
+target write (batch_writes.py): a MERGE that closes the open version of each row the batch
+changed (by `_row_id`, the open one only) and inserts the batch's versions, already chained
+among themselves; after a TRUNCATE TABLE it also closes every other open version (WHEN NOT
+MATCHED BY SOURCE). A batch that changes the table's schema writes the carried table
+(schema_changes.py, every version in the new columns) with the same closings and versions as one
+overwrite, as a current target's does.
 
 SCD2 targets are replayed on the driver only: not by the executors (executor_parts.split_batch)
 nor written as a whole-table overwrite from a mirror.
@@ -34,7 +35,8 @@ from pipelines.apply.target_writes import TablePlan, in_scope
 from pipelines.delta.arrow_frames import arrow_table
 from pipelines.delta.delta_tables import delta_table, exists, located, writer
 
-MERGE_KEY = "_cdc_merge_key"  # MERGE source only: the _row_id whose open version it closes; NULL: a new version
+# MERGE source only: the _row_id whose open version it closes; NULL: a new version
+MERGE_KEY = "_cdc_merge_key"
 
 
 @dataclasses.dataclass
@@ -51,7 +53,8 @@ def history_plan(target: Target, path: TableLocation, result, read_rows: Sequenc
     versions the replay read (the MERGE's scope)."""
     history = history_rows(result)
     return HistoryPlan(target, path, history.openings, history.closings,
-                       replace=history.truncated is not None, scope=merge_scope(target, read_rows), carried=carried, history=history)
+                       replace=history.truncated is not None, scope=merge_scope(target, read_rows),
+                       carried=carried, history=history)
 
 
 def _source(spark: SparkSession, plan: HistoryPlan) -> tuple[DataFrame, list[str]]:
@@ -71,7 +74,8 @@ def _truncate_closing(plan: HistoryPlan) -> dict[str, Any]:
     """Column -> literal closing every other open version at the batch's first truncate."""
     closing = plan.history.truncated.closing(deleted=True)
     types = D.target_schema(plan.target)
-    return {quote_identifier(c): F.lit(D.to_spark_value(closing[c])).cast(types[c].dataType) for c in CLOSING_COLUMNS}
+    return {quote_identifier(c): F.lit(D.to_spark_value(closing[c])).cast(types[c].dataType)
+            for c in CLOSING_COLUMNS}
 
 
 def history_write(spark: SparkSession, plan: HistoryPlan):

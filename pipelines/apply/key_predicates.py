@@ -43,13 +43,15 @@ def sql_literals(values: Sequence[Any], escaping: bool = True) -> str | None:
         return None
     if not escaping and any(type(v) is str and ("\\" in v or "'" in v) for v in values):
         return None
-    return ", ".join(str(v) if type(v) is int else _string_literal(v) if escaping else f"'{v}'" for v in values)
+    return ", ".join(str(v) if type(v) is int else _string_literal(v) if escaping else f"'{v}'"
+                     for v in values)
 
 
 def _escaping() -> bool:
     """Whether the active session reads backslash escapes in SQL string literals."""
     spark = SparkSession.getActiveSession()
-    return spark is None or spark.conf.get("spark.sql.parser.escapedStringLiterals", "false").lower() != "true"
+    return (spark is None
+            or spark.conf.get("spark.sql.parser.escapedStringLiterals", "false").lower() != "true")
 
 
 def _string_literal(value: str) -> str:

@@ -68,7 +68,8 @@ class TableMaintenance:
     def _optimize(self, session: SparkSession, table: TableLocation, wide: bool) -> None:
         small_mb = self.settings.optimize_small_file_mb if wide else self.settings.optimize_new_file_mb
         session.conf.set("spark.databricks.delta.optimize.minFileSize", str(small_mb * MB))
-        session.conf.set("spark.databricks.delta.optimize.maxFileSize", str(self.settings.optimize_target_file_mb * MB))
+        session.conf.set("spark.databricks.delta.optimize.maxFileSize",
+                         str(self.settings.optimize_target_file_mb * MB))
         session.sql(f"OPTIMIZE {table.sql_ref()}").collect()
 
     def _vacuum(self, session: SparkSession, table: TableLocation) -> None:

@@ -67,11 +67,13 @@ def _carried_column(target: Target, new: NewColumn):
         if target.history == HISTORY_SCD2:  # the versions closed before it came: NULL
             value = F.when(F.col(IS_CURRENT), value)
     default = D.default_sql(column)
-    return value.cast(D.spark_type(new.spark_type)).alias(new.name, metadata={"CURRENT_DEFAULT": default} if default else {})
+    return value.cast(D.spark_type(new.spark_type)).alias(
+        new.name, metadata={"CURRENT_DEFAULT": default} if default else {})
 
 
 def _carried_from(spark: SparkSession, path: TableLocation | str, exists: bool,
-                  copy_from: TableLocation | str | None, start: EndNames) -> tuple[TableLocation | str | None, bool] | None:
+                  copy_from: TableLocation | str | None,
+                  start: EndNames) -> tuple[TableLocation | str | None, bool] | None:
     """(the table whose rows are carried, None: no rows; whether the table starts anew), or None:
     nothing to carry."""
     if copy_from is not None and D.is_delta_table(spark, copy_from):
@@ -116,8 +118,8 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
         if copy_from is None and same:
             return None  # in the same columns: the batch's truncate empties it with its rows' commit
         if soft and exists:
-            raise SchemaEvolutionError(f"{where}: the `delete: soft` target starts anew in other columns; its "
-                                       f"deleted rows would be lost (not supported)")
+            raise SchemaEvolutionError(f"{where}: the `delete: soft` target starts anew in other columns; "
+                                       f"its deleted rows would be lost (not supported)")
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
     else:
@@ -137,8 +139,9 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
     # A table renamed onto an existing one (a swap): the rows it replaces, for their lineage.
     replaced = read(spark, path, table_version(spark, path)) if copy_from is not None and exists else None
     if soft and replaced is not None:
-        raise SchemaEvolutionError(f"{where}: a copy replaces the `delete: soft` target (an online schema change "
-                                   f"tool's swap); its deleted rows would be lost (not supported)")
+        raise SchemaEvolutionError(f"{where}: a copy replaces the `delete: soft` target "
+                                   f"(an online schema change tool's swap); its deleted rows would be lost "
+                                   f"(not supported)")
     return Carried(table.select(*columns), replaced, source not in (None, path))
 
 

@@ -83,7 +83,8 @@ class SchemaHistoryTable:
                                          event.server_version)
         except HistoryError as exc:
             names = exc.names or _named(event)
-            self.history.refuse(event.source, position, names, event.statement, exc.reason, event.server_version)
+            self.history.refuse(event.source, position, names, event.statement, exc.reason,
+                                event.server_version)
         else:
             changes += [(event, change) for change in applied]
             for change in applied:
@@ -106,9 +107,11 @@ class SchemaHistoryTable:
                                                                                              old.table):
             return
         self.history.refuse(event.source, position, (new,), event.statement,
-                            f"renamed from {old}, which tables.include does not select: its rows are in no Delta "
-                            f"table. Select it too (gh-ost's _<table>_gho, pt-online-schema-change's _<table>_new) "
-                            f"and snapshot {new} again: cdc-ship --resnapshot --include '{new.database}\\.{new.table}'")
+                            f"renamed from {old}, which tables.include does not select: its rows are in no "
+                            f"Delta table. Select it too (gh-ost's _<table>_gho, "
+                            f"pt-online-schema-change's _<table>_new) "
+                            f"and snapshot {new} again: cdc-ship --resnapshot "
+                            f"--include '{new.database}\\.{new.table}'")
 
     def _load(self, spark: SparkSession, kept: Iterable[SnapshotTable]) -> None:
         """The snapshot schemas and the versions kept by earlier runs, in position order (a
@@ -118,7 +121,8 @@ class SchemaHistoryTable:
             for r in read(spark, self.path).collect():
                 position = Position(r["binlog_file"], r["binlog_pos"])
                 schema = TableSchema.parse(r["create_table"], r["database"]) if r["create_table"] else None
-                version = Version(position, schema, r["statement"], r["error"], r.asDict().get("server_version"))
+                version = Version(position, schema, r["statement"], r["error"],
+                                  r.asDict().get("server_version"))
                 steps.append((r["source"], position.key(), 1,
                               partial(self.history.restore, r["source"], r["database"], r["table"], version)))
         for *_order, step in sorted(steps, key=lambda s: s[:3]):

@@ -43,7 +43,8 @@ def ended_shadows(config: JobConfig, history: SchemaHistory, catalog: TargetCata
     for (database, table), source in named.items():
         versions = history.versions(source, database, table)
         gone = bool(versions) and versions[-1].schema is None
-        if catalog.get(database, table) is not None and ends_as_shadow(table, followed.get(database, set()), gone):
+        if (catalog.get(database, table) is not None
+                and ends_as_shadow(table, followed.get(database, set()), gone)):
             out.add((database, table))
     return out
 

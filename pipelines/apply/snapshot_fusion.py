@@ -52,8 +52,8 @@ def chunk_groups(batch: DataFrame) -> list[dict[str, Any]]:
     n, oldest, last), from their heads: n = rows, last = the last row's commit order (its
     change_seq: libs/snapshot/changes.py). One small job over the cached batch."""
     change_seq = (F.col("segment_no") + 1) * ROWS_PER_EVENT + F.col("snapshot_rows") - 1
-    last = F.struct("trx_end_pos", F.unix_micros("commit_ts").alias("commit_ts"), change_seq.alias("change_seq"),
-                    "trx_id", "gtid")
+    last = F.struct("trx_end_pos", F.unix_micros("commit_ts").alias("commit_ts"),
+                    change_seq.alias("change_seq"), "trx_id", "gtid")
     rows = (snapshot_chunks(batch).groupBy("source", "snapshot_table", "trx_file")
             .agg(F.sum("snapshot_rows").alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
                  F.max(last).alias("last"), F.collect_set("trx_id").alias("trx_ids")).collect())
@@ -91,9 +91,9 @@ class SnapshotFusion:
                 if name in others:
                     self.refused.add(name)
                     continue
-                part = chunk_rows_on_executors(chunks.filter(F.col("snapshot_table") == table_key(*name)), name,
-                                                  target, path, self.config.exec_mode, self.batch_id, starts.get(name),
-                                                  parallelism, fold=self.config.executor_fold)
+                part = chunk_rows_on_executors(chunks.filter(F.col("snapshot_table") == table_key(*name)),
+                                               name, target, path, self.config.exec_mode, self.batch_id,
+                                               starts.get(name), parallelism, fold=self.config.executor_fold)
                 if part.undecodable is not None:
                     part.unpersist()
                     self.refused.add(name)
@@ -104,15 +104,18 @@ class SnapshotFusion:
             raise
         if not self.refused:
             return None
-        return chunks.filter(F.col("snapshot_table").isin([table_key(*name) for name in sorted(self.refused)]))
+        return chunks.filter(F.col("snapshot_table").isin([table_key(*name)
+                                                           for name in sorted(self.refused)]))
 
     def _others(self, changes: DataFrame) -> tuple[set[Name], dict[Name, tuple]]:
         """Planned tables with changes other than their snapshot's start, and per table the
         change_sort_key of its last start (a truncate: few). One small job over the cached
         change records."""
-        mine = reduce(lambda a, b: a | b, ((F.col("database") == d) & (F.col("table") == t) for d, t in self.planned))
-        start = F.when(F.col("op") == Op.TRUNCATE.value, F.struct("source", "trx_file", "trx_end_pos", F.unix_micros(
-            "commit_ts").alias("commit_ts"), "change_seq"))
+        mine = reduce(lambda a, b: a | b, ((F.col("database") == d) & (F.col("table") == t)
+                                           for d, t in self.planned))
+        start = F.when(F.col("op") == Op.TRUNCATE.value,
+                       F.struct("source", "trx_file", "trx_end_pos",
+                                F.unix_micros("commit_ts").alias("commit_ts"), "change_seq"))
         rows = (changes.filter(mine & (F.col("op") != Op.SNAPSHOT.value)).groupBy("database", "table", "op")
                 .agg(F.collect_list(start).alias("starts")).collect())
         others = {(r["database"], r["table"]) for r in rows if r["op"] != Op.TRUNCATE}
@@ -123,7 +126,8 @@ class SnapshotFusion:
         """Parts of tables with a transaction the rows stage failed (its run's table record did
         not decode): its frames, chunks included, are quarantined, so none of its rows is written."""
         failed = {(r["source"], r["trx_id"]) for r in failed_rows}
-        names = {(g["database"], g["table"]) for g in self.groups if failed & {(g["source"], t) for t in g["trx_ids"]}}
+        names = {(g["database"], g["table"]) for g in self.groups
+                 if failed & {(g["source"], t) for t in g["trx_ids"]}}
         for part in [p for p in self.parts if p.source_table in names]:
             part.unpersist()
             self.parts.remove(part)
@@ -160,4 +164,5 @@ def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]]
             planned[name] = (target, path)
     if not planned:
         return None
-    return SnapshotFusion(planned, [g for g in groups if (g["database"], g["table"]) in planned], batch_id, config)
+    return SnapshotFusion(planned, [g for g in groups if (g["database"], g["table"]) in planned], batch_id,
+                          config)

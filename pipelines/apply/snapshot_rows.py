@@ -77,7 +77,8 @@ class ChunkRows:
             record = SnapshotRecord.decode(chunk["raw"])
             records = pa.Table.from_batches([change_batch(chunk["source"], record, self.schema)])
         except (ValueError, KeyError) as err:
-            where = f"source {chunk['source']}, partition {chunk['kafka_partition']} offset {chunk['kafka_offset']}"
+            where = (f"source {chunk['source']}, partition {chunk['kafka_partition']} "
+                     f"offset {chunk['kafka_offset']}")
             return pa.Table.from_pylist([{UNDECODABLE: f"{err} ({where})"}], schema=self.group.schema)
         return self.group.replay_records(records, None)
 
@@ -114,9 +115,10 @@ def chunk_rows_on_executors(chunks: DataFrame, source_table: tuple[str, str], ta
                  source_table, target, path)
 
 
-def _part(out: DataFrame, source_table: tuple[str, str], target: Target, path: TableLocation) -> ExecutorReplay:
+def _part(out: DataFrame, source_table: tuple[str, str], target: Target,
+          path: TableLocation) -> ExecutorReplay:
     out = out.persist()
     tally = tallied(out)
     return ExecutorReplay(source_table, target, path, out, [f.name for f in merge_schema(target).fields],
-                          tally.counts, tally.stop, new_rows=True, folded=tally.folded, replayed=tally.replayed,
-                          undecodable=tally.undecodable)
+                          tally.counts, tally.stop, new_rows=True, folded=tally.folded,
+                          replayed=tally.replayed, undecodable=tally.undecodable)

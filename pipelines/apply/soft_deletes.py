@@ -34,9 +34,11 @@ def flag_live(table: DataFrame, target: Target, truncated: dict[str, Any] | None
         return table.limit(0)
     fields = {f.name: f.dataType for f in D.soft_delete_fields(target)}
     alive = ~F.col(DELETED)
-    flagged = {n: F.when(alive, F.lit(D.to_spark_value(v)).cast(fields[n])).otherwise(F.col(quote_identifier(n)))
+    flagged = {n: F.when(alive, F.lit(D.to_spark_value(v)).cast(fields[n]))
+                   .otherwise(F.col(quote_identifier(n)))
                for n, v in truncated.items()}
-    return table.select(*(flagged[c].alias(c) if c in flagged else F.col(quote_identifier(c)) for c in table.columns))
+    return table.select(*(flagged[c].alias(c) if c in flagged else F.col(quote_identifier(c))
+                          for c in table.columns))
 
 
 def flag_deleted(base: DataFrame, changed: DataFrame, target: Target) -> DataFrame:

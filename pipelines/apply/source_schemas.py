@@ -46,7 +46,8 @@ class SourceSchemas:
         self.append(spark, tables, batch_id)
         return self.tables.add(tables) or first
 
-    def catalog(self, declared: TargetCatalog, settings: TablesSettings, history: SchemaHistory) -> TargetCatalog:
+    def catalog(self, declared: TargetCatalog, settings: TablesSettings,
+                history: SchemaHistory) -> TargetCatalog:
         """The declared targets, following the source's DDL when `history` is given
         (libs/schema_history/declared_schemas.py), plus those derived from the source schemas:
         the snapshots' and every version since (libs/schema_history/target_schemas.py)."""

@@ -71,7 +71,8 @@ def progress_schema() -> T.StructType:
     return spark_schema("progress_record")
 
 
-def last_progress(spark: SparkSession, table: TableLocation | str, app_id: str, sources) -> dict[str, dict[str, Any]]:
+def last_progress(spark: SparkSession, table: TableLocation | str, app_id: str,
+                  sources) -> dict[str, dict[str, Any]]:
     """source -> its newest _cdc_progress row by `app_id` (sources without one are absent)."""
     if not is_delta_table(spark, table):
         return {}
@@ -167,7 +168,8 @@ def create_target_sql(path: TableLocation | str, target: Target, deletion_vector
         columns.append(" ".join(parts))
     columns.append(f"{quote_identifier(ROW_ID_COLUMN)} STRING NOT NULL")
     columns.append(f"{quote_identifier(LINEAGE_COLUMN)} {lineage_type().simpleString()}")
-    columns += [f"{quote_identifier(f.name)} {f.dataType.simpleString().upper()}{'' if f.nullable else ' NOT NULL'}"
+    columns += [f"{quote_identifier(f.name)} {f.dataType.simpleString().upper()}"
+                f"{'' if f.nullable else ' NOT NULL'}"
                 for f in extra_fields(target)]
     properties = {**TABLE_PROPERTIES, **({DELETION_VECTORS: "true"} if deletion_vectors else {})}
     props = ", ".join(f"{_string_literal(k)} = {_string_literal(v)}" for k, v in properties.items())

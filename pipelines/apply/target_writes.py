@@ -85,7 +85,8 @@ def in_scope(scope: MergeScope, alias: str = "t"):
 
 
 def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str,
-          scope: MergeScope | None = None, soft: bool = False, truncated: dict[str, Any] | None = None) -> None:
+          scope: MergeScope | None = None, soft: bool = False,
+          truncated: dict[str, Any] | None = None) -> None:
     """MERGE by `_row_id`: delete where the source says delete, else update or insert. The
     clauses run in this order (Delta: the first matching clause wins). With a `scope`, the
     condition also bounds the stored row's key, which Delta uses to skip files by their key
@@ -111,7 +112,8 @@ def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: Ta
         types = {f.name: f.dataType for f in spark_schema("soft_delete").fields}
         builder = builder.whenNotMatchedBySourceUpdate(
             condition=~_col("t", DELETED),
-            set={quote_identifier(n): F.lit(D.to_spark_value(v)).cast(types[n]) for n, v in truncated.items()})
+            set={quote_identifier(n): F.lit(D.to_spark_value(v)).cast(types[n])
+                 for n, v in truncated.items()})
     builder.execute()
 
 

@@ -58,7 +58,8 @@ def commit_of_txn(spark: SparkSession, path: TableLocation | str, app_ids: Colle
     table_snapshot = _latest_snapshot(spark, path)
     log = table_snapshot.deltaLog()
     for version in range(int(table_snapshot.version()), -1, -1):
-        commits = log.getChanges(version, version, False)  # failOnDataLoss false: a cleaned-up log ends the search
+        # failOnDataLoss false: a cleaned-up log ends the search
+        commits = log.getChanges(version, version, False)
         if not commits.hasNext():
             return None
         actions, older = commits.next()._2().iterator(), False

@@ -34,7 +34,8 @@ def halt_when_driver_dies(spark) -> None:
     status = gateway.new_array(lang.Object, 1)
     status[0] = HALT_STATUS
     halt_now = invoke.MethodHandles.insertArguments(halt, 0, status)  # () -> halt(HALT_STATUS)
-    runnable = invoke.MethodHandleProxies.asInterfaceInstance(lang.Class.forName("java.lang.Runnable"), halt_now)
+    runnable = invoke.MethodHandleProxies.asInterfaceInstance(lang.Class.forName("java.lang.Runnable"),
+                                                              halt_now)
     hook = lang.Thread(runnable, HOOK_THREAD)
     runtime.addShutdownHook(hook)
     atexit.register(_release, spark, runtime, hook)

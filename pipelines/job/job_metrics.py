@@ -25,7 +25,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
-from libs.apply.lag import INPUT_METRICS, NEWEST_KAFKA_MS, OLDEST_KAFKA_MS, RECORDS, kafka_to_delta_lag_s, visible_at_ms
+from libs.apply.lag import (
+    INPUT_METRICS, NEWEST_KAFKA_MS, OLDEST_KAFKA_MS, RECORDS, kafka_to_delta_lag_s, visible_at_ms,
+)
 from libs.runtime.lag_gauge import LagGauge, caught_up_sources
 from libs.runtime.metrics import labelled, metric
 from libs.stages.counters import SourceCounters
@@ -67,15 +69,17 @@ class JobMetrics:
         with self._lock:
             self.commit_lag.read(batch_id, {key: micros / 1e6 for key, micros in oldest_commits.items()})
 
-    def batch(self, batch_id: int, commit_lags: Mapping[tuple[str, str], float], caught_up_micros: Mapping[str, int],
-              quarantined: Mapping[str, int], counters: Iterable[SourceCounters] = (),
+    def batch(self, batch_id: int, commit_lags: Mapping[tuple[str, str], float],
+              caught_up_micros: Mapping[str, int], quarantined: Mapping[str, int],
+              counters: Iterable[SourceCounters] = (),
               newest_commits: Mapping[str, int] | None = None) -> None:
         """What a committed batch applied (called by the sink, pipelines/stages/sink.py).
         `commit_lags`: the apply stage's own, measured when its writes committed;
         `newest_commits`: source -> the newest commit (epoch micros) the batch read of it."""
         caught_up = caught_up_sources(caught_up_micros, newest_commits or {})
         with self._lock:
-            self.commit_lag.visible(batch_id, self.clock(), commit_lags, caught_up=lambda key: key[0] in caught_up)
+            self.commit_lag.visible(batch_id, self.clock(), commit_lags,
+                                    caught_up=lambda key: key[0] in caught_up)
             self._caught_up[batch_id] = caught_up
             self.caught_up_as_of.update({s: at / 1e6 for s, at in caught_up_micros.items()})
             self.quarantined.update(quarantined)
@@ -100,7 +104,8 @@ class JobMetrics:
             batch_id = progress["batchId"]
             if batch_id in self._caught_up:  # the sink reported it: a batch that ran and committed
                 caught_up = self._caught_up[batch_id]
-                self.kafka_lag.visible(batch_id, visible_at_ms(progress) / 1000, caught_up=caught_up.__contains__)
+                self.kafka_lag.visible(batch_id, visible_at_ms(progress) / 1000,
+                                       caught_up=caught_up.__contains__)
                 for done in [b for b in self._caught_up if b <= batch_id]:
                     del self._caught_up[done]
         if observed.get(RECORDS):
@@ -127,8 +132,10 @@ class JobMetrics:
                          ("source",), {(s,): v for s, v in self.caught_up_as_of.items()}),
                 labelled("counter", "cdc_quarantined", "Frames and changes kept in _cdc_quarantine",
                          ("source",), {(s,): v for s, v in self.quarantined.items()}),
-                labelled("counter", "cdc_applied_changes", "Row changes applied to the Delta table, folded per "
-                         "row in Arrow or replayed change by change", ("table", "how"), dict(self.applied_changes)),
+                labelled("counter", "cdc_applied_changes",
+                         "Row changes applied to the Delta table, folded per "
+                         "row in Arrow or replayed change by change", ("table", "how"),
+                         dict(self.applied_changes)),
                 *self._assembler_families(),
             ]
 
@@ -140,10 +147,12 @@ class JobMetrics:
         return [
             labelled("counter", "cdc_ignorable_events", "Ignorable events skipped (WL#4033)",
                      ("source",), by_source("ignorable_events")),
-            labelled("counter", "cdc_dummy_events", "MariaDB dummy events skipped", ("source",), by_source("dummy_events")),
+            labelled("counter", "cdc_dummy_events", "MariaDB dummy events skipped", ("source",),
+                     by_source("dummy_events")),
             labelled("counter", "cdc_spilled_bytes", "Bytes of open transactions written to the spill store",
                      ("source",), by_source("spilled_bytes_total")),
-            labelled("gauge", "cdc_spill_held_bytes", "Bytes in the spill store held by open and XA-prepared transactions",
+            labelled("gauge", "cdc_spill_held_bytes",
+                     "Bytes in the spill store held by open and XA-prepared transactions",
                      ("source",), by_source("spill_bytes")),
         ]
 

@@ -60,7 +60,8 @@ def local_jars(jars_dir: Path = SPARK_JARS_DIR) -> list[str]:
 def logger_off(spark, name: str) -> Iterator[None]:
     """Silence one JVM logger (log4j2) for the duration, then restore its level."""
     jvm = spark.sparkContext._jvm
-    configurator, level = jvm.org.apache.logging.log4j.core.config.Configurator, jvm.org.apache.logging.log4j.Level
+    configurator, level = (jvm.org.apache.logging.log4j.core.config.Configurator,
+                           jvm.org.apache.logging.log4j.Level)
     before = jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel()
     configurator.setLevel(name, level.OFF)
     try:

@@ -70,4 +70,5 @@ def statements_at(root: TableRoot | str, point: ConsistentPoint) -> dict[str, st
     """delta_table -> `SELECT * FROM <table> VERSION AS OF <version>` at `point`: the same read
     as read_consistent, as SQL to run or to paste (e.g. as the FROM of a join)."""
     root = as_root(root)
-    return {name: select_as_of(root.table(name).sql_ref(), version) for name, version in point.versions.items()}
+    return {name: select_as_of(root.table(name).sql_ref(), version)
+            for name, version in point.versions.items()}

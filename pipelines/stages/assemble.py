@@ -25,7 +25,8 @@ from pipelines.stages.pandas_records import chunked
 # PySpark's applyInPandasWithState serializer concatenates the group's frames, some empty, and
 # pandas 2.x warns about that on every micro-batch (pyspark/sql/pandas/serializers.py). Not ours
 # to change, and pandas is pinned: this module is loaded in each worker before the serializer runs.
-warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation with empty or all-NA entries",
+warnings.filterwarnings("ignore",
+                        message="The behavior of DataFrame concatenation with empty or all-NA entries",
                         category=FutureWarning)
 
 
@@ -51,10 +52,11 @@ def _rejected(source: str, pdf: pd.DataFrame) -> tuple[list[dict], pd.DataFrame]
     if not bad.any():
         return [], pdf
     rows = pdf[bad]
-    columns = (rows[name].tolist() for name in ("record_problem", "raw", "binlog_file", "binlog_pos", "kafka_topic",
-                                                "kafka_partition", "kafka_offset"))
-    rejected = [rejected_record(source, problem, raw, file, None if pd.isna(pos) else int(pos), topic, int(part),
-                                int(off)) for problem, raw, file, pos, topic, part, off in zip(*columns)]
+    columns = (rows[name].tolist() for name in ("record_problem", "raw", "binlog_file", "binlog_pos",
+                                                "kafka_topic", "kafka_partition", "kafka_offset"))
+    rejected = [rejected_record(source, problem, raw, file, None if pd.isna(pos) else int(pos), topic,
+                                int(part), int(off))
+                for problem, raw, file, pos, topic, part, off in zip(*columns)]
     return rejected, pdf[~bad]
 
 

@@ -21,7 +21,8 @@ from pyspark.sql import functions as F
 from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_LEN_OFFSET
 from libs.stages.kafka_input import DECIMAL_PATTERN, RECORD_KIND_NAMES, UNATTRIBUTED_PREFIX
 from libs.contracts.topic import (
-    BINLOG_EVENT, FORMAT, HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND, HEADER_SOURCE,
+    BINLOG_EVENT, FORMAT, HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND,
+    HEADER_SOURCE,
 )
 
 
@@ -76,7 +77,8 @@ def _not_one_event(kind: Column) -> Column:
     length = F.octet_length(F.col("value"))
     framed = F.col("value").isNotNull() & kind.isin(BINLOG_EVENT, FORMAT)
     return (F.when(framed & (length < COMMON_HEADER_LEN),
-                   F.format_string(f"value of %d bytes is shorter than a binlog event header ({COMMON_HEADER_LEN})",
+                   F.format_string(f"value of %d bytes is shorter than a binlog event header "
+                                   f"({COMMON_HEADER_LEN})",
                                    length))
             .when(framed & (_event_length() != length),
                   F.format_string("value of %d bytes is not one binlog event (its header's event_size is %d)",
@@ -86,7 +88,8 @@ def _not_one_event(kind: Column) -> Column:
 def record_problem() -> Column:
     """What makes the record no record of the pipeline (libs/stages/kafka_input.py's table, every
     failing check named); NULL for a good record."""
-    key, source, kind, pos = _key(), _header(HEADER_SOURCE), _header(HEADER_RECORD_KIND), _header(HEADER_BINLOG_POS)
+    key, source, kind, pos = (_key(), _header(HEADER_SOURCE), _header(HEADER_RECORD_KIND),
+                              _header(HEADER_BINLOG_POS))
     problems = F.concat_ws("; ",
         F.when(key.isNull(), F.lit("no key (the source id)")),
         F.when(key.isNotNull() & source.isNotNull() & (key != source),

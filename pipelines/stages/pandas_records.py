@@ -17,7 +17,8 @@ _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 def records_to_pandas(records: list[dict], schema: T.StructType) -> pd.DataFrame:
     names = schema.fieldNames()
-    pdf = pd.DataFrame.from_records(records, columns=names) if records else pd.DataFrame({n: [] for n in names})
+    pdf = (pd.DataFrame.from_records(records, columns=names) if records
+           else pd.DataFrame({n: [] for n in names}))
     for field in schema.fields:
         col = pdf[field.name]
         if isinstance(field.dataType, T.TimestampType):

@@ -27,7 +27,9 @@ from pyspark.sql import functions as F
 
 from libs.stream.assembler.file_spill import FileSpillStore
 from libs.stream.assembler.release_log import Release, ReleaseLog
-from libs.config.bad_input import CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, KafkaPosition, stop_message
+from libs.config.bad_input import (
+    CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, KafkaPosition, stop_message,
+)
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
 from libs.contracts.change import Change
@@ -128,7 +130,7 @@ class ReplicateBatch:
 
     def _replicate(self, batch_df: DataFrame, batch_id: int) -> None:
         self._delete_released_chunks(batch_id)
-        batch = batch_df.persist()                      # kind: segment | snapshot | quarantine | release | heartbeat
+        batch = batch_df.persist()  # kind: segment | snapshot | quarantine | release | heartbeat
         try:
             seen = _kinds(batch)
             if self.metrics is not None:
@@ -144,7 +146,8 @@ class ReplicateBatch:
         finally:
             batch.unpersist()
 
-    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int], kinds: set[str]) -> Counter:
+    def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int],
+                           kinds: set[str]) -> Counter:
         """The stages; returns the transactions the rows stage quarantined, per source."""
         hints, has_ddl = self._prepare(batch, batch_id)  # source schemas of snapshot tables -> targets
         fused = self._plan_fusion(batch, batch_id, has_ddl) if SNAPSHOT in kinds else None
@@ -191,7 +194,8 @@ class ReplicateBatch:
         truncates = [Change.of(c) for r in tables
                      for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
         flagged = (batch.filter((F.col("kind") == "segment") & F.col("ddl"))
-                   .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect())
+                   .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts"))
+                   .collect())
         ddl = [e for s in flagged for e in segment_ddl(s.asDict(recursive=True), self.limits)]
         # (every Query event that makes a `ddl` change record flags its segment: libs/stages/assembly.py)
         return prepare(batch.sparkSession, truncates, batch_id, ddl), bool(flagged)
@@ -205,7 +209,8 @@ class ReplicateBatch:
         rest = segments if fused is None else segments.filter(~fused.taken())
         decoded = decode_rows(rest, self.partitions, self.limits, hints).persist()
         try:
-            refused = None if fused is None else fused.run(batch.sparkSession, segments, change_records(decoded))
+            refused = (None if fused is None
+                       else fused.run(batch.sparkSession, segments, change_records(decoded)))
         except BaseException:
             decoded.unpersist()
             raise
@@ -245,7 +250,8 @@ class ReplicateBatch:
                 .groupBy("source", "q_kind", "reason")
                 .agg(F.min(F.struct("binlog_file", "binlog_pos")).alias("first"),
                      F.max(F.struct("binlog_file", "binlog_pos")).alias("last"),
-                     F.max(F.struct("kafka_topic", "kafka_partition", "kafka_offset")).alias("kafka")).collect())
+                     F.max(F.struct("kafka_topic", "kafka_partition", "kafka_offset")).alias("kafka"))
+                .collect())
         incidents = [Incident(r["source"], r["q_kind"], r["reason"], _binlog_position(r["first"]),
                               _binlog_position(r["last"]), _kafka_position(r["kafka"])) for r in rows]
         for r in failed_rows:  # a rows-stage rejection covers its whole transaction
@@ -259,7 +265,8 @@ class ReplicateBatch:
         """A batch of heartbeats only: the sources' progress moves, nothing else is written.
         Kept short: the time it takes is how stale caught_up_as_of reads (issue #20 item 1)."""
         record = getattr(self.apply, "record_caught_up", None)
-        if record is not None:  # also without heartbeats: it resets the applier's last_batch, which _report reads
+        # also without heartbeats: it resets the applier's last_batch, which _report reads
+        if record is not None:
             record(batch.sparkSession, batch_id, caught_up)
 
     def _apply(self, changes: DataFrame, batch_id: int, caught_up: dict[str, int], fused=None) -> None:
@@ -300,16 +307,19 @@ def _kinds(batch: DataFrame) -> BatchKinds:
     counters record per batch; max/min only pick its values out of the group."""
     rows = batch.groupBy("kind", "source").agg(
         F.max(F.unix_micros("commit_ts")).alias("at"), F.count(F.lit(1)).alias("n"),
-        *(F.max(c).alias(c) for c in ("ignorable_events", "dummy_events", "spilled_bytes_total", "spill_bytes")),
+        *(F.max(c).alias(c)
+          for c in ("ignorable_events", "dummy_events", "spilled_bytes_total", "spill_bytes")),
         F.min("oldest_kafka_ms").alias("oldest_kafka_ms")).collect()
-    return BatchKinds({r["kind"] for r in rows}, {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
+    return BatchKinds({r["kind"] for r in rows},
+                      {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
                       Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}),
                       [SourceCounters.from_record(r) for r in rows if r["kind"] == COUNTERS],
                       {r["source"]: r["at"] for r in rows if r["kind"] == "segment" and r["at"] is not None})
 
 
 def _binlog_position(row) -> BinlogPosition | None:
-    """(binlog_file, binlog_pos) -> the position; None when a record named none (libs/stages/kafka_input.py)."""
+    """(binlog_file, binlog_pos) -> the position; None when a record named none
+    (libs/stages/kafka_input.py)."""
     return None if row is None or None in tuple(row) else BinlogPosition.of(*row)
 
 
