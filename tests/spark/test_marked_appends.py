@@ -44,7 +44,8 @@ def test_both_quarantine_writers_of_one_batch_land(spark, tmp_path):
     # one writer class, one table
     assert stream.quarantine.path == applier.writes.quarantine.path == TableLocation(path=path)
     assert stream.quarantine.appends.append(_df(spark, "frame"), path, stream.quarantine.app_id, 5)
-    assert applier.writes.quarantine.appends.append(_df(spark, "change"), path, applier.writes.quarantine.app_id, 5)
+    assert applier.writes.quarantine.appends.append(_df(spark, "change"), path,
+                                                    applier.writes.quarantine.app_id, 5)
     assert _rows(spark, path) == [("change",), ("frame",)]
 
 
@@ -79,7 +80,8 @@ def test_a_quarantine_table_of_an_earlier_release_gains_kafka_topic(spark, tmp_p
     from pipelines.delta.quarantine import QuarantineWriter, quarantine_schema
 
     row = {"source": "m1", "kind": "kafka_record", "reason": "no key", "raw": b"x", "kafka_topic": "binlog",
-           "kafka_partition": 0, "kafka_offset": 7, "quarantined_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)}
+           "kafka_partition": 0, "kafka_offset": 7,
+           "quarantined_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)}
     old = arrow_frame(spark, [row], quarantine_schema()).drop("kafka_topic")
     path = str(tmp_path / QUARANTINE)
     old.write.format("delta").save(path)

@@ -38,6 +38,7 @@ def test_every_system_table_with_a_batch_id_declares_it_long():
     from pipelines.job.schemas import SCHEMA_VERSION_RECORD, SOURCE_SCHEMA_RECORD
 
     declared = {CHANGE_LOG: change_log_schema(), PROGRESS: progress_schema(),
-                SCHEMA_HISTORY: spark_schema(SCHEMA_VERSION_RECORD), SOURCE_SCHEMAS: spark_schema(SOURCE_SCHEMA_RECORD)}
+                SCHEMA_HISTORY: spark_schema(SCHEMA_VERSION_RECORD),
+                SOURCE_SCHEMAS: spark_schema(SOURCE_SCHEMA_RECORD)}
     assert {name: schema["batch_id"].dataType for name, schema in declared.items()} == {
         name: T.LongType() for name in declared}

@@ -15,6 +15,7 @@ def _worker_importers(_):
 
 def test_python_workers_import_nothing_from_archives(spark):
     assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "pipelines.job.worker_daemon"
-    importers, pyspark_from_zip = spark.sparkContext.parallelize([0], 1).mapPartitions(_worker_importers).collect()
+    importers, pyspark_from_zip = (spark.sparkContext.parallelize([0], 1)
+                                   .mapPartitions(_worker_importers).collect())
     assert importers == []
     assert pyspark_from_zip == []

@@ -29,7 +29,8 @@ def run_job(bootstrap: str, topic: str, root) -> subprocess.CompletedProcess:
 
 
 def test_a_second_run_appends_to_the_catalog_tables_of_the_first(spark, kafka_broker, topic, tmp_path):
-    (tmp_path / "job.yaml").write_text("tables: {from_source: false}  # no targets: change records to _cdc_changes\n")
+    (tmp_path / "job.yaml").write_text("tables: {from_source: false}"
+                                       "  # no targets: change records to _cdc_changes\n")
     counts = {}
     for source, binlog in FILES.items():  # one source shipped per run
         assert cdc_ship(["--from-file", str(binlog), "--bootstrap", kafka_broker.bootstrap, "--topic", topic,

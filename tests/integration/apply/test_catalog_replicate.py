@@ -46,7 +46,8 @@ def test_a_source_replicates_into_catalog_tables_exactly_once(mariadb, kafka_bro
     server = server_table(mariadb, f"{name}.r2")
     assert server == (["id", "a", "c"], [(1, "ONE", 9), (3, "three", 9)])
     assert catalog_table(spark, ref(f"{name}__r2")) == server
-    assert catalog_table(spark, ref(f"{name}__r")) == (["id", "a", "c"], [(1, "ONE", 9), (2, "two", 9), (3, "three", 9)])
+    assert catalog_table(spark, ref(f"{name}__r")) == (["id", "a", "c"],
+                                                       [(1, "ONE", 9), (2, "two", 9), (3, "three", 9)])
     assert spark.table(ref(QUARANTINE)).count() == 0
     assert not (tmp_path / "delta").exists()  # managed tables: nothing at delta_root
     # Lineage: the row's own, carried through the rename, and the views'.

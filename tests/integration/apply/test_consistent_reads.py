@@ -93,12 +93,14 @@ def test_a_reader_through_the_helper_never_sees_half_a_move(mariadb, kafka_broke
     root = str(tmp_path / "delta")
     half = _HalfBatch(spark, root)
     monkeypatch.setattr(BatchWrites, "_write_targets",
-                        lambda writes, spark_, batch_id, batch_writes: half(writes, spark_, batch_id, batch_writes))
+                        lambda writes, spark_, batch_id, batch_writes:
+                            half(writes, spark_, batch_id, batch_writes))
     shipper = start_shipper("--server", f"{mariadb.host}:{mariadb.port}", "--user", mariadb.user,
                             "--password-file", password_file(mariadb), "--bootstrap", kafka_broker.bootstrap,
                             "--topic", topic, "--source", "bank1", "--snapshot", "--include", rf"{DB}\..*")
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=root,
-                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0, tables={"include": [rf"{DB}\..*"]})
+                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0,
+                    tables={"include": [rf"{DB}\..*"]})
     query = build_query(spark, cfg, make_applier(cfg))
     stop, seen = threading.Event(), []
 

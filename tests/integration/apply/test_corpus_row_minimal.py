@@ -22,7 +22,6 @@ import datetime as dt
 import json
 from collections import Counter
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 

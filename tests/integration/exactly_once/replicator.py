@@ -71,7 +71,8 @@ def _group_members(pgid: int, command: str) -> list[int]:
 
 
 def _python_threads(dump: list[str]) -> list[str]:
-    """The SIGUSR1 dump's lines (libs/runtime/thread_dump.py), threads running this project's code (pipelines/, libs/) first."""
+    """The SIGUSR1 dump's lines (libs/runtime/thread_dump.py), threads running this project's code
+    (pipelines/, libs/) first."""
     threads: list[list[str]] = []
     for line in dump:
         if line.startswith(("Thread 0x", "Current thread 0x")):
@@ -84,7 +85,8 @@ def _python_threads(dump: list[str]) -> list[str]:
 
 def _dump_line(line: str) -> bool:
     """A line of a Python (libs/runtime/thread_dump.py) or jstack-style (JVM) thread dump."""
-    return line.startswith(("Thread 0x", "Current thread 0x", "  File ", '"', "\tat ", "\t- ", "   java.lang.Thread.State"))
+    return line.startswith(("Thread 0x", "Current thread 0x", "  File ", '"', "\tat ", "\t- ",
+                            "   java.lang.Thread.State"))
 
 
 def _jvm_thread(dump: list[str], name: str) -> list[str]:
@@ -100,7 +102,8 @@ def _operation(table_dir: Path, version: int) -> str:
     """The commit's operation (WRITE, MERGE, ...), or SCHEMA for a schema rewrite."""
     try:
         actions = [json.loads(line) for line in
-                   (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines() if line.strip()]
+                   (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines()
+                   if line.strip()]
     except (OSError, json.JSONDecodeError):
         return "?"
     operation = next((a["commitInfo"].get("operation", "?") for a in actions if "commitInfo" in a), "?")
@@ -236,7 +239,8 @@ class Replicator:
                 written = [w.split(":", 1) for w in self.written_by_this_run(planned)]
                 rewrites = [table for table, op in written if op == SCHEMA and is_target(table)]
                 if (stage == IN_FLIGHT or (stage == SCHEMA and rewrites) or any(
-                        table == stage or (stage == TARGET and is_target(table) and op in (*TARGET_WRITES, SCHEMA))
+                        table == stage
+                        or (stage == TARGET and is_target(table) and op in (*TARGET_WRITES, SCHEMA))
                         for table, op in written)) and (also is None or (also == SCHEMA and rewrites)):
                     return planned
             time.sleep(0.05)

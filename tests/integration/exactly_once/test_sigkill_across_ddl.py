@@ -72,7 +72,8 @@ WORKLOAD = [
     ("ALTER TABLE t DROP COLUMN a", ["UPDATE t SET b = 'THREE' WHERE id = 3", "DELETE FROM t WHERE id = 4"]),
     ("ALTER TABLE t RENAME COLUMN b TO bee, MODIFY c BIGINT",
      ["INSERT INTO t (id, c, bee) VALUES (6, 9000000000, 'six')", "UPDATE u SET v = 31 WHERE id = 3"]),
-    ("TRUNCATE TABLE u", ["INSERT INTO u VALUES (1, 100), (3, 300)", "UPDATE t SET bee = 'SIX' WHERE id = 6"]),
+    ("TRUNCATE TABLE u",
+     ["INSERT INTO u VALUES (1, 100), (3, 300)", "UPDATE t SET bee = 'SIX' WHERE id = 6"]),
     ("RENAME TABLE u TO u2", ["INSERT INTO u2 VALUES (4, 400)", "UPDATE t SET c = 1 WHERE id = 1"]),
     ("ALTER TABLE t ADD e DATE DEFAULT '2024-02-29' AFTER z",
      ["INSERT INTO t (id, bee) VALUES (7, 'seven')", "UPDATE t SET e = '2025-01-01' WHERE id = 2"]),
@@ -135,7 +136,8 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
                   + (" of a schema rewrite" if also else "")
                   + f", {time.monotonic() - started:.1f}s after start; last committed batch {committed}, "
                   + ("none in flight" if in_flight is None else
-                     f"in flight {in_flight}, its commits by this run [{', '.join(job.written_by_this_run(in_flight))}]"))
+                     f"in flight {in_flight}, "
+                     f"its commits by this run [{', '.join(job.written_by_this_run(in_flight))}]"))
     finally:
         if job.proc is not None and job.proc.poll() is None:
             job.kill()
@@ -146,13 +148,15 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
     # 1. columns and rows of every table equal the server's
     for table in ("t", "u2", "n"):
         assert delta_table(spark, f"{delta}/{DB}__{table}") == server_table(mariadb, f"{DB}.{table}"), table
-    assert server_table(mariadb, f"{DB}.t")[0] == ["z", "e", "id", "c", "b2", "f"]  # the workload ran as written
+    # the workload ran as written
+    assert server_table(mariadb, f"{DB}.t")[0] == ["z", "e", "id", "c", "b2", "f"]
     # u's Delta table keeps the rows u had when the server renamed it (TRUNCATE, then two inserts).
     assert delta_table(spark, f"{delta}/{DB}__u") == (["id", "v"], [(1, 100), (3, 300)])
 
     # 2. the change log: each change once, as many as the server's binlog holds
     log = [r.asDict() for r in spark.read.format("delta").load(f"{delta}/_cdc_change_log").select(
-        "lineage.source", "lineage.trx_id", "lineage.change_seq", "lineage.gtid", "database", "table", "op").collect()]
+        "lineage.source", "lineage.trx_id", "lineage.change_seq", "lineage.gtid", "database", "table",
+        "op").collect()]
     identities = collections.Counter((r["source"], r["trx_id"], r["change_seq"]) for r in log)
     assert [i for i, n in identities.items() if n > 1] == []
     got = collections.Counter((r["gtid"], r["database"], r["table"], r["op"]) for r in log
@@ -171,7 +175,8 @@ def test_sigkill_around_ddl_leaves_data_and_schema_equal_to_the_server(mariadb, 
     assert rewrites >= len(kills)  # the kills had schema rewrites to land around
 
     # 4. progress at the server's last GTID; nothing quarantined
-    progress = spark.read.format("delta").load(f"{delta}/_cdc_progress").select("source", "gtid", "batch_id").collect()
+    progress = (spark.read.format("delta").load(f"{delta}/_cdc_progress")
+                .select("source", "gtid", "batch_id").collect())
     latest = max(progress, key=lambda r: r["batch_id"])
     assert (latest["source"], latest["gtid"]) == (DB, mariadb.query("SELECT @@gtid_binlog_pos")[0][0])
     quarantine = delta / QUARANTINE

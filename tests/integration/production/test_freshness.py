@@ -68,7 +68,8 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
                             "--heartbeat", str(HEARTBEAT_S), "--metrics-port", str(port))
     root = str(tmp_path / "delta")
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=root,
-                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=TRIGGER_S, tables={"include": [rf"{db}\..*"]})
+                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=TRIGGER_S,
+                    tables={"include": [rf"{db}\..*"]})
     query = build_query(spark, cfg, make_applier(cfg))
     try:
         columns, expected = server_rows(mariadb, db, "t")
@@ -106,7 +107,8 @@ def test_an_idle_source_stays_caught_up(mariadb, kafka_broker, topic, spark, tmp
     assert code == 0, output
 
 
-def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(kafka_broker, topic, spark, tmp_path):
+def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(
+        kafka_broker, topic, spark, tmp_path):
     binlogs = tmp_path / "binlogs"
     binlogs.mkdir()
     data = open(f"{CORPUS}/row_full/mdb-bin.000001", "rb").read()
@@ -118,7 +120,8 @@ def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(kaf
                             "--metrics-port", str(port))
     root = str(tmp_path / "delta")
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=root,
-                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0, tables={"include": [r"row_full\..*"]})
+                    checkpoint=str(tmp_path / "ckpt"), trigger_seconds=1.0,
+                    tables={"include": [r"row_full\..*"]})
     query = build_query(spark, cfg, make_applier(cfg))
     try:
         wait_until(lambda: _latest(spark, root) and _latest(spark, root)[0]["caught_up_as_of"] is not None,

@@ -138,17 +138,22 @@ def test_a_stalled_apply_shows_its_lag_in_the_progress_and_on_the_metrics_endpoi
         assert scraped["cdc_input_records_total"][0][1] == len(mysql8) + len(mariadb)
         # the assembler's counts as the pure core counts them on the same frames, at the same
         # Kafka offsets (they are in the spilled frames: one partition, mysql8's records first)
-        expected, at_offsets = {}, [dataclasses.replace(f, kafka_offset=len(mysql8) + i) for i, f in enumerate(mariadb)]
+        expected, at_offsets = {}, [dataclasses.replace(f, kafka_offset=len(mysql8) + i)
+                                    for i, f in enumerate(mariadb)]
         for source, frames in (("mysql8", mysql8), ("mariadb", at_offsets)):
             store = InMemorySpillStore()
             _, row = assemble_group(source, None, frames, store, cfg.assembly.stage_config(cfg.decode_limits))
             expected[source] = SourceCounters.of(AssemblerState.from_row(row), store, None)
-        assert expected["mariadb"].ignorable_events == ignorable and expected["mariadb"].dummy_events == dummies
+        assert (expected["mariadb"].ignorable_events == ignorable
+                and expected["mariadb"].dummy_events == dummies)
         assert expected["mariadb"].spill_bytes > 0  # the open transaction's frames
-        for name, field in (("cdc_ignorable_events_total", "ignorable_events"), ("cdc_dummy_events_total", "dummy_events"),
-                            ("cdc_spilled_bytes_total", "spilled_bytes_total"), ("cdc_spill_held_bytes", "spill_bytes")):
+        for name, field in (("cdc_ignorable_events_total", "ignorable_events"),
+                            ("cdc_dummy_events_total", "dummy_events"),
+                            ("cdc_spilled_bytes_total", "spilled_bytes_total"),
+                            ("cdc_spill_held_bytes", "spill_bytes")):
             assert by_source(scraped[name]) == {s: getattr(c, field) for s, c in expected.items()}, name
     finally:
         spark.streams.removeListener(metrics.listener)
-    line = [l for l in capsys.readouterr().err.splitlines() if l.startswith("cdc-replicate: batch 0:")]
+    line = [l for l in capsys.readouterr().err.splitlines()  # noqa: E741 - l: a line of stderr
+            if l.startswith("cdc-replicate: batch 0:")]
     assert line and "Kafka -> Delta" in line[0], line

@@ -25,11 +25,13 @@ import zlib
 from dataclasses import dataclass, field
 
 _AT = re.compile(r"^# at (\d+)$")
-_HEADER = re.compile(r"^#\d{6} +\d+:\d\d:\d\d server id \d+ +end_log_pos (\d+)(?: CRC32 0x([0-9a-f]{8}))? ?\t?(.*)$")
+_HEADER = re.compile(r"^#\d{6} +\d+:\d\d:\d\d server id \d+ +end_log_pos (\d+)"
+                     r"(?: CRC32 0x([0-9a-f]{8}))? ?\t?(.*)$")
 _ROW = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `([^`]+)`\.`([^`]+)`")
 _OPS = {"INSERT INTO": "insert", "UPDATE": "update", "DELETE FROM": "delete"}
 _ROWS_HEADER = re.compile(r"^(Write|Update|Delete)(_compressed)?_rows(_compressed)?: ")
-_LOAD_HEAD = re.compile(r"LOAD\s+DATA\s+(?:LOCAL\s+)?INFILE\s+'[^']*'\s+(?:(?:IGNORE|REPLACE)\s+)?INTO", re.IGNORECASE)
+_LOAD_HEAD = re.compile(r"LOAD\s+DATA\s+(?:LOCAL\s+)?INFILE\s+'[^']*'\s+(?:(?:IGNORE|REPLACE)\s+)?INTO",
+                        re.IGNORECASE)
 _XID_LITERAL = re.compile(r"X'([0-9a-fA-F]*)',\s*X'([0-9a-fA-F]*)',\s*(\d+)")
 
 

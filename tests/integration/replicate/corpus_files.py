@@ -18,7 +18,8 @@ EXCLUDED = {
 }
 # The shipper refuses these before anything reaches Kafka (its own tests cover the messages):
 NOT_SHIPPABLE = {
-    "mysql/mysql-8.0.43/std_data/rpl_nogtid_encryption_master-bin.000002": "encrypted binlog (magic fd 62 69 6e)",
+    "mysql/mysql-8.0.43/std_data/rpl_nogtid_encryption_master-bin.000002":
+        "encrypted binlog (magic fd 62 69 6e)",
 }
 # The shipper refuses these part-way (tests/unit/shipper/test_corpus_shipping.py checks exactly
 # where and why): a corrupt or truncated file is an error, not a warning. The replicate test
@@ -65,7 +66,8 @@ def our_transactions(changes: list[dict]) -> dict[int, tuple[str | None, tuple]]
     out = {}
     for (_, end), recs in by_trx.items():
         recs.sort(key=lambda c: c["change_seq"])
-        spelled = tuple((c["database"], c["table"], c["op"], c["statement"]) if c["op"] in ("insert", "update", "delete")
+        spelled = tuple((c["database"], c["table"], c["op"], c["statement"])
+                        if c["op"] in ("insert", "update", "delete")
                         else (None, None, "statement", normalise_statement(c["statement"])) for c in recs)
         assert end not in out, f"two transactions end at {end}"
         out[end] = (recs[0]["gtid"], spelled)

@@ -43,7 +43,8 @@ def ship_all(bootstrap: str, topic: str, files: list[str]) -> None:
         source = source_id(rel)
         for name, pos, frame in frames_to_ship(rel):
             record = KafkaRecord(source, name, pos, frame)
-            producer.produce(topic, value=record.value, key=record.key(), partition=0, headers=record.headers())
+            producer.produce(topic, value=record.value, key=record.key(), partition=0,
+                             headers=record.headers())
             producer.poll(0)
     assert producer.flush(60) == 0
 
@@ -121,6 +122,7 @@ def test_deliberately_broken_files_are_quarantined_where_the_server_decoder_stop
         stopped = oracle_of(rel).stopped_at
         where = {q["binlog_pos"]: q for q in quarantine[source_id(rel)]}
         assert stopped in where, (rel, stopped, sorted(where))
-        assert f"file {rel.rsplit('/', 1)[1]}" in where[stopped]["reason"] or where[stopped]["kind"] == "boundary"
+        assert (f"file {rel.rsplit('/', 1)[1]}" in where[stopped]["reason"]
+                or where[stopped]["kind"] == "boundary")
     for rel in (r for r in files if r.endswith(TRUNCATED)):
         assert not changes.get(source_id(rel)) and not quarantine.get(source_id(rel))

@@ -48,8 +48,8 @@ SHAPES = {
     "epoch_not_a_number": (lambda f: with_headers(f, binlog_epoch=b"x"),
                            "binlog_epoch header 'x' is not a number", SOURCE),
     "third_party": (lambda f: {"key": None, "value": b'{"order": 17}', "headers": None},
-                    "no key (the source id); no binlog_file header; no binlog_pos header; value of 13 bytes is "
-                    "shorter than a binlog event header (19)", "kafka:{topic}:0"),
+                    "no key (the source id); no binlog_file header; no binlog_pos header; "
+                    "value of 13 bytes is shorter than a binlog event header (19)", "kafka:{topic}:0"),
     "key_of_another_source": (lambda f: shipped(f) | {"key": b"s2"},
                               "key 's2' names another source than its source header 's1'", "s2"),
     "no_key": (lambda f: shipped(f) | {"key": None}, "no key (the source id)", SOURCE),
@@ -59,7 +59,8 @@ SHAPES = {
     "no_file": (lambda f: with_headers(f, binlog_file=None), "no binlog_file header", SOURCE),
     "no_pos": (lambda f: with_headers(f, binlog_pos=None), "no binlog_pos header", SOURCE),
     "huge": (lambda f: shipped(f) | {"value": f.raw + bytes(900_000)},
-             "value of {size} bytes is not one binlog event (its header's event_size is {event_size})", SOURCE),
+             "value of {size} bytes is not one binlog event (its header's event_size is {event_size})",
+             SOURCE),
     "short": (lambda f: shipped(f) | {"value": f.raw[:7]},
               "value of 7 bytes is shorter than a binlog event header (19)", SOURCE),
 }
@@ -124,7 +125,8 @@ def test_records_that_are_not_the_pipelines_are_quarantined_and_the_events_aroun
     offsets = {name: offset for offset, record in at.items() for name in names if made[name] is record}
     for name, (_, problem, source) in SHAPES.items():
         row = quarantined[offsets[name]]
-        assert row["kind"] == "kafka_record" and (row["kafka_topic"], row["kafka_partition"]) == (topic, 0), row
+        assert (row["kind"] == "kafka_record"
+                and (row["kafka_topic"], row["kafka_partition"]) == (topic, 0)), row
         value = at[offsets[name]]["value"] or b""
         problem = problem.format(size=len(value), event_size=len(frames[WRITE_ROWS].raw))
         assert row["reason"] == f"topic {topic} partition 0 offset {offsets[name]}: {problem}", name
@@ -155,14 +157,16 @@ def test_fail_mode_names_the_records_kafka_position_and_accepting_its_offset_goe
         f"topic {topic} partition 0 offset {first}, kafka_record: topic {topic} partition 0 offset {first}: "
         f"{SHAPES['third_party'][1]} (3 more in this batch).")
     assert f"accept_bad_input_through: {{'kafka:{topic}:0': {first}}}" in line
-    assert applied_changes(spark, cfg) == row_changes(frames[:FIRST_TRX])  # batch 0 applied, nothing of batch 1
+    # batch 0 applied, nothing of batch 1
+    assert applied_changes(spark, cfg) == row_changes(frames[:FIRST_TRX])
     assert sorted(quarantine_rows(spark, cfg)) == sorted(at)  # kept before stopping
 
     partly = dataclasses.replace(cfg, accept_bad_input_through={f"kafka:{topic}:0": first + 1})
     line = str(run_until_stopped(spark, partly))  # the forged snapshot, first by the file it claims
-    assert f"source s1, mdb-bin.999999:4, topic {topic} partition 0 offset {first + 3}, bad_snapshot_record: " \
-        in line, line  # the way past it is its offset, not the position it claims
-    assert f"(1 more in this batch). " in line and f"{{'kafka:{topic}:0': {first + 3}}}" in line, line
+    # the way past it is its offset, not the position it claims
+    assert (f"source s1, mdb-bin.999999:4, topic {topic} partition 0 offset {first + 3}, "
+            "bad_snapshot_record: " in line), line
+    assert "(1 more in this batch). " in line and f"{{'kafka:{topic}:0': {first + 3}}}" in line, line
 
     accepted = dataclasses.replace(cfg, accept_bad_input_through={f"kafka:{topic}:0": max(at)})
     assert run_once(spark, accepted) == row_changes(frames)

@@ -44,7 +44,8 @@ def test_sigkill_while_a_spilled_transaction_is_open_then_restart_gives_the_orac
         spark, kafka_broker, topic, tmp_path):
     assert cdc_ship(["--from-file", str(BIG_TRX), "--bootstrap", kafka_broker.bootstrap, "--topic", topic,
                      "--source", "big", "--progress", "3600"]) == 0
-    (tmp_path / "job.yaml").write_text("max_offsets_per_trigger: 700\ntables: {from_source: false}  # no targets: change records to _cdc_changes\n")
+    (tmp_path / "job.yaml").write_text("max_offsets_per_trigger: 700\ntables: {from_source: false}"
+                                       "  # no targets: change records to _cdc_changes\n")
     log_path = tmp_path / "replicate.log"
     started = time.monotonic()
     with open(log_path, "wb") as log:
@@ -75,7 +76,8 @@ def test_sigkill_while_a_spilled_transaction_is_open_then_restart_gives_the_orac
                .select("trx_id", "trx_end_pos", "gtid", "change_seq", "database", "table", "op", "statement")
                .collect()]
     # nothing twice
-    twice = [k for k, n in collections.Counter((c["trx_id"], c["change_seq"]) for c in changes).items() if n > 1]
+    twice = [k for k, n in collections.Counter((c["trx_id"], c["change_seq"]) for c in changes).items()
+             if n > 1]
     assert twice == []
     # same set, nothing missing: the server decoder's transactions, every row in order
     oracle = read_oracle(str(BIG_TRX))

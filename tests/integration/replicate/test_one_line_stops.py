@@ -50,7 +50,8 @@ def test_an_unexpected_failure_is_one_line_naming_its_innermost_error(kafka_brok
     produce(kafka_broker.bootstrap, topic, frames_of(str(MYSQL8_FILE)))
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
-    run = replicate(kafka_broker, topic, tmp_path, "--conf", str(_conf(tmp_path)), delta_root=not_a_dir / "delta")
+    run = replicate(kafka_broker, topic, tmp_path, "--conf", str(_conf(tmp_path)),
+                    delta_root=not_a_dir / "delta")
     assert run.returncode == 1, run.stderr[-3000:]
     lines = run.stderr.strip().splitlines()
     assert lines[-1].startswith("cdc-replicate: failed: ") and "--verbose" in lines[-1], run.stderr[-3000:]

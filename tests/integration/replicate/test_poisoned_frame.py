@@ -21,7 +21,6 @@ from pipelines.replicate import build_query, make_sink
 from libs.tables.system_tables import CHANGES, QUARANTINE
 from pipelines.stages.sink import BadInputStopped
 from tests.integration.short_jobs import short_job_env
-from tests.unit.stream.test_hostile_frames import poisoned_stream  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +57,8 @@ def test_poisoned_frame_is_quarantined_later_transactions_applied_restart_does_n
     ends, quarantined = run_once(spark, cfg)  # several micro-batches: the poison is mid-stream
 
     gtid_at = poisoned_at - len(frames[7].raw)
-    assert [(pos, kind) for pos, kind, _ in quarantined] == [(gtid_at, "bad_transaction"), (poisoned_at, "limit")]
+    assert [(pos, kind) for pos, kind, _ in quarantined] == [(gtid_at, "bad_transaction"),
+                                                             (poisoned_at, "limit")]
     reason = quarantined[1][2]
     assert "nested" in reason and f"pos {poisoned_at}" in reason and "source poisoned" in reason
     assert len(ends) == 5 and ends[0] < poisoned_at < ends[1]  # the transactions after it applied
@@ -89,8 +89,8 @@ def test_fail_mode_stops_on_the_poisoned_frame_until_its_position_is_accepted(
     assert "\n" not in line and f"source poisoned, {file}:{poisoned_at}, limit:" in line
     assert f"accept_bad_input_through: {{poisoned: '{file}:{poisoned_at}'}}" in line
     ends, quarantined = read_back(spark, cfg)
-    assert [(pos, kind) for pos, kind, _ in quarantined] == [(poisoned_at - len(frames[7].raw), "bad_transaction"),
-                                                             (poisoned_at, "limit")]  # kept before stopping
+    assert [(pos, kind) for pos, kind, _ in quarantined] == [
+        (poisoned_at - len(frames[7].raw), "bad_transaction"), (poisoned_at, "limit")]  # kept before stopping
     assert len(ends) == 1 and ends[0] < poisoned_at  # batch 0 applied, nothing of the stopped one
 
     assert str(run_until_stopped(spark, cfg)) == line  # a restart stops at the same place
@@ -101,17 +101,20 @@ def test_fail_mode_stops_on_the_poisoned_frame_until_its_position_is_accepted(
     assert again == quarantined and len(ends) == 5 and ends[0] < poisoned_at < ends[1]
 
 
-def test_the_command_line_reports_a_stop_as_one_line_without_a_trace(kafka_broker, topic, tmp_path, poisoned_stream):
+def test_the_command_line_reports_a_stop_as_one_line_without_a_trace(
+        kafka_broker, topic, tmp_path, poisoned_stream):
     frames, poisoned_at = poisoned_stream
     produce(kafka_broker.bootstrap, topic, frames)
     conf = tmp_path / "job.yaml"
     conf.write_text("bad_input_policy: fail\nmax_offsets_per_trigger: 7\ntables: {from_source: false}\n")
     run = subprocess.run(
-        [sys.executable, "-m", "pipelines.replicate", "--conf", str(conf), "--bootstrap", kafka_broker.bootstrap,
+        [sys.executable, "-m", "pipelines.replicate", "--conf", str(conf),
+         "--bootstrap", kafka_broker.bootstrap,
          "--topic", topic, "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt"),
          "--available-now"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=short_job_env())
     assert run.returncode == 1, run.stderr[-3000:]
     lines = run.stderr.strip().splitlines()
-    assert lines[-1].startswith("cdc-replicate: stopped on bad input (bad_input_policy: fail): source poisoned, ")
+    assert lines[-1].startswith("cdc-replicate: stopped on bad input (bad_input_policy: fail): "
+                                "source poisoned, ")
     assert f":{poisoned_at}, limit:" in lines[-1]
     assert not [line for line in lines if "Traceback" in line or line.startswith("\tat ")], run.stderr[-3000:]

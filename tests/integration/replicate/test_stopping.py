@@ -50,11 +50,12 @@ def _job(kafka_broker, topic, tmp_path, monkeypatch) -> tuple[Replicator, Path]:
     conf = tmp_path / "job.yaml"
     conf.write_text(CONF)
     delta, ckpt = tmp_path / "delta", tmp_path / "ckpt"
-    return Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--delta-root", str(delta),
-                                 "--checkpoint", str(ckpt)], ckpt, delta), conf
+    return Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
+                                 "--delta-root", str(delta), "--checkpoint", str(ckpt)], ckpt, delta), conf
 
 
-IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')  # a stack line (libs/runtime/thread_dump.py)
+# a stack line (libs/runtime/thread_dump.py)
+IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')
 IN_DELTA_APPEND = re.compile(r'/pipelines/delta_tables\.py", line \d+ in append')  # the JVM writes now
 
 
@@ -103,14 +104,15 @@ def _drain_and_check(spark, job: Replicator, conf: Path) -> None:
     changes = [r.asDict() for r in spark.read.format("delta").load(str(job.delta_root / CHANGES))
                .select("trx_id", "trx_end_pos", "gtid", "change_seq", "database", "table", "op", "statement")
                .collect()]
-    assert [k for k, n in collections.Counter((c["trx_id"], c["change_seq"]) for c in changes).items() if n > 1] == []
+    assert [k for k, n in collections.Counter((c["trx_id"], c["change_seq"]) for c in changes).items()
+            if n > 1] == []
     expected = {t.end: (t.gtid, t.changes) for t in read_oracle(str(ROW_FULL)).transactions if t.changes}
     assert our_transactions(changes) == expected
     assert spark.read.format("delta").load(str(job.delta_root / QUARANTINE)).count() == 0
 
 
-def test_signals_and_a_killed_driver_end_the_job_and_the_restart_is_exactly_once(spark, kafka_broker, topic, tmp_path,
-                                                                                 monkeypatch):
+def test_signals_and_a_killed_driver_end_the_job_and_the_restart_is_exactly_once(
+        spark, kafka_broker, topic, tmp_path, monkeypatch):
     # one job through the three stops, then one drain: each cold job run costs ~20 s of the suite
     job, conf = _job(kafka_broker, topic, tmp_path, monkeypatch)
 
@@ -142,7 +144,8 @@ def test_signals_and_a_killed_driver_end_the_job_and_the_restart_is_exactly_once
 
 
 def _jvm_of(driver: int) -> int:
-    jvms = [pid for pid in descendants(driver) if (read := proc_stat(Path(f"/proc/{pid}/stat"))) and read[0] == "java"]
+    jvms = [pid for pid in descendants(driver)
+            if (read := proc_stat(Path(f"/proc/{pid}/stat"))) and read[0] == "java"]
     assert len(jvms) == 1, jvms
     return jvms[0]
 

@@ -21,7 +21,8 @@ FILES = [f"{CORPUS}/row_minimal/mdb-bin.000002", f"{CORPUS}/row_noblob/mdb-bin.0
 
 
 def ship(bootstrap, topic, source, files):
-    assert cdc_ship(["--from-file", *files, "--bootstrap", bootstrap, "--topic", topic, "--source", source]) == 0
+    assert cdc_ship(["--from-file", *files, "--bootstrap", bootstrap, "--topic", topic,
+                     "--source", source]) == 0
 
 
 def replicate(spark, cfg: JobConfig) -> None:
@@ -35,7 +36,8 @@ def row_counts(df) -> collections.Counter:
     return collections.Counter({(r["database"], r["table"], r["op"]): r["count"] for r in rows})
 
 
-def test_restart_from_checkpoint_mid_stream_gives_same_output_nothing_twice(spark, kafka_broker, topic, tmp_path):
+def test_restart_from_checkpoint_mid_stream_gives_same_output_nothing_twice(
+        spark, kafka_broker, topic, tmp_path):
     files = FILES[:2]
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
                     checkpoint=str(tmp_path / "ckpt"), available_now=True, max_offsets_per_trigger=150)

@@ -52,8 +52,10 @@ def _nulls_first(row: tuple) -> list:
 def ship_snapshot(db, kafka_broker, topic, name, *, resnapshot: str | None = None):
     """Database `name` shipped as source `name`: its snapshot, or the binlog to its end once the
     topic has it; `resnapshot` (a db.table regex): a new snapshot run of those tables first."""
-    mode = ["--resnapshot", "--include", resnapshot] if resnapshot else ["--snapshot", "--include", rf"{name}\..*"]
-    assert ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
+    mode = (["--resnapshot", "--include", resnapshot] if resnapshot
+            else ["--snapshot", "--include", rf"{name}\..*"])
+    assert ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user,
+                      "--password-file", password_file(db),
                       "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", name, *mode,
                       "--non-block"]) == 0
 

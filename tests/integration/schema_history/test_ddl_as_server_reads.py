@@ -36,7 +36,8 @@ FORMS = [
     ("plain_comment_inside", "ALTER TABLE {t} ADD a INT /*!40000 , ADD b INT /* c */ */"),
     ("skipped_with_comment_inside", "ALTER TABLE {t} ADD a INT /*!99999 , ADD b INT /* c */ */"),
     ("comment_text_in_string", "ALTER TABLE {t} ADD s VARCHAR(20) DEFAULT '/*!40000 x */'"),
-    ("create_with_comments", "CREATE TABLE {t} (id INT PRIMARY KEY /*!40000 , c INT NOT NULL */) /*!40000 ENGINE=InnoDB */"),
+    ("create_with_comments",
+     "CREATE TABLE {t} (id INT PRIMARY KEY /*!40000 , c INT NOT NULL */) /*!40000 ENGINE=InnoDB */"),
     ("add_serial", "ALTER TABLE {t} ADD c SERIAL"),
     ("change_to_serial", "ALTER TABLE {t} CHANGE v w SERIAL"),
     ("create_serial", "CREATE TABLE {t} (c SERIAL, d VARCHAR(5))"),
@@ -83,7 +84,8 @@ def read_back(mariadb):
             except HistoryError as exc:
                 history.refuse("src", exc.position, exc.names, sql, exc.reason)
     assert server_version and "mariadb" in server_version.lower()
-    return {k: (server, history.at("src", DB, _table(k), Position(file, pos))) for k, (pos, server) in after.items()}
+    return {k: (server, history.at("src", DB, _table(k), Position(file, pos)))
+            for k, (pos, server) in after.items()}
 
 
 def _shape(schema: TableSchema):

@@ -81,5 +81,6 @@ def test_the_history_from_the_binlog_equals_the_server_after_every_ddl(mariadb):
                 assert version is None, f"after {statement!r}: {table} exists in the history only"
                 continue
             assert version is not None, f"after {statement!r}: {table} is missing from the history"
-            assert server_target(version.create_table()) == server_target(server), f"after {statement!r}: {table}"
+            assert (server_target(version.create_table())
+                    == server_target(server)), f"after {statement!r}: {table}"
             assert version.column_names == TableSchema.parse(server, DB).column_names

@@ -51,7 +51,8 @@ GH_OST_SWAP = [
 PT_OSC_COPY = [
     "CREATE TABLE _{t}_new LIKE {t}",
     "ALTER TABLE _{t}_new ADD COLUMN note VARCHAR(20) DEFAULT 'x'",
-    "CREATE TRIGGER pt_osc_{t}_del AFTER DELETE ON {t} FOR EACH ROW DELETE IGNORE FROM _{t}_new WHERE id = OLD.id",
+    "CREATE TRIGGER pt_osc_{t}_del AFTER DELETE ON {t} FOR EACH ROW "
+    "DELETE IGNORE FROM _{t}_new WHERE id = OLD.id",
     "CREATE TRIGGER pt_osc_{t}_upd AFTER UPDATE ON {t} FOR EACH ROW "
     "REPLACE INTO _{t}_new (id, a) VALUES (NEW.id, NEW.a)",
     "CREATE TRIGGER pt_osc_{t}_ins AFTER INSERT ON {t} FOR EACH ROW "
@@ -72,8 +73,10 @@ PT_OSC_SWAP = [
 # table -> (copy, swap, the tool's working tables, its copy statement's start, swapped in a later batch)
 TABLES = {"gh_one": (GH_OST_COPY, GH_OST_SWAP, ("gho", "ghc", "del"), "INSERT IGNORE INTO _{t}_gho", False),
           "gh_across": (GH_OST_COPY, GH_OST_SWAP, ("gho", "ghc", "del"), "INSERT IGNORE INTO _{t}_gho", True),
-          "pt_one": (PT_OSC_COPY, PT_OSC_SWAP, ("new", "old"), "INSERT LOW_PRIORITY IGNORE INTO _{t}_new", False),
-          "pt_across": (PT_OSC_COPY, PT_OSC_SWAP, ("new", "old"), "INSERT LOW_PRIORITY IGNORE INTO _{t}_new", True)}
+          "pt_one": (PT_OSC_COPY, PT_OSC_SWAP, ("new", "old"), "INSERT LOW_PRIORITY IGNORE INTO _{t}_new",
+                     False),
+          "pt_across": (PT_OSC_COPY, PT_OSC_SWAP, ("new", "old"), "INSERT LOW_PRIORITY IGNORE INTO _{t}_new",
+                        True)}
 
 
 def _run(mariadb, name: str, t: str, statements, states: dict) -> None:
@@ -102,18 +105,21 @@ def _idempotent(path: str, after: int) -> bool:
     Delta's txn (app id, batch): a retried batch does not write it again."""
     for commit in sorted(Path(path, "_delta_log").glob("[0-9]*.json")):
         actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-        write = any(a["commitInfo"].get("operation") in ("WRITE", "MERGE") for a in actions if "commitInfo" in a)
+        write = any(a["commitInfo"].get("operation") in ("WRITE", "MERGE")
+                    for a in actions if "commitInfo" in a)
         if int(commit.stem) > after and write and not any("txn" in a for a in actions):
             return False
     return True
 
 
 def _lineages(spark, path: str) -> dict[int, tuple]:
-    rows = spark.read.format("delta").load(path).select("id", "_lineage.binlog_pos", "_lineage.statement").collect()
+    rows = (spark.read.format("delta").load(path)
+            .select("id", "_lineage.binlog_pos", "_lineage.statement").collect())
     return {r["id"]: (r["binlog_pos"], r["statement"]) for r in rows}
 
 
-def test_an_online_schema_change_is_one_commit_of_the_new_table(mariadb, kafka_broker, topic, spark, tmp_path):
+def test_an_online_schema_change_is_one_commit_of_the_new_table(mariadb, kafka_broker, topic, spark,
+                                                                tmp_path):
     """gh-ost's and pt-osc's cycles side by side, each once within one batch and once with the
     shadow filled in one batch and swapped in the next."""
     name = "osc_swaps"
@@ -149,7 +155,8 @@ def test_an_online_schema_change_is_one_commit_of_the_new_table(mariadb, kafka_b
         versions = _versions(spark, path[t], start[t])
         assert versions, f"{t}: the cycle committed nothing"
         for version, content in versions:
-            assert content in states[t], f"version {version} of {t}: {content} is no state of the server's {t}"
+            assert content in states[t], (f"version {version} of {t}: {content} "
+                                          f"is no state of the server's {t}")
         assert delta_table(spark, path[t]) == server_table(mariadb, f"{name}.{t}")
         assert server_table(mariadb, f"{name}.{t}")[0] == ["id", "a", "note"]  # the cycle ran as written
         assert _idempotent(path[t], start[t]), f"{t}: a commit of the cycle without its batch's txn"
@@ -162,7 +169,8 @@ def test_an_online_schema_change_is_one_commit_of_the_new_table(mariadb, kafka_b
         assert after[101][1] == f"INSERT INTO {t} VALUES (101, 'after', 'y')"
         # The copy is in the change log as what it is: the working table's INSERT ... SELECT.
         copied = log.where(log["lineage.statement"].startswith(copy_statement.format(t=t))).collect()
-        assert {(r["table"], r["op"]) for r in copied} == {(f"_{t}_{shadows[0]}", "insert")} and len(copied) == 5
+        assert ({(r["table"], r["op"]) for r in copied} == {(f"_{t}_{shadows[0]}", "insert")}
+                and len(copied) == 5)
     assert spark.read.format("delta").load(f"{cfg.delta_root}/{QUARANTINE}").count() == 0
 
 

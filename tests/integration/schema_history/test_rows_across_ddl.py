@@ -30,8 +30,10 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
                                                             metadata, image):
     name = f"sh_rows_{metadata}_{image}".lower()
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
-                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b VARCHAR(10), d INT UNSIGNED DEFAULT 1); "
-                f"INSERT INTO {name}.t VALUES (1, 10, 'one', 100), (2, 20, 'two', 200), (3, 30, 'three', 300)")
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b VARCHAR(10), "
+                f"d INT UNSIGNED DEFAULT 1); "
+                f"INSERT INTO {name}.t VALUES (1, 10, 'one', 100), (2, 20, 'two', 200), "
+                f"(3, 30, 'three', 300)")
     cfg = job_config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     with row_metadata(mariadb, metadata):
@@ -50,7 +52,8 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
                     "UPDATE t SET b = 'THREE', d = 3000000000 WHERE id = 3;"
                     "ALTER TABLE t DROP COLUMN c;"
                     "UPDATE t SET a = 41 WHERE id = 4;"
-                    "ALTER TABLE t /*!40000 RENAME COLUMN b TO bee, */ MODIFY a BIGINT;"  # executed by the server
+                    # executed by the server
+                    "ALTER TABLE t /*!40000 RENAME COLUMN b TO bee, */ MODIFY a BIGINT;"
                     "INSERT INTO t (z, id, a, bee, d) VALUES ('sv', 7, 9000000000, 'seven', 7);"
                     "UPDATE t SET bee = 'SIX' WHERE id = 6;"
                     "DELETE FROM t WHERE id = 5;"
@@ -60,7 +63,8 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
     replicate(spark, cfg)
 
     server = server_table(mariadb, f"{name}.t")
-    assert server[0] == ["z", "id", "a", "bee", "dd", "e"] and len(server[1]) == 7  # the workload ran as written
+    # the workload ran as written
+    assert server[0] == ["z", "id", "a", "bee", "dd", "e"] and len(server[1]) == 7
     assert delta_table(spark, f"{root}/{name}__t") == server
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
     # Which DDL changed the table's schema, and when: the lineage query over _cdc_schema_history.
@@ -70,7 +74,8 @@ def test_rows_before_and_after_ddl_land_in_their_own_columns(mariadb, kafka_brok
         "ALTER TABLE t ADD COLUMN c INT DEFAULT 7 AFTER id", "ALTER TABLE t ADD z VARCHAR(4) FIRST",
         "ALTER TABLE t DROP COLUMN c", "ALTER TABLE t /*!40000 RENAME COLUMN b TO bee, */ MODIFY a BIGINT",
         "ALTER TABLE t CHANGE d dd BIGINT UNSIGNED DEFAULT 2, ADD e DATE DEFAULT '2024-02-29'"]
-    assert "z VARCHAR(4),\n  `id`" in kept[1]["create_table"] and all(r["commit_ts"] is not None for r in kept)
+    assert ("z VARCHAR(4),\n  `id`" in kept[1]["create_table"]
+            and all(r["commit_ts"] is not None for r in kept))
     assert [r["binlog_pos"] for r in kept] == sorted(r["binlog_pos"] for r in kept)
 
 
@@ -96,7 +101,8 @@ def test_truncate_then_the_same_keys_again(mariadb, kafka_broker, topic, spark, 
     ship_snapshot(mariadb, kafka_broker, topic, name)
     replicate(spark, cfg)
     for table in ("t", "other"):
-        assert delta_table(spark, f"{root}/{name}__{table}") == server_table(mariadb, f"{name}.{table}"), table
+        assert (delta_table(spark, f"{root}/{name}__{table}")
+                == server_table(mariadb, f"{name}.{table}")), table
     assert sorted(mariadb.query(f"SELECT id, a FROM {name}.t")) == [(2, 3), (5, 5)]
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
 
@@ -108,7 +114,8 @@ def test_an_added_column_is_filled_as_its_alter_defined_it(mariadb, kafka_broker
     the definition and the time of the batch's end: f = 2 and ts a second late, silently."""
     name = "sh_added_fill"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
-                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); "
+                f"INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
     cfg = job_config(kafka_broker, topic, tmp_path, name)
     ship_snapshot(mariadb, kafka_broker, topic, name)
     replicate(spark, cfg)  # rows 1 and 2 in Delta; row 3 is inserted in the DDL's batch, before them

@@ -43,7 +43,8 @@ SCRIPTED = [
     (["DELETE FROM {t} WHERE id = 2"], {}),
     (["INSERT INTO {t} VALUES (2, 22, NULL, 'again')"], {}),
     (["UPDATE {t} SET a = a * 2 WHERE id IN (3, 6)", "DELETE FROM {t} WHERE id = 4",
-      "INSERT INTO {t} VALUES (7, 70, 'seven', REPEAT('z', 300))", "UPDATE {t} SET b = 'ten' WHERE id = 10"], {}),
+      "INSERT INTO {t} VALUES (7, 70, 'seven', REPEAT('z', 300))",
+      "UPDATE {t} SET b = 'ten' WHERE id = 10"], {}),
     (["UPDATE {t} SET id = 11, a = 111 WHERE id = 10"], {10: 11}),
     (["INSERT INTO {t} VALUES (50, 1, 'gone', 'in one transaction')", "UPDATE {t} SET b = 'two' WHERE id = 2",
       "DELETE FROM {t} WHERE id = 50"], {}),
@@ -62,7 +63,8 @@ def _generated(keys: list[int], i: int) -> list[str]:
     if i % 5 == 4:
         return [f"UPDATE {{t}} SET a = a + {i + 1}, c = CONCAT(c, '{i}') WHERE id IN ({one}, {other})"]
     if i % 7 == 6:
-        return [f"UPDATE {{t}} SET a = a + {i + 1} WHERE id = {one}", f"UPDATE {{t}} SET b = 'g{i}' WHERE id = {one}",
+        return [f"UPDATE {{t}} SET a = a + {i + 1} WHERE id = {one}",
+                f"UPDATE {{t}} SET b = 'g{i}' WHERE id = {one}",
                 f"UPDATE {{t}} SET b = 'h{i}' WHERE id = {other}"]
     return [[f"UPDATE {{t}} SET a = a + {i + 1} WHERE id = {one}",
              f"UPDATE {{t}} SET b = 'g{i}' WHERE id = {one}",
@@ -144,14 +146,16 @@ def _history(spark, cfg, table):
     return df.withColumn("_version", F.row_number().over(Window.partitionBy("_row_id").orderBy(*order)))
 
 
-def test_scd2_from_minimal_and_full_images_equals_the_servers_history(mariadb, kafka_broker, topic, spark, tmp_path):
+def test_scd2_from_minimal_and_full_images_equals_the_servers_history(mariadb, kafka_broker, topic, spark,
+                                                                     tmp_path):
     (default,) = mariadb.query("SELECT @@global.binlog_row_image")[0]
     assert default == "FULL"  # the server's default: the FULL table needs no more than its session's setting
     create = "(id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(20) NULL, c TEXT)"
     rows = "(1, 10, 'one', 'text one'), (2, 20, 'two', NULL), (3, 30, NULL, 'text three'), " \
            "(4, 40, 'four', 'text four'), (5, 50, 'five', 'text five')"
     mariadb.sql(f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}; "
-                + "".join(f"CREATE TABLE {DB}.{t} {create}; INSERT INTO {DB}.{t} VALUES {rows}; " for t in IMAGES))
+                + "".join(f"CREATE TABLE {DB}.{t} {create}; INSERT INTO {DB}.{t} VALUES {rows}; "
+                          for t in IMAGES))
     cfg = job_config(kafka_broker, topic, tmp_path, DB)
     cfg = dataclasses.replace(cfg, tables=TablesSettings(include=cfg.tables.include, history="scd2"))
     ship_snapshot(mariadb, kafka_broker, topic, DB)
@@ -177,15 +181,16 @@ def test_scd2_from_minimal_and_full_images_equals_the_servers_history(mariadb, k
             # Chained: each version closed by the row's next one; the last open, or closed by its DELETE.
             for v, after in zip(chain, chain[1:]):
                 assert (v["_to_pos"], v["_to_gtid"], v["_valid_to"], v["_is_current"], v["_deleted"]) == \
-                       (after["_from_pos"], after["_from_gtid"], after["_valid_from"], False, False), (t, v, after)
+                       (after["_from_pos"], after["_from_gtid"], after["_valid_from"], False, False), \
+                       (t, v, after)
             last = chain[-1]
             if row in oracle.deleted:
                 assert (last["_to_pos"], last["_to_gtid"], last["_is_current"], last["_deleted"]) == \
                        (*oracle.deleted[row], False, True), (t, last)
                 assert last["_valid_to"] is not None, (t, last)
             else:
-                assert (last["_to_pos"], last["_to_gtid"], last["_valid_to"], last["_is_current"], last["_deleted"]) \
-                       == (None, None, None, True, False), (t, last)
+                assert (last["_to_pos"], last["_to_gtid"], last["_valid_to"], last["_is_current"],
+                        last["_deleted"]) == (None, None, None, True, False), (t, last)
                 final.append(_values(last[c] for c in DATA))
         assert len(versions) == sum(map(len, oracle.rows.values())), t
         assert sum(1 for v in versions if v["_is_current"]) == len(oracle.live) == len(final), t

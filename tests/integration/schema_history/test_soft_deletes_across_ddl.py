@@ -21,8 +21,8 @@ pytestmark = pytest.mark.integration
 SOFT = ["_deleted", "_deleted_at", "_deleted_gtid", "_deleted_file", "_deleted_pos"]
 
 
-def test_deleted_rows_stay_across_a_schema_change_and_a_truncate(mariadb, kafka_broker, topic, spark, tmp_path,
-                                                                 monkeypatch):
+def test_deleted_rows_stay_across_a_schema_change_and_a_truncate(mariadb, kafka_broker, topic, spark,
+                                                                 tmp_path, monkeypatch):
     carried = []  # the tables written carried to a new schema (with their rows, one commit)
     real = batch_writes.carried_write
     monkeypatch.setattr(batch_writes, "carried_write", lambda s, plan, *a: carried.append(plan.target.table)
@@ -30,7 +30,8 @@ def test_deleted_rows_stay_across_a_schema_change_and_a_truncate(mariadb, kafka_
     name = "sh_soft_deletes"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b VARCHAR(10)); "
-                f"INSERT INTO {name}.t VALUES (1, 10, 'one'), (2, 20, 'two'), (3, 30, 'three'), (4, 40, 'four')")
+                f"INSERT INTO {name}.t VALUES (1, 10, 'one'), (2, 20, 'two'), (3, 30, 'three'), "
+                f"(4, 40, 'four')")
     cfg = job_config(kafka_broker, topic, tmp_path, name)
     cfg = dataclasses.replace(cfg, tables=TablesSettings(include=cfg.tables.include, delete="soft"))
     ship_snapshot(mariadb, kafka_broker, topic, name)
@@ -65,7 +66,8 @@ def test_deleted_rows_stay_across_a_schema_change_and_a_truncate(mariadb, kafka_
 def _rows(df):
     """As helpers.delta_table: the data columns and the rows, sorted."""
     df = df.drop("_row_id", "_lineage")
-    return df.columns, sorted((tuple(r) for r in df.collect()), key=lambda row: [(v is not None, v) for v in row])
+    return df.columns, sorted((tuple(r) for r in df.collect()),
+                              key=lambda row: [(v is not None, v) for v in row])
 
 
 def _deleted(df):
@@ -78,8 +80,8 @@ def _assert_flags_are_the_change_logs(spark, cfg, path):
     """Each deleted row's flags: the commit time, GTID and position of the change-log entry that
     deleted it (its row_id; a TRUNCATE names no row: the truncate entry of the table)."""
     table = spark.read.format("delta").load(path).where(F.col("_deleted"))
-    log = spark.sql(f"SELECT row_id, op, lineage.commit_ts AS ts, lineage.gtid AS gtid, lineage.binlog_file AS f, "
-                    f"lineage.binlog_pos AS pos, lineage.statement AS statement "
+    log = spark.sql(f"SELECT row_id, op, lineage.commit_ts AS ts, lineage.gtid AS gtid, "
+                    f"lineage.binlog_file AS f, lineage.binlog_pos AS pos, lineage.statement AS statement "
                     f"FROM {delta_path_ref(cfg.delta_root + '/' + CHANGE_LOG)} "
                     f"WHERE delta_table = '{path.rsplit('/', 1)[1]}'").collect()
     deletes = {r["row_id"]: (r["ts"], r["gtid"], r["f"], r["pos"]) for r in log if r["op"] == "delete"}

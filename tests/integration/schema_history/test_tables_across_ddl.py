@@ -18,7 +18,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("metadata, image", drawn_modes([("NO_LOG", "MINIMAL"), ("FULL", "FULL")]))
-def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, spark, tmp_path, metadata, image):
+def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, spark, tmp_path, metadata,
+                                                  image):
     name = f"sh_tables_{metadata}_{image}".lower()
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a VARCHAR(8)); "
@@ -45,7 +46,8 @@ def test_tables_created_dropped_and_created_again(mariadb, kafka_broker, topic, 
     replicate(spark, cfg)
 
     for table in ("t", "n", "l"):
-        assert delta_table(spark, f"{root}/{name}__{table}") == server_table(mariadb, f"{name}.{table}"), table
+        assert (delta_table(spark, f"{root}/{name}__{table}")
+                == server_table(mariadb, f"{name}.{table}")), table
     assert server_table(mariadb, f"{name}.t") == (["k", "w", "id"], [(1, "new", 1)])  # ran as written
     # A dropped table's Delta table stays, with the rows it had when the server dropped it.
     assert delta_table(spark, f"{root}/{name}__gone") == (["id", "a"], [(1, 11), (2, 20)])
@@ -80,7 +82,8 @@ def test_fail_stops_at_each_ddl_until_accepted(mariadb, kafka_broker, topic, spa
     ship_snapshot(mariadb, kafka_broker, topic, name)
     assert "ALTER TABLE t DROP COLUMN a" in stop_message(spark, accept)
 
-    evolve = job_config(kafka_broker, topic, tmp_path, name)  # the other way past: the same checkpoint, evolve
+    # the other way past: the same checkpoint, evolve
+    evolve = job_config(kafka_broker, topic, tmp_path, name)
     replicate(spark, evolve)
     assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")
     assert server_table(mariadb, f"{name}.t")[0] == ["id", "c"]
@@ -89,7 +92,8 @@ def test_fail_stops_at_each_ddl_until_accepted(mariadb, kafka_broker, topic, spa
 def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, tmp_path):
     name = "sh_policy_ignore"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
-                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b INT); INSERT INTO {name}.t VALUES (1, 10, 100)")
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, b INT); "
+                f"INSERT INTO {name}.t VALUES (1, 10, 100)")
     ship_snapshot(mariadb, kafka_broker, topic, name)
     mariadb.sql("ALTER TABLE t ADD COLUMN c INT FIRST; INSERT INTO t VALUES (5, 2, 20, 200);"
                 "ALTER TABLE t DROP COLUMN b; UPDATE t SET a = 11 WHERE id = 1", database=name)
@@ -97,7 +101,8 @@ def test_ignore_keeps_the_snapshot_columns(mariadb, kafka_broker, topic, spark, 
     cfg = job_config(kafka_broker, topic, tmp_path, name, schema_changes="ignore")
     replicate(spark, cfg)
     # The snapshot's columns; every value read through the schema at its position (c never lands in id).
-    assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"], [(1, 11, 100), (2, 20, 200)])
+    assert delta_table(spark, f"{cfg.delta_root}/{name}__t") == (["id", "a", "b"],
+                                                                 [(1, 11, 100), (2, 20, 200)])
 
 
 @pytest.mark.parametrize("metadata, image", drawn_modes([("NO_LOG", "MINIMAL"), ("FULL", "FULL")]))
@@ -150,13 +155,15 @@ def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, 
     NO_LOG, MINIMAL images: each image read through the schema at its position)."""
     name = "sh_swap"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
-                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); "
+                f"INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
     cfg = job_config(kafka_broker, topic, tmp_path, name)
     root = cfg.delta_root
     minimal = "SET SESSION binlog_row_image = MINIMAL;"
     with row_metadata(mariadb, "NO_LOG"):
         ship_snapshot(mariadb, kafka_broker, topic, name)
-        mariadb.sql(minimal + "CREATE TABLE _t_gho LIKE t; ALTER TABLE _t_gho ADD COLUMN b VARCHAR(5) DEFAULT 'x';"
+        mariadb.sql(minimal + "CREATE TABLE _t_gho LIKE t; "
+                    "ALTER TABLE _t_gho ADD COLUMN b VARCHAR(5) DEFAULT 'x';"
                     "INSERT INTO _t_gho (id, a) SELECT id, a FROM t;"
                     "INSERT INTO t VALUES (3, 30); INSERT INTO _t_gho (id, a) VALUES (3, 30);"
                     "UPDATE t SET a = 11 WHERE id = 1; UPDATE _t_gho SET a = 11 WHERE id = 1;"
@@ -167,7 +174,8 @@ def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, 
         assert delta_table(spark, f"{root}/{name}__t") == server_table(mariadb, f"{name}.t")
         mariadb.sql(minimal + "CREATE TABLE _t_new LIKE t; ALTER TABLE _t_new MODIFY a BIGINT;"
                     "INSERT INTO _t_new SELECT * FROM t;"
-                    "UPDATE t SET b = 'y' WHERE id = 2; UPDATE _t_new SET b = 'y' WHERE id = 2", database=name)
+                    "UPDATE t SET b = 'y' WHERE id = 2; UPDATE _t_new SET b = 'y' WHERE id = 2",
+                    database=name)
         ship_snapshot(mariadb, kafka_broker, topic, name)
         replicate(spark, cfg)
         mariadb.sql(minimal + "UPDATE t SET a = 12 WHERE id = 1; UPDATE _t_new SET a = 12 WHERE id = 1;"
@@ -181,7 +189,8 @@ def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, 
     assert delta_table(spark, f"{root}/{name}__t") == server
     assert spark.read.format("delta").load(f"{root}/{QUARANTINE}").count() == 0
     log = spark.read.format("delta").load(f"{root}/_cdc_change_log")
-    assert log.groupBy("lineage.source", "lineage.trx_id", "lineage.change_seq").count().where("count > 1").collect() == []
+    assert (log.groupBy("lineage.source", "lineage.trx_id", "lineage.change_seq").count()
+            .where("count > 1").collect()) == []
 
 
 def test_a_swap_from_a_table_not_replicated_is_quarantined_until_a_new_snapshot(mariadb, kafka_broker, topic,
@@ -192,7 +201,8 @@ def test_a_swap_from_a_table_not_replicated_is_quarantined_until_a_new_snapshot(
     (`cdc-ship --resnapshot`) brings it level with the server."""
     name = "sh_swap_unselected"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
-                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
+                f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); "
+                f"INSERT INTO {name}.t VALUES (1, 10), (2, 20)")
     cfg = job_config(kafka_broker, topic, tmp_path, name, include=rf"{name}\.t")
     root = cfg.delta_root
     with row_metadata(mariadb, "NO_LOG"):
@@ -223,9 +233,9 @@ def test_an_added_generated_column_stops_until_a_new_snapshot(mariadb, kafka_bro
     """ALTER TABLE ... ADD a GENERATED or AUTO_INCREMENT column, or MODIFY INT -> YEAR: the
     server computed or converted the value of every row there was, and no binlog event carries
     those values, so the job stops naming the columns instead of writing DEFAULTs or the old
-    values (before: g NULL, n NULL, y 5 where the server shows 2005, silently). The way past the message names: a new snapshot of the table, then the DDL's
-    position accepted (its batch writes the DEFAULTs, the snapshot the server's values); the
-    table then equals the server's."""
+    values (before: g NULL, n NULL, y 5 where the server shows 2005, silently). The way past the
+    message names: a new snapshot of the table, then the DDL's position accepted (its batch
+    writes the DEFAULTs, the snapshot the server's values); the table then equals the server's."""
     name = "sh_computed"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT, y INT); "
@@ -233,16 +243,19 @@ def test_an_added_generated_column_stops_until_a_new_snapshot(mariadb, kafka_bro
     ship_snapshot(mariadb, kafka_broker, topic, name)
     evolve = job_config(kafka_broker, topic, tmp_path, name)
     replicate(spark, evolve)
-    mariadb.sql("ALTER TABLE t ADD COLUMN g INT AS (a * 2) STORED, ADD COLUMN n INT NOT NULL AUTO_INCREMENT UNIQUE,"
+    mariadb.sql("ALTER TABLE t ADD COLUMN g INT AS (a * 2) STORED,"
+                " ADD COLUMN n INT NOT NULL AUTO_INCREMENT UNIQUE,"
                 " MODIFY y YEAR; INSERT INTO t (id, a) VALUES (3, 30)", database=name)
     ship_snapshot(mariadb, kafka_broker, topic, name)
     error = stop_message(spark, evolve)
     assert "'g' (GENERATED), 'n' (AUTO_INCREMENT), 'y' (INT(11) -> YEAR)" in error, error
     assert "cdc-ship --resnapshot" in error, error
-    assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == (["id", "a", "y"], [(1, 10, 5), (2, 20, 70)])
+    assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == (["id", "a", "y"],
+                                                                    [(1, 10, 5), (2, 20, 70)])
 
     ship_snapshot(mariadb, kafka_broker, topic, name, resnapshot=rf"{name}\.t")
     replicate(spark, job_config(kafka_broker, topic, tmp_path, name,
                                 accept_schema_changes_through=accepted_through(error, name)))
-    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 2005, 20, 1), (2, 20, 1970, 40, 2), (3, 30, None, 60, 3)]
+    assert server_table(mariadb, f"{name}.t")[1] == [(1, 10, 2005, 20, 1), (2, 20, 1970, 40, 2),
+                                                     (3, 30, None, 60, 3)]
     assert delta_table(spark, f"{evolve.delta_root}/{name}__t") == server_table(mariadb, f"{name}.t")

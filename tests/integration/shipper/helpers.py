@@ -22,7 +22,8 @@ def password_file(db) -> str:
     return str(path)
 
 
-def start_shipper(*args: str, env: dict[str, str] | None = None, module: str = "pipelines.ship") -> subprocess.Popen:
+def start_shipper(*args: str, env: dict[str, str] | None = None,
+                  module: str = "pipelines.ship") -> subprocess.Popen:
     """cdc-ship in a subprocess (so it can be SIGTERMed / SIGKILLed like in production).
 
     Its output (a progress line a second) goes to a file, read with shipper_output(): a pipe

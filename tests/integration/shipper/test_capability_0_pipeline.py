@@ -45,10 +45,12 @@ def test_capability_0_stream_with_dummies_replays_to_the_servers_tables(mariadb,
     # The topic really holds the server's substitutions (GTID -> BEGIN Query, ...): its event
     # types are those of the codec's substitution of the file on disk (test_ship_server checks
     # the bytes), and no GTID event is left although the file has some.
-    shipped_types = collections.Counter(r.event_type for r in read_records(kafka_broker.bootstrap, topic, "cap0")
+    shipped_types = collections.Counter(r.event_type
+                                        for r in read_records(kafka_broker.bootstrap, topic, "cap0")
                                         if r.binlog_file == start)
     disk = [frame for _, frame in iter_frames(mariadb.binlog_path(start).read_bytes())]
-    substituted = collections.Counter(substitute_for_replica(f, 0, dump_flags=2, checksum=True)[4] for f in disk)
+    substituted = collections.Counter(substitute_for_replica(f, 0, dump_flags=2, checksum=True)[4]
+                                      for f in disk)
     assert shipped_types == substituted
     assert sum(f[4] == 162 for f in disk) > 0 and shipped_types[162] == 0
 

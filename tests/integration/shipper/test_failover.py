@@ -111,7 +111,8 @@ def test_a_promoted_replica_is_followed_by_gtid_and_every_transaction_lands_once
     root = cfg.delta_root
     for table in ("t", "u"):
         assert delta_table(spark, f"{root}/{DB}__{table}") == server_table(replica, f"{DB}.{table}")
-    log = spark.read.format("delta").load(f"{root}/{CHANGE_LOG}").where("op IN ('insert', 'update', 'delete')")
+    log = (spark.read.format("delta").load(f"{root}/{CHANGE_LOG}")
+           .where("op IN ('insert', 'update', 'delete')"))
     per_gtid = collections.Counter(r["gtid"] for r in log.select("lineage.gtid").collect())
     assert len(work.gtids) == 550
     assert per_gtid == {gtid: 2 for gtid in work.gtids}  # each transaction once, both changes

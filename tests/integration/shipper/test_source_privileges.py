@@ -44,8 +44,9 @@ def _user(mariadb, tmp_path, db: str, grants: tuple[str, ...]):
 
 def _ship(mariadb, kafka_broker, user, secret, *extra: str, port=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.ship", "--server", f"127.0.0.1:{port or mariadb.port}", "--user", user,
-         "--password-file", str(secret), "--bootstrap", kafka_broker.bootstrap, "--topic", f"t-{uuid.uuid4().hex[:12]}",
+        [sys.executable, "-m", "pipelines.ship", "--server", f"127.0.0.1:{port or mariadb.port}",
+         "--user", user, "--password-file", str(secret), "--bootstrap", kafka_broker.bootstrap,
+         "--topic", f"t-{uuid.uuid4().hex[:12]}",
          "--source", "src", "--non-block", "--progress", "3600", *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=120)
 
@@ -60,14 +61,15 @@ def _no_trace(run: subprocess.CompletedProcess) -> None:
 
 
 @pytest.mark.parametrize("snapshot", [False, True], ids=["binlog", "snapshot"])
-def test_a_missing_replication_privilege_is_one_line_naming_it(mariadb, kafka_broker, source_db, tmp_path, snapshot):
+def test_a_missing_replication_privilege_is_one_line_naming_it(
+        mariadb, kafka_broker, source_db, tmp_path, snapshot):
     server = f"127.0.0.1:{mariadb.port}"
     extra = ("--snapshot", "--include", rf"{source_db}\..*") if snapshot else ()
     expected = {
-        "REPLICATION SLAVE": f"cdc-ship: source {server}: access denied: needs REPLICATION SLAVE for the binlog "
-                             f"dump (COM_BINLOG_DUMP) (error 1045)",
-        "REPLICATION CLIENT": f"cdc-ship: source {server}: access denied: needs REPLICATION CLIENT (BINLOG MONITOR) "
-                              f"for SHOW BINARY LOGS (error 1227)",
+        "REPLICATION SLAVE": f"cdc-ship: source {server}: access denied: needs REPLICATION SLAVE "
+                             f"for the binlog dump (COM_BINLOG_DUMP) (error 1045)",
+        "REPLICATION CLIENT": f"cdc-ship: source {server}: access denied: "
+                              f"needs REPLICATION CLIENT (BINLOG MONITOR) for SHOW BINARY LOGS (error 1227)",
     }
     for missing, line in expected.items():
         user, secret = _user(mariadb, tmp_path, source_db, WITHOUT[missing])
@@ -87,8 +89,9 @@ def test_without_select_the_snapshot_says_it_found_no_table(mariadb, kafka_broke
     run = _ship(mariadb, kafka_broker, user, secret, "--snapshot", "--include", rf"{source_db}\..*")
     assert run.returncode == 0, run.stderr[-3000:]
     _no_trace(run)
-    assert ("of 0 table(s)" in run.stderr and "no table selected: the server lists only tables the user has a "
-            "privilege on, e.g. SELECT" in run.stderr), run.stderr
+    assert ("of 0 table(s)" in run.stderr
+            and "no table selected: the server lists only tables the user has a "
+                "privilege on, e.g. SELECT" in run.stderr), run.stderr
 
 
 def test_a_wrong_password_or_a_closed_port_is_one_line(mariadb, kafka_broker, source_db, tmp_path):
@@ -110,7 +113,7 @@ def test_a_server_without_binlog_is_one_line_saying_so(kafka_broker, tmp_path):
             assert run.returncode == 1, run.stderr[-3000:]
             _no_trace(run)
             assert [_unsourced(line) for line in run.stderr.strip().splitlines()] == [
-                f"cdc-ship: source 127.0.0.1:{server.port}: the binary log is off: start the server with log_bin "
-                f"(refused SHOW BINARY LOGS, error 1381)"], run.stderr
+                f"cdc-ship: source 127.0.0.1:{server.port}: the binary log is off: "
+                f"start the server with log_bin (refused SHOW BINARY LOGS, error 1381)"], run.stderr
     finally:
         server.stop()

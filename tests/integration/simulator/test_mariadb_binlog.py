@@ -62,7 +62,8 @@ def test_mariadb_binlog_prints_the_rows_we_wrote(tmp_path):
     blocks = [b for b in out.split("#Q> ")[1:]]
     rows = [[ln for ln in b.splitlines() if ln.startswith("###")] for b in blocks]
     # hand-written: what -vv prints for each statement under MINIMAL (WL#5092 R1)
-    assert blocks[0].startswith("INSERT INTO `t_pk` (`id`, `name`, `qty`, `price`) VALUES (1, 'alpha', 10, 1.50)")
+    assert blocks[0].startswith("INSERT INTO `t_pk` (`id`, `name`, `qty`, `price`) "
+                                "VALUES (1, 'alpha', 10, 1.50)")
     assert rows[0] == [
         "### INSERT INTO `sim`.`t_pk`", "### SET",
         "###   @1=1 /* INT meta=0 nullable=0 is_null=0 */",

@@ -80,7 +80,8 @@ class Workload:
 
     def __init__(self, db, name: str, tables, seed: int, sessions: int = 1, pause_s: float = 0.004):
         self.recorder, self.stop_event, self.errors = Recorder(), threading.Event(), []
-        self.threads = [threading.Thread(target=workload, args=(db, name, self.recorder, self.stop_event, self.errors),
+        self.threads = [threading.Thread(target=workload,
+                                         args=(db, name, self.recorder, self.stop_event, self.errors),
                                          kwargs=dict(tables=set(tables), seed=seed + k, pause_s=pause_s,
                                                      first=(k + 1) * 10_000_000), daemon=True)
                         for k in range(sessions)]
@@ -150,7 +151,8 @@ class Reference:
         _create, columns = source.describe(self.conn, t)
         batches = source.stream_batches(self.conn, source.select_statement(t, columns), columns, 1 << 22)
         return collections.Counter(row_key(image) for batch in batches
-                                   for image in chunk_values.row_images(columns, chunk_values.encode(columns, batch)))
+                                   for image in chunk_values.row_images(
+                                       columns, chunk_values.encode(columns, batch)))
 
     def close(self):
         self.conn.close()

@@ -33,13 +33,15 @@ from libs.reads.lineage_sql import delta_path_ref, schema_changes_of_table
 from libs.snapshot import source
 from libs.tables.system_tables import QUARANTINE, SCHEMA_HISTORY
 
-from ..schema_history.helpers import delta_table, job_config, replicate, server_table, server_target, ship_snapshot
+from ..schema_history.helpers import (delta_table, job_config, replicate, server_table, server_target,
+                                      ship_snapshot)
 from .helpers import topic_records
 
 pytestmark = pytest.mark.integration
 
 CREATE = "CREATE TABLE {db}.{t} (id INT PRIMARY KEY, v VARCHAR(10), n INT)"
-ALTERS = {"instant": ["ALTER TABLE {db}.{t} ADD COLUMN added INT DEFAULT 5", "ALTER TABLE {db}.{t} DROP COLUMN v"],
+ALTERS = {"instant": ["ALTER TABLE {db}.{t} ADD COLUMN added INT DEFAULT 5",
+                      "ALTER TABLE {db}.{t} DROP COLUMN v"],
           "rebuilt": ["ALTER TABLE {db}.{t} ADD COLUMN added INT DEFAULT 5, DROP COLUMN v, FORCE"]}
 # the function of libs/snapshot/source.py after whose first return each table is altered
 HOOKS = {"_mariadb_attempt": ("instant_in_window", "rebuilt_in_window"),
@@ -82,8 +84,9 @@ def _commit_then_alter(db, database: str, tables) -> list[AlterSession]:
         session.start()
     deadline = time.monotonic() + 60
     for session in sessions:
-        while session.is_alive() and db.query("SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %s",
-                                              (session.conn.thread_id(),)) != [(WAITING,)]:
+        while session.is_alive() and db.query(
+                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %s",
+                (session.conn.thread_id(),)) != [(WAITING,)]:
             assert time.monotonic() < deadline, f"{session.statements} neither committed nor waited"
             time.sleep(0.005)
     return sessions
@@ -104,7 +107,8 @@ def test_an_alter_after_the_read_view_opened_never_reaches_the_snapshot_before_i
         mariadb, kafka_broker, topic, spark, tmp_path, monkeypatch):
     name = "h38_ddl_in_snapshot"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};" + "".join(
-        CREATE.format(db=name, t=t) + f"; INSERT INTO {name}.{t} VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, 3);"
+        CREATE.format(db=name, t=t)
+        + f"; INSERT INTO {name}.{t} VALUES (1, 'one', 1), (2, 'two', 2), (3, NULL, 3);"
         for t in TABLES))
     before = {t: mariadb.query(f"SHOW CREATE TABLE {name}.{t}")[0][1] for t in TABLES}
     sessions: dict[str, list[AlterSession]] = {}

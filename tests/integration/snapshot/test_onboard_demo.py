@@ -15,6 +15,7 @@ def test_the_onboarding_demo_ends_with_every_table_equal(spark, capsys):
     assert main(["--rows", "3000", "--seconds", "8", "--pause", "0.005"]) == 0
     out = capsys.readouterr().out
     for table in TABLES:
-        line = next(l for l in out.splitlines() if l.startswith(f"cdc-onboard-demo: demo.{table}: server "))
+        line = next(l for l in out.splitlines()  # noqa: E741 - l: a line of the output
+                    if l.startswith(f"cdc-onboard-demo: demo.{table}: server "))
         assert line.endswith(": equal"), line
     assert "workload stopped after" in out and "every Delta table equals the server's" in out

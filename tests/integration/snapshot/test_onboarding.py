@@ -42,7 +42,8 @@ def _ship_args(db, kafka_broker, topic, source, name):
 
 def _replicate_and_compare(db, spark, kafka_broker, topic, tmp_path, name):
     cfg = JobConfig(bootstrap=kafka_broker.bootstrap, topic=topic, delta_root=str(tmp_path / "delta"),
-                    checkpoint=str(tmp_path / "ckpt"), available_now=True, tables={"include": [rf"{name}\..*"]})
+                    checkpoint=str(tmp_path / "ckpt"), available_now=True,
+                    tables={"include": [rf"{name}\..*"]})
     query = build_query(spark, cfg, make_applier(cfg))  # no target DDL: targets from the source
     query.awaitTermination()
     assert query.exception() is None
@@ -87,7 +88,8 @@ def _topic_size(bootstrap: str, topic: str) -> int:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"size-{uuid.uuid4().hex}"})
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions)
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                   for p in partitions)
     finally:
         consumer.close()
 
@@ -108,7 +110,8 @@ def test_a_big_snapshot_with_the_shipper_and_the_job_killed(mariadb, kafka_broke
     create_schema(mariadb, name, sizes(ROWS), ref=f"{name}_ref")
     load = Workload(mariadb, name, TABLES, seed=seed, sessions=1, pause_s=0.0)
     job = Replicator(tmp_path, ["--bootstrap", kafka_broker.bootstrap, "--topic", topic,
-                                "--delta-root", str(tmp_path / "delta"), "--checkpoint", str(tmp_path / "ckpt")],
+                                "--delta-root", str(tmp_path / "delta"),
+                                "--checkpoint", str(tmp_path / "ckpt")],
                      checkpoint=tmp_path / "ckpt", delta_root=tmp_path / "delta")
     conf = tmp_path / "job.yaml"
     conf.write_text(JOB_CONF.format(name=name, records=KILLED_RUN_RECORDS))

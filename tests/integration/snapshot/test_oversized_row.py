@@ -50,5 +50,6 @@ def test_a_row_over_the_limit_names_its_table_and_exclude_takes_it_out(mariadb, 
     assert [(s.kind, s.table) for s in second if s.kind != "rows"] == [
         ("begin", None), ("table", "c"), ("table_end", "c"), ("end", None)]
     assert second[0].tables == (f"{DB}.c",)
-    got = sorted((row[0]["text"], row[1]["text"]) for s in second if s.kind == "rows" for row in s.row_images())
+    got = sorted((row[0]["text"], row[1]["text"])
+                 for s in second if s.kind == "rows" for row in s.row_images())
     assert got == sorted((str(i), v) for i, v in mariadb.query(f"SELECT id, v FROM {DB}.c"))

@@ -22,7 +22,8 @@ def tables(mariadb):
     mariadb.sql(f"""DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB};
         CREATE TABLE {DB}.big (id INT PRIMARY KEY, b LONGBLOB, t VARCHAR(10));
         INSERT INTO {DB}.big VALUES (1, REPEAT('abcdefgh', {BIG}), 'after'), (2, NULL, ''), (3, '', NULL),
-                                     (4, REPEAT('z', 16777215 - 11), 'edge');  -- payload 0xFFFFFF, then an empty one
+                                     (4, REPEAT('z', 16777215 - 11), 'edge');  """
+                f"""-- payload 0xFFFFFF, then an empty one
         CREATE TABLE {DB}.small (id INT PRIMARY KEY);
         INSERT INTO {DB}.small VALUES (1), (2), (3);""")
     yield
@@ -61,7 +62,8 @@ def test_a_missing_table_is_a_snapshot_error_naming_it(mariadb, tables):
     try:
         point = source.open_snapshot(conn)
         run = source.Run("src", "id1", point)
-        with pytest.raises(source.SnapshotError, match=r"snapshot of table row_reader.gone failed: 1146: Table "):
+        with pytest.raises(source.SnapshotError,
+                           match=r"snapshot of table row_reader.gone failed: 1146: Table "):
             list(source.run_records(conn, run, [source.SourceTable(DB, "gone")]))
         assert source.query(conn, "SELECT 1") == [(b"1",)]  # the connection goes on
     finally:

@@ -28,8 +28,9 @@ pytestmark = pytest.mark.integration
 
 
 def _ship(db, kafka_broker, topic, include: str) -> int:
-    return ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user, "--password-file", password_file(db),
-                      "--bootstrap", kafka_broker.bootstrap, "--topic", topic, "--source", "ids", "--snapshot",
+    return ship_main(["--server", f"{db.host}:{db.port}", "--user", db.user,
+                      "--password-file", password_file(db), "--bootstrap", kafka_broker.bootstrap,
+                      "--topic", topic, "--source", "ids", "--snapshot",
                       "--include", include, "--non-block", "--progress", "1"])
 
 
@@ -72,7 +73,8 @@ def test_two_source_tables_that_would_share_a_delta_table_stop_the_job_with_one_
         mariadb, kafka_broker, topic, spark, tmp_path):
     mariadb.sql("DROP DATABASE IF EXISTS `h39__b`; DROP DATABASE IF EXISTS `h39`;"
                 "CREATE DATABASE `h39__b`; CREATE DATABASE `h39`;"
-                "CREATE TABLE `h39__b`.`c` (id INT PRIMARY KEY); CREATE TABLE `h39`.`b__c` (id INT PRIMARY KEY);"
+                "CREATE TABLE `h39__b`.`c` (id INT PRIMARY KEY); "
+                "CREATE TABLE `h39`.`b__c` (id INT PRIMARY KEY);"
                 "INSERT INTO `h39__b`.`c` VALUES (1); INSERT INTO `h39`.`b__c` VALUES (2);")
     assert _ship(mariadb, kafka_broker, topic, r"h39.*") == 0
     _cfg, query = _job(spark, kafka_broker, topic, tmp_path, r"h39.*")

@@ -26,9 +26,11 @@ TABLES = {
     "t_num": """(id INT PRIMARY KEY, d65 DECIMAL(65,30), d38 DECIMAL(38,19), du DECIMAL(10,2) UNSIGNED,
         d5 DECIMAL(5,0), f FLOAT, d DOUBLE, b1 BIT(1), b17 BIT(17), b64 BIT(64))""",
     "t_time": """(id INT PRIMARY KEY, dt DATE, y YEAR, t0 TIME, t6 TIME(6), dt0 DATETIME, dt3 DATETIME(3),
-        dt6 DATETIME(6), ts0 TIMESTAMP NULL, ts6 TIMESTAMP(6) NULL, dtn DATETIME NOT NULL DEFAULT '2000-01-01')""",
+        dt6 DATETIME(6), ts0 TIMESTAMP NULL, ts6 TIMESTAMP(6) NULL, """
+              """dtn DATETIME NOT NULL DEFAULT '2000-01-01')""",
     "t_str": """(id INT PRIMARY KEY, c CHAR(10), vc VARCHAR(100), l1 VARCHAR(20) CHARACTER SET latin1,
-        cy VARCHAR(20) CHARACTER SET cp1251, u16 VARCHAR(20) CHARACTER SET utf16, a CHAR(5) CHARACTER SET ascii,
+        cy VARCHAR(20) CHARACTER SET cp1251, u16 VARCHAR(20) CHARACTER SET utf16, """
+             """a CHAR(5) CHARACTER SET ascii,
         tx TEXT, bn BINARY(8), vb VARBINARY(20), bl BLOB) DEFAULT CHARSET=utf8mb4""",
     "t_enum": f"""(id INT PRIMARY KEY, tier ENUM('bronze','silver','gold','platinum'), e300 ENUM({_ENUM300}),
         eu ENUM('é','€','😀'), s SET('x','y','z'), s64 SET({_SET64}))""",
@@ -53,12 +55,16 @@ INSERTS = {
          '2024-02-29 12:34:56.789', '9999-12-31 23:59:59.999999', '1970-01-01 00:00:01',
          '2038-01-19 03:14:07.999999', '2024-01-01'),
         (2, '0000-00-00', 0, '-00:00:00.5', '-00:00:00.000001', '0000-00-00 00:00:00',
-         '2024-00-00 00:00:00.000', '2024-05-00 10:00:00.000001', '0000-00-00 00:00:00', '2001-09-09 01:46:40.5',
+         '2024-00-00 00:00:00.000', '2024-05-00 10:00:00.000001', '0000-00-00 00:00:00', """
+              """'2001-09-09 01:46:40.5',
          '0000-00-00'),
-        (3, '2024-00-00', 2155, '100:00:00', '-01:02:03.000005', '2001-02-03 04:05:06', '1969-12-31 23:59:59.999',
-         '2000-01-01 00:00:00.000001', '2024-02-29 12:34:56', '1999-12-31 23:59:59.999999', '2024-06-30 23:59:59'),
+        (3, '2024-00-00', 2155, '100:00:00', '-01:02:03.000005', '2001-02-03 04:05:06', """
+              """'1969-12-31 23:59:59.999',
+         '2000-01-01 00:00:00.000001', '2024-02-29 12:34:56', '1999-12-31 23:59:59.999999', """
+              """'2024-06-30 23:59:59'),
         (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '2024-07-01')""",
-    "t_str": """(1, 'héllo', 'emoji 😀 and 中文', 'Grüße €‰', 'Привет', 'utf16 ✓ 😀', 'ascii', 'text\\nwith\\ttabs',
+    "t_str": """(1, 'héllo', 'emoji 😀 and 中文', 'Grüße €‰', 'Привет', 'utf16 ✓ 😀', 'ascii', """
+             """'text\\nwith\\ttabs',
          X'0001000200', X'00FF0000', X'000102030405'),
         (2, '', '', '', '', '', '', '', X'', X'', X''),
         (3, 'trail  ', 'trailing spaces   ', 'Ÿ', 'ЁЖ', 'a', 'x', REPEAT('long ', 3000), X'FFFFFFFFFFFFFFFF',
@@ -80,7 +86,8 @@ INSERTS = {
 
 # A MINIMAL after image holds only the changed columns, a MINIMAL before image only the key.
 CHANGES = {
-    "t_int": "UPDATE t_int SET biu = 18446744073709551614, iu = 4000000000 WHERE id = 1; DELETE FROM t_int WHERE id = 3",
+    "t_int": "UPDATE t_int SET biu = 18446744073709551614, iu = 4000000000 WHERE id = 1; "
+             "DELETE FROM t_int WHERE id = 3",
     "t_num": "UPDATE t_num SET b64 = b'1', d65 = '-0.5' WHERE id = 2",
     "t_time": "UPDATE t_time SET dt6 = '2025-01-01 00:00:00.5', ts0 = '2030-01-01 00:00:00' WHERE id = 1",
     "t_str": "UPDATE t_str SET l1 = 'ÀÉÎ', cy = 'Ж' WHERE id = 2",

@@ -10,7 +10,6 @@ read as NULL (zero_dates: to_null, the default; matrix.expected_cell).
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 import pyarrow as pa
@@ -68,7 +67,8 @@ def replicated(mariadb, spark, tmp_path_factory):
     cfg = JobConfig(delta_root=str(tmp_path_factory.mktemp("types") / "delta"))
     applier = DeltaApplier(catalog, cfg, app_id="types")
     records, _ = assemble_group("types", None, frames, InMemorySpillStore())
-    changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r, hints=applier.decode_hints)]
+    changes = [c for r in records if r["kind"] == "segment"
+               for c in decode_segment(r, hints=applier.decode_hints)]
     changes = [{**c, "commit_ts": EPOCH + dt.timedelta(microseconds=c["commit_ts"])} for c in changes]
     counts = applier(spark.createDataFrame(changes, spark_schema("change_record")), 0)
     return {"catalog": catalog, "cfg": cfg, "frames": frames, "counts": counts}

@@ -25,8 +25,8 @@ DDL = ("CREATE TABLE shop.a (id int NOT NULL, v varchar(10), PRIMARY KEY (id));\
 
 def catalog_config(tmp_path, **kw) -> JobConfig:
     """A fresh schema of the session's catalog per test (the catalog lives as long as the session)."""
-    return JobConfig(delta_root=str(tmp_path / "delta"), catalog_schema=f"spark_catalog.cdc_{uuid.uuid4().hex[:10]}",
-                     **kw)
+    return JobConfig(delta_root=str(tmp_path / "delta"),
+                     catalog_schema=f"spark_catalog.cdc_{uuid.uuid4().hex[:10]}", **kw)
 
 
 def ref(cfg: JobConfig, name: str) -> str:
@@ -76,7 +76,8 @@ def test_a_batch_applies_by_name_and_its_replay_writes_nothing_twice(spark, tmp_
         again = DeltaApplier(catalog_from_ddl(DDL), applier_cfg)(changes_df(spark, batch), 1)
         assert again["shop.a"]["already_applied"] == 1 and again["shop.b"]["already_applied"] == 1
     assert versions(spark, cfg, *before) == before
-    assert rows(spark, cfg, "shop__a") == [(1, "z")] and rows(spark, cfg, QUARANTINE, "kind") == [("row_not_found",)]
+    assert (rows(spark, cfg, "shop__a") == [(1, "z")]
+            and rows(spark, cfg, QUARANTINE, "kind") == [("row_not_found",)])
     assert spark.table(ref(cfg, CHANGE_LOG)).count() == 7
 
 
@@ -103,7 +104,8 @@ def test_a_schema_the_catalog_refuses_stops_with_one_line_naming_it(spark, tmp_p
 def test_a_target_name_a_catalog_cannot_hold_stops_the_batch_naming_it(spark, tmp_path):
     cfg = catalog_config(tmp_path)
     prepare_tables(spark, cfg)
-    catalog = catalog_from_ddl("CREATE TABLE shop.a (id int PRIMARY KEY)", {"shop.a": {"delta_table": "shop a"}})
+    catalog = catalog_from_ddl("CREATE TABLE shop.a (id int PRIMARY KEY)",
+                               {"shop.a": {"delta_table": "shop a"}})
     with pytest.raises(TargetNameStopped) as stop:
         DeltaApplier(catalog, cfg)(changes_df(spark, [Source("shop", "a", ["id"]).insert({"id": 1})]), 0)
     assert str(stop.value).startswith("batch 0: shop.a: Delta table name 'shop a' cannot be a table of ")

@@ -38,7 +38,8 @@ def _move(a: Source, b: Source, trx: int, a_row: tuple[int, int], b_row: tuple[i
 
 def _states(spark, cfg, point_kw) -> dict:
     frames = read_consistent(spark, cfg.table_root, TABLES, **point_kw)
-    return {name: sorted(tuple(r) for r in df.select("id", "amount").collect()) for name, df in frames.items()}
+    return {name: sorted(tuple(r) for r in df.select("id", "amount").collect())
+            for name, df in frames.items()}
 
 
 EXPECTED = {0: {"bank__a": [(1, 100)], "bank__b": [(1, 0)]},
@@ -57,25 +58,30 @@ def batches(spark, tmp_path_factory):
     a, b = Source("bank", "a", ["id", "amount"]), Source("bank", "b", ["id", "amount"])
     apply = lambda changes, batch: DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, changes), batch)  # noqa: E731
     apply([a.insert({"id": 1, "amount": 100}, trx=1), b.insert({"id": 1, "amount": 0}, trx=1, seq=1)], 0)
-    apply([a.update({"id": 1}, {"amount": 90}, trx=2), a.update({"id": 1}, {"amount": 80}, trx=3)], 1)  # b not written
+    apply([a.update({"id": 1}, {"amount": 90}, trx=2),
+           a.update({"id": 1}, {"amount": 80}, trx=3)], 1)  # b not written
     # Batch 2 dies after committing both targets, before its progress rows; Spark retries it.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(BatchWrites, "append_progress", lambda *args, **kw: (_ for _ in ()).throw(OSError("lost")))
+        patch.setattr(BatchWrites, "append_progress",
+                      lambda *args, **kw: (_ for _ in ()).throw(OSError("lost")))
         with pytest.raises(OSError):
             apply(_move(a, b, 4, (1, 70), (1, 30)), 2)
-    committed = [tuple(r) for r in read(spark, cfg.table_root.table("bank__b")).select("id", "amount").collect()]
+    committed = [tuple(r)
+                 for r in read(spark, cfg.table_root.table("bank__b")).select("id", "amount").collect()]
     assert committed == [(1, 30)]  # by the first attempt
     apply(_move(a, b, 4, (1, 70), (1, 30)), 2)
     return cfg
 
 
-def test_reads_at_a_batch_a_gtid_and_a_commit_time_across_unwritten_tables_and_a_retried_batch(spark, batches):
+def test_reads_at_a_batch_a_gtid_and_a_commit_time_across_unwritten_tables_and_a_retried_batch(
+        spark, batches):
     cfg, expected = batches, EXPECTED
     for batch, state in expected.items():
         assert _states(spark, cfg, {"batch_id": batch}) == state, batch
     assert _states(spark, cfg, {}) == expected[2]  # the latest complete batch
     point = consistent_point(spark, cfg.table_root, TABLES, batch_id=1)
-    assert point.versions["bank__b"] == consistent_point(spark, cfg.table_root, ["bank__b"], batch_id=0).versions["bank__b"]
+    assert (point.versions["bank__b"]
+            == consistent_point(spark, cfg.table_root, ["bank__b"], batch_id=0).versions["bank__b"])
     sql = statements_at(cfg.table_root, point)
     assert sorted(tuple(r) for r in spark.sql(sql["bank__a"]).select("id", "amount").collect()) == [(1, 80)]
     progress = {r["batch_id"]: r for r in read(spark, cfg.table_root.table(PROGRESS)).collect()}
@@ -84,9 +90,11 @@ def test_reads_at_a_batch_a_gtid_and_a_commit_time_across_unwritten_tables_and_a
 
     # GTIDs: the first batch whose position in domain 0 reached them
     assert consistent_point(spark, cfg.table_root, TABLES, gtid="0-1-1").batch_id == 0
-    assert consistent_point(spark, cfg.table_root, TABLES, gtid="0-2-2").batch_id == 1  # another server, same domain
+    # another server, same domain
+    assert consistent_point(spark, cfg.table_root, TABLES, gtid="0-2-2").batch_id == 1
     assert consistent_point(spark, cfg.table_root, TABLES, gtid="0-1-4").batch_id == 2
-    for gtid, message in (("0-1-5", "GTID 0-1-5: no complete batch"), ("1-1-1", "GTID 1-1-1: no complete batch"),
+    for gtid, message in (("0-1-5", "GTID 0-1-5: no complete batch"),
+                          ("1-1-1", "GTID 1-1-1: no complete batch"),
                           ("nope", "not a GTID")):
         with pytest.raises(ConsistentReadError, match=message):
             consistent_point(spark, cfg.table_root, TABLES, gtid=gtid)
@@ -109,7 +117,8 @@ def readme_queries() -> list[str]:
 def test_the_readme_queries_give_their_rows(spark, batches):
     a, b = consistent_point(spark, batches.table_root, TABLES, batch_id=1).versions.values()
     assert (a, b) == (2, 1)  # the README's VERSION AS OF: each table created empty (0), then its writes
-    rows = [[(2,)], [(1,)], [(0,)],  # the latest batch; GTID 0-1-2's; as of 07:08:11.5 (batch 1 holds 0-1-3, after it)
+    # the latest batch; GTID 0-1-2's; as of 07:08:11.5 (batch 1 holds 0-1-3, after it)
+    rows = [[(2,)], [(1,)], [(0,)],
             [("bank__a", a, 1), ("bank__b", b, 0)],  # the versions at batch 1
             [(1, 80, 0)]]  # the tables at batch 1
     spark.sql(f"USE {table_ref(*batches.catalog_schema.split('.'))}")

@@ -29,7 +29,8 @@ def _workload(seed: int, batches: int = 3) -> list[list[dict]]:
     key-changing UPDATEs (chains and a swap through a free key), duplicates on keyless shop.k,
     updates of shop.u's unique `e`."""
     rng = random.Random(seed)
-    a, k, u = Source("shop", "a", ["id", "v", "n"]), Source("shop", "k", ["v", "n"]), Source("shop", "u", ["id", "e"])
+    a, k, u = (Source("shop", "a", ["id", "v", "n"]), Source("shop", "k", ["v", "n"]),
+               Source("shop", "u", ["id", "e"]))
     counter = iter(range(1, 10**6))
     rows_a: dict[int, dict] = {}
     rows_k: list[dict] = []
@@ -112,14 +113,16 @@ def test_every_drawn_workload_is_a_history_a_server_could_write():
     # a drawn workload that a strict replay stops on tests nothing (seed 85092414 inserted key
     # 999 twice once all 40 keys were taken; seed 305329268 updated shop.u's unique `e` to e8,
     # then inserted id 8 with e8)
-    assert {seed: f for seed in (*range(1000), 85092414, 305329268) if (f := _keys_each_change_meets(_workload(seed)))} == {}
+    assert {seed: f for seed in (*range(1000), 85092414, 305329268)
+            if (f := _keys_each_change_meets(_workload(seed)))} == {}
 
 
 def _everything(spark, cfg):
-    tables = {t: rows_of(spark, cfg, t, *delta(spark, cfg, t).columns) for t in ("shop__a", "shop__k", "shop__u")}
+    tables = {t: rows_of(spark, cfg, t, *delta(spark, cfg, t).columns)
+              for t in ("shop__a", "shop__k", "shop__u")}
     log = rows_of(spark, cfg, CHANGE_LOG, *delta(spark, cfg, CHANGE_LOG).columns)
-    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "commit_ts", "batch_id",
-                       "changes")
+    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "commit_ts",
+                       "batch_id", "changes")
     return tables, log, progress
 
 
@@ -131,7 +134,8 @@ def test_executor_replay_equals_the_driver_replay(spark, tmp_path):
     print(f"\nexecutor replay: seed {seed} (CDC_EXECUTOR_REPLAY_SEED={seed} repeats it)")
     batches = _workload(seed)
     results, counts = {}, {}
-    applied, replayed = {"driver": Counter(), "executors": Counter()}, {"driver": Counter(), "executors": Counter()}
+    applied, replayed = ({"driver": Counter(), "executors": Counter()},
+                         {"driver": Counter(), "executors": Counter()})
     for name, min_changes in (("driver", None), ("executors", 0)):
         cfg = config(tmp_path / name, executor_apply_min_changes=min_changes)
         applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
@@ -179,7 +183,8 @@ def test_strict_stop_on_an_executor_names_table_key_and_position_and_writes_noth
 
 def test_idempotent_quarantine_and_a_replayed_batch_on_the_executors(spark, tmp_path):
     a = Source("shop", "a", ["id", "v", "n"])
-    batch = [a.insert({"id": 1, "v": "x"}), a.update({"id": 42}, {"v": "nope"}), a.insert({"id": 1, "v": "y"})]
+    batch = [a.insert({"id": 1, "v": "x"}), a.update({"id": 42}, {"v": "nope"}),
+             a.insert({"id": 1, "v": "y"})]
     results = {}
     for name, min_changes in (("driver", None), ("executors", 0)):
         cfg = config(tmp_path / name, executor_apply_min_changes=min_changes, exec_mode="idempotent")
@@ -187,10 +192,12 @@ def test_idempotent_quarantine_and_a_replayed_batch_on_the_executors(spark, tmp_
         q = rows_of(spark, cfg, QUARANTINE, "source", "binlog_file", "binlog_pos", "kind", "reason")
         results[name] = (counts, rows_of(spark, cfg, "shop__a"), q)
     assert results["executors"] == results["driver"]
-    assert sorted(r[3] for r in results["driver"][2]) == ["duplicate_key", "row_not_found"]  # 42 missing; 1 overwritten
+    # 42 missing; 1 overwritten
+    assert sorted(r[3] for r in results["driver"][2]) == ["duplicate_key", "row_not_found"]
 
     versions = {t: version(spark, cfg, t) for t in ("shop__a", CHANGE_LOG, PROGRESS, QUARANTINE)}
-    counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)  # a new process, same batch
+    # a new process, same batch
+    counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 0)
     assert counts["shop.a"]["already_applied"] == 1
     assert {t: version(spark, cfg, t) for t in versions} == versions
 

@@ -40,7 +40,8 @@ def _workload(seed: int) -> tuple[list[dict], list[dict]]:
             changes.append(s.insert({"id": key, "v": rng.choice(["x", None])}))
         elif roll < 0.75 and live:
             key = rng.choice(sorted(live))
-            changes.append(s.update({"id": key}, {"id": key, rng.choice(["v", "n"]): rng.choice([1, 2, None])}))
+            changes.append(s.update({"id": key},
+                                    {"id": key, rng.choice(["v", "n"]): rng.choice([1, 2, None])}))
         elif roll < 0.95 and live:
             key = rng.choice(sorted(live))
             live.discard(key)
@@ -79,7 +80,8 @@ def test_the_fold_gives_the_replays_output(seed, monkeypatch):
             [group.schema.field(n) for n in (*target.column_names, "_row_id")]))
         seen = []
         monkeypatch.setattr(executor_replay, "replay_touched",
-                            lambda t, rows, read, mode: seen.append(len(rows)) or real(t, rows, read, mode=mode))
+                            lambda t, rows, read, mode:
+                                seen.append(len(rows)) or real(t, rows, read, mode=mode))
         out[fold] = group.replay_records(changes_table(changes), stored_table)
         replayed[fold] = sum(seen)
     how = {fold: {c: pa.compute.sum(out[fold][c]).as_py() for c in (FOLDED, REPLAYED)} for fold in out}
@@ -99,8 +101,8 @@ def test_the_key_pass_reads_keys_as_the_replay_types_them():
     target = catalog_from_ddl(DDL).get("shop", "a")
     _, changes = _workload(3)
     s = Source("shop", "a", ["id", "v", "n", "at"])
-    changes += [s.update({"id": 1}, {"id": 2, "v": "m"}), s.update({"id": 4}, {"v": "m"}), s.insert({"id": None}),
-                s.delete({"id": "x"}), s.update({"v": "no key"}, {"v": "y"})]
+    changes += [s.update({"id": 1}, {"id": 2, "v": "m"}), s.update({"id": 4}, {"v": "m"}),
+                s.insert({"id": None}), s.delete({"id": "x"}), s.update({"v": "no key"}, {"v": "y"})]
     key = split_key(target)
     key_type = executor_replay.key_schema(target, key)
     batch = changes_table(changes).to_batches()[0]

@@ -34,8 +34,8 @@ def _apply(spark, cfg: JobConfig) -> None:
     """The README's binlog: transactions 0-1-1 .. 0-1-4, and 0-1-5 whose row is missing
     (idempotent mode: logged as skipped, no row changed)."""
     src = Source("shop", "t", ["id", "v"])
-    applier = DeltaApplier(catalog_from_ddl("CREATE TABLE shop.t (id int NOT NULL, v varchar(9), PRIMARY KEY (id))"),
-                           cfg)
+    applier = DeltaApplier(
+        catalog_from_ddl("CREATE TABLE shop.t (id int NOT NULL, v varchar(9), PRIMARY KEY (id))"), cfg)
     applier(changes_df(spark, [src.insert({"id": 1, "v": "a"}, statement=INSERT),
                                src.insert({"id": 2, "v": "b"}, seq=1, trx=1, statement=INSERT)]), 0)
     applier(changes_df(spark, [src.update({"id": 2}, {"v": "x"}, statement=SET_V),
@@ -79,23 +79,27 @@ def test_the_readme_queries_give_their_rows(spark, in_catalog):
 
 
 def test_last_change_holds_each_row_once_followed_through_its_key_change(spark, in_catalog):
-    got = spark.sql(f"SELECT key['id'], op, gtid, row_id IS NOT NULL FROM {LAST_CHANGE} ORDER BY gtid").collect()
+    got = spark.sql(f"SELECT key['id'], op, gtid, row_id IS NOT NULL "
+                    f"FROM {LAST_CHANGE} ORDER BY gtid").collect()
     assert [tuple(r) for r in got] == [("3", "update", "0-1-3", True), ("1", "delete", "0-1-4", True)]
 
 
 def test_statement_rows_hold_only_rows_written_or_deleted(spark, in_catalog):
-    got = spark.sql(f"SELECT gtid, op, outcome, key['id'] FROM {STATEMENT_ROWS} ORDER BY binlog_pos").collect()
-    assert [tuple(r) for r in got] == [("0-1-1", "insert", "applied", "1"), ("0-1-1", "insert", "applied", "2"),
-                                       ("0-1-2", "update", "applied", "2"), ("0-1-3", "update", "applied", "3"),
-                                       ("0-1-4", "delete", "applied", "1")]
+    got = spark.sql(f"SELECT gtid, op, outcome, key['id'] "
+                    f"FROM {STATEMENT_ROWS} ORDER BY binlog_pos").collect()
+    assert [tuple(r) for r in got] == [
+        ("0-1-1", "insert", "applied", "1"), ("0-1-1", "insert", "applied", "2"),
+        ("0-1-2", "update", "applied", "2"), ("0-1-3", "update", "applied", "3"),
+        ("0-1-4", "delete", "applied", "1")]
 
 
 def test_transaction_changes_count_every_change_and_the_rows_it_changed(spark, in_catalog):
     got = spark.sql(f"SELECT gtid, statement, binlog_pos, inserted, updated, deleted, rows_changed, changes "
                     f"FROM {TRANSACTION_CHANGES} ORDER BY gtid").collect()
-    assert [tuple(r) for r in got] == [("0-1-1", INSERT, 1050, 2, 0, 0, 2, 2), ("0-1-2", SET_V, 1150, 0, 1, 0, 1, 1),
-                                       ("0-1-3", SET_ID, 1250, 0, 1, 0, 1, 1), ("0-1-4", DELETE, 1350, 0, 0, 1, 1, 1),
-                                       ("0-1-5", MISSING, 1450, 0, 0, 0, 0, 1)]
+    assert [tuple(r) for r in got] == [
+        ("0-1-1", INSERT, 1050, 2, 0, 0, 2, 2), ("0-1-2", SET_V, 1150, 0, 1, 0, 1, 1),
+        ("0-1-3", SET_ID, 1250, 0, 1, 0, 1, 1), ("0-1-4", DELETE, 1350, 0, 0, 1, 1, 1),
+        ("0-1-5", MISSING, 1450, 0, 0, 0, 0, 1)]
 
 
 def test_the_python_queries_bind_their_values(spark, in_catalog):

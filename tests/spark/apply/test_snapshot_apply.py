@@ -18,11 +18,13 @@ from .builders import Source, changes_df, config, delta, rows_of
 
 pytestmark = pytest.mark.spark
 
-CREATE = "CREATE TABLE `a` (\n  `id` int(11) NOT NULL,\n  `v` varchar(10) DEFAULT 'dflt',\n  PRIMARY KEY (`id`)\n)"
+CREATE = ("CREATE TABLE `a` (\n  `id` int(11) NOT NULL,\n  `v` varchar(10) DEFAULT 'dflt',\n"
+          "  PRIMARY KEY (`id`)\n)")
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-COLUMNS = (SourceColumn(0, "id", "int", "int(11)", None), SourceColumn(1, "v", "varchar", "varchar(10)", "utf8mb4"))
+COLUMNS = (SourceColumn(0, "id", "int", "int(11)", None),
+           SourceColumn(1, "v", "varchar", "varchar(10)", "utf8mb4"))
 
 
 def snapshot(run: str, pos: int, kind: str, rows=(), chunk=0, ts=10**15):
@@ -44,7 +46,8 @@ def test_snapshot_then_binlog_then_resnapshot(spark, tmp_path):
     # trx 1 ends at 1100 (before the snapshot at 1250: already in its rows), trx 3 at 1300 (after)
     early = a.update({"id": 2}, {"v": "early"}, trx=1)
     late = a.update({"id": 2}, {"v": "late"}, trx=3)
-    batch0 = [early] + snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x"), (2, "y"), (3, None)]) + [late]
+    batch0 = ([early] + snapshot("r1", 1250, TABLE)
+              + snapshot("r1", 1250, ROWS, [(1, "x"), (2, "y"), (3, None)]) + [late])
     applier = DeltaApplier(TargetCatalog(()), cfg)
     counts = applier(changes_df(spark, batch0), 0)
     assert counts["shop.a"]["superseded_by_snapshot"] == 1
@@ -67,7 +70,8 @@ def test_snapshot_then_binlog_then_resnapshot(spark, tmp_path):
     assert rows_of(spark, cfg, "shop__a") == [(2, "late"), (3, None), (4, "p"), (5, "q"), (6, "n")]
 
     # a re-snapshot (a new run at 1700): the table's content is replaced
-    batch3 = snapshot("r2", 1700, TABLE, ts=2 * 10**15) + snapshot("r2", 1700, ROWS, [(7, "only")], ts=2 * 10**15)
+    batch3 = (snapshot("r2", 1700, TABLE, ts=2 * 10**15)
+              + snapshot("r2", 1700, ROWS, [(7, "only")], ts=2 * 10**15))
     restarted(changes_df(spark, batch3), 3)
     assert rows_of(spark, cfg, "shop__a") == [(7, "only")]
     assert delta(spark, cfg, SOURCE_SCHEMAS).count() == 2
@@ -93,10 +97,11 @@ def test_a_yaml_override_renames_the_derived_target_and_sets_a_replica_default(s
     """README "Onboarding": an entry without columns changes only its own fields of the target
     derived from SHOW CREATE TABLE; a MINIMAL insert without `v` takes the replica's DEFAULT."""
     cfg = config(tmp_path)
-    catalog = build_catalog({"targets": {"shop.a": {"delta_table": "customers", "defaults": {"v": "replica"}}}},
-                            "t.yaml")
+    catalog = build_catalog(
+        {"targets": {"shop.a": {"delta_table": "customers", "defaults": {"v": "replica"}}}}, "t.yaml")
     a = Source("shop", "a", ["id", "v"], names=False)
-    batch = snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x")]) + [a.insert({"id": 2}, trx=3)]
+    batch = (snapshot("r1", 1250, TABLE) + snapshot("r1", 1250, ROWS, [(1, "x")])
+             + [a.insert({"id": 2}, trx=3)])
     DeltaApplier(catalog, cfg)(changes_df(spark, batch), 0)
     assert rows_of(spark, cfg, "customers") == [(1, "x"), (2, "replica")]
     assert not (tmp_path / "delta" / "shop__a").exists()

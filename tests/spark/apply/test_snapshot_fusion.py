@@ -31,8 +31,8 @@ def _record(run, kind, rows=(), chunk=0, ts=10**15, values=None):
     if kind == TABLE:
         return SnapshotRecord(kind, create_table=CREATE, **head)
     raw_rows = [(str(i).encode(), None if v is None else v.encode()) for i, v in rows]
-    record = SnapshotRecord.chunk(COLUMNS, raw_rows, statement="SELECT `id`, `v` FROM `shop`.`a`", chunk_no=chunk,
-                                  **head)
+    record = SnapshotRecord.chunk(COLUMNS, raw_rows, statement="SELECT `id`, `v` FROM `shop`.`a`",
+                                  chunk_no=chunk, **head)
     if values is not None:  # a chunk whose head reads and whose values do not
         record = SnapshotRecord(ROWS, columns=COLUMNS, values=values, row_count=len(rows), chunk_no=chunk,
                                 statement=record.statement, **head)
@@ -52,7 +52,8 @@ def _assembled(spark, records, first_offset):
 def _batches():
     a = Source("shop", "a", ["id", "v"], names=False)
     return [
-        [_record("r1", TABLE), _record("r1", ROWS, [(1, "x"), (2, None), (3, "z")]), _record("r1", ROWS, [(4, "p")], 1)],
+        [_record("r1", TABLE), _record("r1", ROWS, [(1, "x"), (2, None), (3, "z")]),
+         _record("r1", ROWS, [(4, "p")], 1)],
         # a later chunk alone (appended), then the binlog after the snapshot (to the applier)
         [_record("r1", ROWS, [(5, "q"), (6, "r")], 2)], [a.update({"id": 2}, {"v": "late"}, trx=3)],
         # two runs in one batch: only the last one's rows stay
@@ -77,7 +78,8 @@ def _run(spark, tmp_path, name, min_changes):
             applier(changes_df(spark, batch), n)
     table = rows_of(spark, cfg, "shop__a", *delta(spark, cfg, "shop__a").columns)
     log = rows_of(spark, cfg, CHANGE_LOG, *delta(spark, cfg, CHANGE_LOG).columns)
-    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "batch_id", "changes")
+    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "batch_id",
+                       "changes")
     quarantine = rows_of(spark, cfg, QUARANTINE, "source", "kind", "reason", "kafka_offset", "raw")
     return table, log, progress, quarantine
 
@@ -85,7 +87,8 @@ def _run(spark, tmp_path, name, min_changes):
 def test_chunks_replayed_from_their_bytes_equal_the_rows_stage_and_the_driver(spark, tmp_path, monkeypatch):
     fused, decoded = [], []
     made, decode = snapshot_fusion.chunk_rows_on_executors, replicate_batch.decode_rows
-    monkeypatch.setattr(snapshot_fusion, "chunk_rows_on_executors", lambda *a, **k: fused.append(a[1]) or made(*a, **k))
+    monkeypatch.setattr(snapshot_fusion, "chunk_rows_on_executors",
+                        lambda *a, **k: fused.append(a[1]) or made(*a, **k))
     monkeypatch.setattr(replicate_batch, "decode_rows",  # the chunks the rows stage decodes
                         lambda segments, *a, **k: decoded.append(snapshot_chunks(segments).count()) or decode(
                             segments, *a, **k))
@@ -116,7 +119,8 @@ def test_a_table_with_other_changes_in_the_batch_is_refused(spark, tmp_path):
     applier.prepare_batch(spark, truncates_of(change_records("src1", _record("r1", TABLE))), 0)
     plan = applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), False)
     assert set(plan.planned) == {("shop", "a")}
-    assert applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), True) is None  # DDL in the batch
+    # DDL in the batch
+    assert applier.plan_fusion(spark, 0, snapshot_fusion.chunk_groups(batch), True) is None
     later = Source("shop", "a", ["id", "v"], names=False).update({"id": 1}, {"v": "y"}, trx=3)
     refused = plan.run(spark, batch, changes_df(spark, [later]))
     assert plan.parts == [] and plan.refused == {("shop", "a")}
@@ -139,7 +143,8 @@ def test_chunks_are_dealt_over_the_cores_and_a_part_whose_run_failed_is_dropped(
     (part,) = plan.parts
     per_task = part.target_rows().rdd.glom().map(len).collect()
     assert sum(per_task) == 4 and sorted(per_task)[-1] < 4, per_task
-    plan.drop_failed([{"source": "src1", "trx_id": "snapshot:other:shop.a"}, {"source": "src2", "trx_id": records[0].trx_id}])
+    plan.drop_failed([{"source": "src1", "trx_id": "snapshot:other:shop.a"},
+                      {"source": "src2", "trx_id": records[0].trx_id}])
     assert len(plan.parts) == 1  # another run, another source: not this part's
     plan.drop_failed([{"source": "src1", "trx_id": records[0].trx_id}])
     assert plan.parts == [] and plan.refused == {("shop", "a")}

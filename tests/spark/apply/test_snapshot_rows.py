@@ -28,7 +28,8 @@ def _batches():
         [a.update({"id": 2}, {"v": "late"}, trx=3)],  # the binlog after the snapshot
         # two runs of the table in one batch: only the last one's rows stay
         snapshot("r2", 1700, TABLE, ts=2 * 10**15) + snapshot("r2", 1700, ROWS, [(7, "gone")], ts=2 * 10**15)
-        + snapshot("r3", 1700, TABLE, ts=3 * 10**15) + snapshot("r3", 1700, ROWS, [(8, "s"), (9, "t")], ts=3 * 10**15),
+        + snapshot("r3", 1700, TABLE, ts=3 * 10**15)
+        + snapshot("r3", 1700, ROWS, [(8, "s"), (9, "t")], ts=3 * 10**15),
     ]
 
 
@@ -40,7 +41,8 @@ def _run(spark, cfg, catalog, batches):
         counts.append(applier(changes_df(spark, batch), n))
     table = rows_of(spark, cfg, "shop__a", *delta(spark, cfg, "shop__a").columns)
     log = rows_of(spark, cfg, CHANGE_LOG, *delta(spark, cfg, CHANGE_LOG).columns)
-    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "batch_id", "changes")
+    progress = rows_of(spark, cfg, PROGRESS, "source", "trx_id", "trx_file", "trx_end_pos", "batch_id",
+                       "changes")
     return counts, table, log, progress
 
 
@@ -71,4 +73,5 @@ def test_snapshot_rows_on_the_executors_equal_the_driver_replay(spark, tmp_path,
 
 def _operations(spark, root) -> list[tuple]:
     history = spark.sql(f"DESCRIBE HISTORY delta.`{root / 'delta' / 'shop__a'}`").collect()
-    return [(r["operation"], r["operationParameters"].get("mode")) for r in sorted(history, key=lambda r: r["version"])]
+    return [(r["operation"], r["operationParameters"].get("mode"))
+            for r in sorted(history, key=lambda r: r["version"])]

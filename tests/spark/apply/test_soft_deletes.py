@@ -48,7 +48,8 @@ def on_executors(monkeypatch):
     made = []
     for name in ("replay_on_executors", "snapshot_rows_on_executors"):
         real = getattr(executor_parts, name)
-        monkeypatch.setattr(executor_parts, name, lambda *a, real=real, name=name, **k: made.append(name) or real(*a, **k))
+        monkeypatch.setattr(executor_parts, name,
+                            lambda *a, real=real, name=name, **k: made.append(name) or real(*a, **k))
     return made
 
 
@@ -97,7 +98,8 @@ def test_soft_deletes_keep_every_deleted_row_and_the_live_rows_equal_the_hard_ta
     hard_rows, hard_log = hard_run
     soft_rows, soft_log = _run(spark, config(tmp_path, **settings),  # the YAML's setting
                                catalog_from_ddl(DDL, {"shop.a": {"delete": "soft"}}), batches)
-    assert on_executors == (["replay_on_executors"] * 3 if way != "mirror_overwrite" else [])  # the truncate's batch: driver
+    # the truncate's batch: driver
+    assert on_executors == (["replay_on_executors"] * 3 if way != "mirror_overwrite" else [])
     assert "_deleted" not in hard_rows[0]
     live, deleted = _split(soft_rows)
     assert live == hard_rows
@@ -113,7 +115,8 @@ def test_soft_deletes_keep_every_deleted_row_and_the_live_rows_equal_the_hard_ta
     if way == "mirror_overwrite":  # the README's queries, as written
         delta(spark, config(tmp_path), "shop__a").createOrReplaceTempView("shop__a")
         live_sql, deleted_sql = _readme_queries()
-        assert sorted((r.asDict() for r in spark.sql(live_sql).collect()), key=lambda r: r[ROW_ID_COLUMN]) == live
+        assert sorted((r.asDict() for r in spark.sql(live_sql).collect()),
+                      key=lambda r: r[ROW_ID_COLUMN]) == live
         gone = sorted((c.binlog_pos, i, *_flags(c)[1:3]) for (i, _), c in deleted_by.items() if c is not None)
         assert [tuple(r) for r in spark.sql(deleted_sql).collect()] == [g[1:] for g in gone]
 
@@ -140,5 +143,5 @@ def test_a_snapshot_starting_the_table_anew_flags_the_earlier_rows(spark, tmp_pa
     assert on_executors == ["snapshot_rows_on_executors", "replay_on_executors", "snapshot_rows_on_executors"]
     truncate = truncates_of(r2)[0]
     got = {(r["id"], r["v"]): tuple(r[c] for c in SOFT_COLUMNS) for r in rows}
-    assert got == {(1, "x"): _flags(late), (2, "y"): _flags(truncate), (2, "y2"): (False, None, None, None, None),
-                   (3, "z"): (False, None, None, None, None)}
+    assert got == {(1, "x"): _flags(late), (2, "y"): _flags(truncate),
+                   (2, "y2"): (False, None, None, None, None), (3, "z"): (False, None, None, None, None)}

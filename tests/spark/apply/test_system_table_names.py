@@ -4,7 +4,8 @@ system table outside it would be unguarded."""
 import pytest
 
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
-from libs.tables.system_tables import CHANGE_LOG, CHANGES, PROGRESS, QUARANTINE, SYSTEM_TABLE_PREFIX, SYSTEM_TABLES as DECLARED
+from libs.tables.system_tables import (CHANGE_LOG, CHANGES, PROGRESS, QUARANTINE, SYSTEM_TABLE_PREFIX,
+                                       SYSTEM_TABLES as DECLARED)
 
 SYSTEM_TABLES = {CHANGE_LOG, PROGRESS, QUARANTINE, CHANGES, *DECLARED}
 

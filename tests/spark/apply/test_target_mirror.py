@@ -67,7 +67,8 @@ def test_later_batches_replay_on_the_mirror_and_another_writer_makes_it_reread(s
     spark.sql(f"UPDATE delta.`{paths['shop__n']}` SET y = 7 WHERE y = 1")
     applier(changes_df(spark, [n.update(_image(7), _image(8))]), 2)
     assert rows_of(spark, cfg, "shop__n", "f", "y") == [(F01, 2), (F01, 8)]
-    assert applier.known.mirrors[TableLocation(path=paths["shop__n"])].version == version(spark, cfg, "shop__n")
+    assert (applier.known.mirrors[TableLocation(path=paths["shop__n"])].version
+            == version(spark, cfg, "shop__n"))
     assert delta_reads == []  # the re-read is the whole table (the mirror's reload), not a lookup
 
 

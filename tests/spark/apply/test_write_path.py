@@ -48,7 +48,8 @@ def test_a_merge_marks_changed_rows_and_copies_none_giving_the_same_table(spark,
     assert int(dv["operationMetrics"]["numTargetRowsCopied"]) == 0
     assert int(dv["operationMetrics"]["numTargetDeletionVectorsAdded"]) >= 1
     assert int(plain["operationMetrics"]["numTargetRowsCopied"]) > 0  # the files' other rows rewritten
-    props = spark.sql(f"DESCRIBE DETAIL delta.`{D.table_path(marked.delta_root, 'shop__a')}`").first()["properties"]
+    props = spark.sql(
+        f"DESCRIBE DETAIL delta.`{D.table_path(marked.delta_root, 'shop__a')}`").first()["properties"]
     assert props["delta.enableDeletionVectors"] == "true"
 
 
@@ -76,7 +77,8 @@ def test_an_existing_target_without_deletion_vectors_is_upgraded_once(spark, tmp
     for merge in _history(spark, new)[-2:]:  # rows marked in a deletion vector, none copied
         metrics = {k: int(v) for k, v in merge["operationMetrics"].items() if k.startswith("numTarget")}
         assert metrics["numTargetRowsCopied"] == 0, metrics
-        assert metrics["numTargetDeletionVectorsAdded"] + metrics["numTargetDeletionVectorsUpdated"] >= 1, metrics
+        assert (metrics["numTargetDeletionVectorsAdded"]
+                + metrics["numTargetDeletionVectorsUpdated"] >= 1), metrics
         assert metrics["numTargetFilesRemoved"] == 0, metrics
     assert sorted((r["id"], r["v"]) for r in delta(spark, new, "shop__a").collect()) == [
         (1, "v1"), (2, "two"), *((i, f"v{i}") for i in range(4, 21))]
@@ -128,7 +130,8 @@ def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     planner = applier.writes.maintenance.planner
     planner.policy = MaintenancePolicy(3, None, 3)  # compaction only, at first
-    batches = [_inserts(src, range(1, 6))] + [[src.update({"id": 1 + k % 5}, {"v": f"b{k}"})] for k in range(1, 10)]
+    batches = [_inserts(src, range(1, 6))] + [[src.update({"id": 1 + k % 5}, {"v": f"b{k}"})]
+                                              for k in range(1, 10)]
     for batch_id, batch in enumerate(batches[:-1]):
         applier(changes_df(spark, batch), batch_id)
     ran = {(Path(table).name, op) for table, op, _ in applier.writes.maintenance.ran}
@@ -194,7 +197,8 @@ def test_a_failed_maintenance_step_is_one_line_and_the_job_goes_on(spark, tmp_pa
     applier(changes_df(spark, [src.update({"id": 1}, {"v": "one"})]), 1)
     lines = [line for line in capsys.readouterr().err.splitlines() if "skipped until its next turn" in line]
     assert lines and all(line.endswith("[DELTA_CONCURRENT_WRITE] another writer") for line in lines), lines
-    assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == [(1, "one"), (2, "v2"), (3, "v3")]
+    assert sorted((r["id"], r["v"]) for r in delta(spark, cfg, "shop__a").collect()) == [
+        (1, "one"), (2, "v2"), (3, "v3")]
 
 
 BIG_DDL = "CREATE TABLE shop.b (id int NOT NULL, v varchar(2000), PRIMARY KEY (id))"
@@ -218,8 +222,8 @@ def test_a_compaction_leaves_the_big_files_and_a_wide_one_takes_them(spark, tmp_
     """libs/apply/maintenance.py's tiers: a compaction takes only files under optimize_new_file_mb
     (the batches' small files); every optimize_wide_every-th takes every file under
     optimize_small_file_mb. Before the tiers, each compaction rewrote a small table whole."""
-    cfg = config(tmp_path, writes={"optimize_after_commits": 3, "optimize_new_file_mb": 1, "optimize_wide_every": 2,
-                                   "maintenance_per_batch": 3}, **MERGE_ONLY)
+    cfg = config(tmp_path, writes={"optimize_after_commits": 3, "optimize_new_file_mb": 1,
+                                   "optimize_wide_every": 2, "maintenance_per_batch": 3}, **MERGE_ONLY)
     src = Source("shop", "b", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(BIG_DDL), cfg)
     applier(changes_df(spark, [src.insert({"id": i, "v": _noise(i)}) for i in range(1, ROWS + 1)]), 0)
@@ -231,7 +235,8 @@ def test_a_compaction_leaves_the_big_files_and_a_wide_one_takes_them(spark, tmp_
         applier(changes_df(spark, [src.update({"id": batch}, {"v": f"b{batch}"})]), batch)
         batch += 1
     live = _live_sizes(spark, cfg)
-    assert big <= set(live) and len(live) == len(big) + 1, live  # the small files in one, the big ones as they were
+    # the small files in one, the big ones as they were
+    assert big <= set(live) and len(live) == len(big) + 1, live
     while ran() != [OPTIMIZE, OPTIMIZE_WIDE]:
         applier(changes_df(spark, [src.update({"id": batch}, {"v": f"b{batch}"})]), batch)
         batch += 1

@@ -56,7 +56,8 @@ CASES = [  # (key, value, headers), expected source, binlog_pos, record_problem
 
 def test_each_check_names_its_problem_and_no_header_raises(spark):
     at = dt.datetime(2026, 1, 1)
-    rows = [(key, value, "binlog", 3, offset, at, headers) for offset, ((key, value, headers), *_) in enumerate(CASES)]
+    rows = [(key, value, "binlog", 3, offset, at, headers)
+            for offset, ((key, value, headers), *_) in enumerate(CASES)]
     got = {r["kafka_offset"]: r for r in frames(spark.createDataFrame(rows, KAFKA_SCHEMA)).collect()}
     for offset, (_, source, pos, problem) in enumerate(CASES):
         row = got[offset]

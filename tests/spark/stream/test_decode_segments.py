@@ -52,7 +52,8 @@ def test_an_undecodable_segment_becomes_one_error_row_between_the_others(segment
     index = next(i for i, s in enumerate(segments) if s["frames"][-1]["raw"][4] in (23, 24, 25, 30, 31, 32))
     broken = segments[:index] + [_broken(segments[index])] + segments[index + 1:]
 
-    got = pa.Table.from_batches(list(rows.DecodeSegments()(iter(_arrow_batches(broken, per_batch=5))))).to_pylist()
+    got = pa.Table.from_batches(
+        list(rows.DecodeSegments()(iter(_arrow_batches(broken, per_batch=5))))).to_pylist()
 
     errors = [c for c in got if c["decode_error"] is not None]
     assert [(e["trx_id"], e["source"]) for e in errors] == [(segments[index]["trx_id"], "src")]
@@ -82,13 +83,14 @@ def test_an_image_that_does_not_fit_its_schema_version_is_one_error_row_the_othe
     history.apply("src", Position(FILE, segs[2]["frames"][0]["pos"] - 1), "ALTER TABLE t ADD y INT", "sim")
     hints = DecodeHints((), history_layouts(history, {}))
 
-    got = pa.Table.from_batches(list(rows.DecodeSegments(hints=hints)(iter(_arrow_batches(segs, per_batch=2))))).to_pylist()
+    got = pa.Table.from_batches(
+        list(rows.DecodeSegments(hints=hints)(iter(_arrow_batches(segs, per_batch=2))))).to_pylist()
 
     (error,) = [c for c in got if c["decode_error"] is not None]
     assert error["trx_id"] == segs[1]["trx_id"] and error["error_kind"] == "schema_mismatch"
     (rows_pos,) = [c["binlog_pos"] for c in decode_segment(segs[1]) if c["op"] == "insert"]
-    assert error["decode_error"] == (f"source src, {FILE}:{rows_pos}: the row image has 3 columns, the schema "
-                                     f"of sim.t in force at its position has 2 (id, x)")
+    assert error["decode_error"] == (f"source src, {FILE}:{rows_pos}: the row image has 3 columns, "
+                                     f"the schema of sim.t in force at its position has 2 (id, x)")
     inserts = [c for c in got if c["decode_error"] is None and c["op"] == "insert"]
     assert [(c["trx_id"], [(v["name"], v["text"]) for v in c["after"]]) for c in inserts] == [
         (segs[0]["trx_id"], [("id", "1"), ("x", "10"), ("y", "-1")]),
