@@ -17,15 +17,16 @@ from libs.targets.model import Target
 
 _SIMPLE = {"int": pa.int32(), "bigint": pa.int64(), "smallint": pa.int16(), "tinyint": pa.int8(),
            "string": pa.string(), "binary": pa.binary(), "double": pa.float64(), "float": pa.float32(),
-           "date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"), "timestamp_ntz": pa.timestamp("us"),
-           "boolean": pa.bool_()}
+           "date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"),
+           "timestamp_ntz": pa.timestamp("us"), "boolean": pa.bool_()}
 LINEAGE = pa.struct([("source", pa.string()), ("trx_id", pa.string()), ("gtid", pa.string()),
                      ("server_id", pa.int64()), ("commit_ts", pa.timestamp("us", tz="UTC")),
                      ("binlog_file", pa.string()), ("binlog_pos", pa.int64()), ("change_seq", pa.int64()),
                      ("operation", pa.string()), ("statement", pa.string())])
 _VALUE = pa.struct([("ordinal", pa.int32()), ("name", pa.string()), ("type_code", pa.int32()),
                     ("text", pa.string()), ("binary", pa.binary())])
-CHANGES = pa.schema([("source", pa.string()), ("trx_id", pa.string()), ("gtid", pa.string()), ("xid", pa.int64()),
+CHANGES = pa.schema([("source", pa.string()), ("trx_id", pa.string()),
+                     ("gtid", pa.string()), ("xid", pa.int64()),
                      ("server_id", pa.int64()), ("commit_ts", pa.int64()), ("trx_file", pa.string()),
                      ("trx_end_pos", pa.int64()), ("change_seq", pa.int64()), ("database", pa.string()),
                      ("table", pa.string()), ("op", pa.string()), ("before", pa.list_(_VALUE)),
@@ -50,13 +51,15 @@ def _micros(ts: dt.datetime | int) -> int:
 
 
 def changes_table(changes: Sequence[Mapping[str, Any]]) -> pa.Table:
-    return pa.Table.from_pylist([{**c.to_record(), "commit_ts": _micros(c.commit_ts)} for c in changes], schema=CHANGES)
+    return pa.Table.from_pylist([{**c.to_record(), "commit_ts": _micros(c.commit_ts)} for c in changes],
+                                schema=CHANGES)
 
 
 def stored_table(target: Target, stored: Sequence[Mapping[str, Any]]) -> pa.Table:
     schema = row_schema(target)
     return pa.Table.from_pylist([{k: r[k] for k in (*target.column_names, ROW_ID_COLUMN)} for r in stored],
-                                schema=pa.schema([schema.field(n) for n in (*target.column_names, ROW_ID_COLUMN)]))
+                                schema=pa.schema([schema.field(n)
+                                                  for n in (*target.column_names, ROW_ID_COLUMN)]))
 
 
 def _naive(value):
@@ -100,7 +103,8 @@ def by_fold(target: Target, changes, stored, mode: str = "strict") -> tuple[dict
     """The same through fold + the replay of what the fold leaves."""
     changes = sorted(changes, key=commit_order)
     folded = fold(target, changes_table(changes), stored_table(target, stored), row_schema(target))
-    rest = replay(target, [stored[i] for i in folded.rest_stored], [changes[i] for i in folded.rest], mode=mode)
+    rest = replay(target, [stored[i] for i in folded.rest_stored],
+                  [changes[i] for i in folded.rest], mode=mode)
     table = {r[ROW_ID_COLUMN]: _row(r) for r in stored}
     for d in [*folded.deletes.to_pylist(), *({ROW_ID_COLUMN: d.row_id} for d in rest.deletes)]:
         table.pop(d[ROW_ID_COLUMN])

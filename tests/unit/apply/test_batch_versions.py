@@ -34,8 +34,10 @@ def test_the_last_gtid_of_each_domain_in_commit_order_over_the_driver_and_the_ex
     first, second = src.insert({"id": 1}, trx=5), src.insert({"id": 2}, trx=9)
     other = dataclasses.replace(src.insert({"id": 3}, trx=7), gtid="3-2-70")  # another domain, between them
     executors = src.insert({"id": 4}, trx=12)  # the executors' part's last change of the source
-    mysql = dataclasses.replace(Source("d", "t", ["id"], source="my").insert({"id": 1}, trx=1), gtid=f"{UUID}:8")
-    no_gtid = dataclasses.replace(Source("d", "t", ["id"], source="files").insert({"id": 1}, trx=1), gtid=None)
+    mysql = dataclasses.replace(Source("d", "t", ["id"], source="my").insert({"id": 1}, trx=1),
+                                gtid=f"{UUID}:8")
+    no_gtid = dataclasses.replace(Source("d", "t", ["id"], source="files").insert({"id": 1}, trx=1),
+                                  gtid=None)
     positions = gtid_positions([second, other, first, mysql, no_gtid], last_changes([executors]))
     assert positions == {"src1": [{"gtid_domain": "0", "gtid_seq": 12, "gtid": "0-1-12"},
                                   {"gtid_domain": "3", "gtid_seq": 70, "gtid": "3-2-70"}],
@@ -49,7 +51,8 @@ def test_progress_rows_carry_the_batch_table_versions_and_a_heartbeat_repeat_non
     assert row["table_versions"] == {"d__a": 2, "d__t": 7}
     assert row["gtid_positions"] == [{"gtid_domain": "0", "gtid_seq": 2, "gtid": "0-1-2"}]
     (idle,) = progress_rows([], "job", 4, {"src1": 1}, previous={"src1": row})
-    assert (idle["batch_id"], idle["changes"], idle["table_versions"], idle["gtid_positions"]) == (4, 0, None, None)
+    assert (idle["batch_id"], idle["changes"], idle["table_versions"], idle["gtid_positions"]) == (
+        4, 0, None, None)
     (plain,) = progress_rows(changes, "job", 5)  # a heartbeat-only batch's append: no versions given
     assert plain["table_versions"] is None
 

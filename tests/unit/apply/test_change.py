@@ -66,7 +66,8 @@ def test_what_is_not_a_change_record_is_refused():
 
 
 def test_derived_changes_leave_the_original_as_it_was():
-    change = change_of("insert", after=[{"ordinal": 0, "name": "a", "type_code": 3, "text": "1", "binary": None}],
+    change = change_of("insert",
+                       after=[{"ordinal": 0, "name": "a", "type_code": 3, "text": "1", "binary": None}],
                        commit_ts=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
     assert change.with_op(Op.SUPERSEDED).op == Op.SUPERSEDED and change.op == Op.INSERT
     moved = change.with_table("e", "u")

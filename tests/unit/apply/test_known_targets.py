@@ -17,6 +17,7 @@ def test_forget_leaves_nothing_of_the_table_and_keeps_the_others():
         known.written[path] = 7
         known.found_committed[path] = (name, 7)
     known.forget(gone)
-    caches = (known.ready, known.schema_checked, known.unmirrored, known.mirrors, known.written, known.found_committed)
+    caches = (known.ready, known.schema_checked, known.unmirrored,
+              known.mirrors, known.written, known.found_committed)
     assert [gone in cache for cache in caches] == [False] * 6
     assert [kept in cache for cache in caches] == [True] * 6

@@ -22,7 +22,8 @@ def target(name):
     ("keyless", [], MergeScope((), frozenset())),
     # the PRIMARY KEY's values of the rows read (a row read twice counts once)
     ("pk", [{"id": 1, "v": 5}, {"id": 2}, {"id": 1}], MergeScope(("id",), frozenset({(1,), (2,)}))),
-    ("two", [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}], MergeScope(("a", "b"), frozenset({(1, "x"), (1, "y")}))),
+    ("two", [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}],
+     MergeScope(("a", "b"), frozenset({(1, "x"), (1, "y")}))),
     # no PK: the first NOT NULL UNIQUE key finds rows (WL#5092 PKE 2.)
     ("uniq", [{"u": 7}], MergeScope(("u",), frozenset({(7,)}))),
     # rows were read but no key bounds them: the unbounded MERGE

@@ -18,9 +18,11 @@ PK = "CREATE TABLE d.t (id int NOT NULL, v varchar(5), PRIMARY KEY (id))"
 
 @pytest.mark.parametrize("ddl, key", [
     (PK, ("id",)),
-    ("CREATE TABLE d.t (id int NOT NULL, v varchar(5), UNIQUE KEY u (id))", ("id",)),  # NOT NULL UK: a lookup key
+    ("CREATE TABLE d.t (id int NOT NULL, v varchar(5), UNIQUE KEY u (id))",
+     ("id",)),  # NOT NULL UK: a lookup key
     ("CREATE TABLE d.t (id int, v varchar(5), UNIQUE KEY u (id))", None),  # nullable UK: rows found by image
-    ("CREATE TABLE d.t (id int NOT NULL, v varchar(5), PRIMARY KEY (id), UNIQUE KEY u (v))", None),  # 1062 on v
+    ("CREATE TABLE d.t (id int NOT NULL, v varchar(5), PRIMARY KEY (id), UNIQUE KEY u (v))",
+     None),  # 1062 on v
     ("CREATE TABLE d.t (id int, v varchar(5))", None),  # keyless
     ("CREATE TABLE d.t (a int NOT NULL, b int NOT NULL, PRIMARY KEY (a, b))", ("a", "b")),
 ])
@@ -43,7 +45,8 @@ def test_change_keys(op, before, after, keys):
 
 
 def test_components_join_chains_and_pick_the_least_key():
-    assert components([("b", "c"), ("x", "y"), ("c", "a")]) == {"a": "a", "b": "a", "c": "a", "x": "x", "y": "x"}
+    assert components([("b", "c"), ("x", "y"), ("c", "a")]) == {
+        "a": "a", "b": "a", "c": "a", "x": "x", "y": "x"}
     assert components([]) == {}
 
 

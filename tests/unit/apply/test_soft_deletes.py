@@ -29,7 +29,8 @@ def _position(lineage: dict):
 
 
 def _soft(row):
-    return (row[DELETED], *(row[c] for c in ("_deleted_at", "_deleted_gtid", "_deleted_file", "_deleted_pos")))
+    return (row[DELETED],
+            *(row[c] for c in ("_deleted_at", "_deleted_gtid", "_deleted_file", "_deleted_pos")))
 
 
 # (case, changes) -> for the soft target: {id or row id: ("live" | "flag" | "tombstone", v,
@@ -37,9 +38,11 @@ def _soft(row):
 CASES = [
     ("a stored row only deleted: its flags only", lambda: [T.delete({"id": 1})],
      {"r1": ("flag", None, 0)}),
-    ("updated then deleted: its last values, flagged", lambda: [T.update({"id": 1}, {"v": 11}), T.delete({"id": 1})],
+    ("updated then deleted: its last values, flagged",
+     lambda: [T.update({"id": 1}, {"v": 11}), T.delete({"id": 1})],
      {1: ("tombstone", 11, 1)}),
-    ("inserted and deleted in the batch: kept, flagged", lambda: [T.insert({"id": 3, "v": 30}), T.delete({"id": 3})],
+    ("inserted and deleted in the batch: kept, flagged",
+     lambda: [T.insert({"id": 3, "v": 30}), T.delete({"id": 3})],
      {3: ("tombstone", 30, 1)}),
     ("deleted then inserted again: a new live row beside the flagged one",
      lambda: [T.delete({"id": 2}), T.insert({"id": 2, "v": 21})],
@@ -61,7 +64,8 @@ def test_soft_writes_against_the_hard_ones(case, changes, expected):
             assert _soft(row) == (False, None, None, None, None)
     for row in deletes:
         got[row[ROW_ID_COLUMN]] = ("flag", None)
-        assert set(row) == {ROW_ID_COLUMN, DELETED, "_deleted_at", "_deleted_gtid", "_deleted_file", "_deleted_pos"}
+        assert set(row) == {ROW_ID_COLUMN, DELETED, "_deleted_at",
+                            "_deleted_gtid", "_deleted_file", "_deleted_pos"}
     assert got == {k: v[:2] for k, v in expected.items()}
     for key, (kind, _, deleter) in expected.items():
         if deleter is None:
@@ -74,7 +78,8 @@ def test_soft_writes_against_the_hard_ones(case, changes, expected):
     assert [{k: v for k, v in u.items() if not k.startswith("_deleted")} for u in upserts if not u[DELETED]] \
         == hard_upserts
     assert {d[ROW_ID_COLUMN] for d in hard_deletes} == (
-        {d[ROW_ID_COLUMN] for d in deletes} | {u[ROW_ID_COLUMN] for u in upserts if u[DELETED]} & {"r1", "r2"})
+        {d[ROW_ID_COLUMN] for d in deletes}
+        | {u[ROW_ID_COLUMN] for u in upserts if u[DELETED]} & {"r1", "r2"})
 
 
 def test_a_hard_target_writes_as_before():
@@ -111,7 +116,8 @@ def test_the_setting_is_validated_where_it_is_declared():
     assert build_catalog({"targets": {"d.t": {"delete": "hard"}}, "defaults": {"delete": "soft"}}, "t.yaml",
                          ddl).get("d", "t").delete == "hard"
     assert build_catalog(None, "t.yaml", ddl).get("d", "t").delete is None  # the job's tables.delete then
-    with pytest.raises(TargetConfigError, match=r"t.yaml.*targets.d.t.delete.*must be one of \['hard', 'soft'\]"):
+    with pytest.raises(TargetConfigError,
+                       match=r"t.yaml.*targets.d.t.delete.*must be one of \['hard', 'soft'\]"):
         build_catalog({"targets": {"d.t": {"delete": "gone"}}}, "t.yaml", ddl)
     assert JobConfig().tables.delete == "hard"
     with pytest.raises(ConfigError, match="delete: must be one of"):

@@ -51,8 +51,10 @@ START = sort_key_of(**row("s1", "b.000002", 1250, 10, (1 << 20) + 2))
 ])
 def test_superseded_rows(rows, start, snapshots, expected):
     ordered = _ordered(rows)
-    assert superseded_rows(ordered, start, snapshots).tolist() == _per_row(ordered.to_pylist(), start, snapshots)
-    assert sorted(zip(map(repr, ordered.to_pylist()), superseded_rows(ordered, start, snapshots).tolist())) == \
+    assert superseded_rows(ordered, start, snapshots).tolist() == _per_row(
+        ordered.to_pylist(), start, snapshots)
+    assert sorted(zip(map(repr, ordered.to_pylist()),
+                      superseded_rows(ordered, start, snapshots).tolist())) == \
         sorted(zip(map(repr, rows), expected))
 
 
@@ -60,9 +62,11 @@ def test_random_batches_mark_what_the_per_row_rules_mark():
     rng = random.Random(5)
     for _ in range(300):
         rows = [row(rng.choice(["s1", "s2"]), rng.choice(["b.000009", "b.000010", "b.1000000"]),
-                    rng.choice([4, 120, 1250]), rng.choice([1, 2]), rng.randrange(4)) for _ in range(rng.randrange(0, 40))]
+                    rng.choice([4, 120, 1250]), rng.choice([1, 2]), rng.randrange(4))
+                for _ in range(rng.randrange(0, 40))]
         start = sort_key_of(**rng.choice(rows)) if rows and rng.random() < 0.7 else None
-        snapshots = {"s1": Position(rng.choice(["b.000009", "b.000010"]), rng.choice([4, 1250]))} if rng.random() < 0.5 else {}
+        snapshots = ({"s1": Position(rng.choice(["b.000009", "b.000010"]), rng.choice([4, 1250]))}
+                     if rng.random() < 0.5 else {})
         ordered = _ordered(rows)
         got = superseded_rows(ordered, start, snapshots)
         assert isinstance(got, np.ndarray) and got.tolist() == _per_row(ordered.to_pylist(), start, snapshots)

@@ -22,7 +22,8 @@ TYPES = {
     "str": (pa.string(), st.text(max_size=6)),
     "lstr": (pa.large_string(), st.text(max_size=6)),
     "bin": (pa.binary(), st.binary(max_size=6)),
-    "ts": (pa.timestamp("us", tz="UTC"), st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.just(dt.timezone.utc))),
+    "ts": (pa.timestamp("us", tz="UTC"), st.datetimes(min_value=dt.datetime(1970, 1, 1),
+                                                      timezones=st.just(dt.timezone.utc))),
     "dec": (pa.decimal128(9, 2), st.decimals(min_value=-10**6, max_value=10**6, places=2, allow_nan=False)),
 }
 STRUCT_VALUE = st.fixed_dictionaries({
@@ -41,10 +42,12 @@ def tables(draw):
     fields.append(pa.field("image", pa.list_(COLUMN_VALUE)))
     columns.append(draw(st.lists(st.none() | st.lists(STRUCT_VALUE, max_size=3), min_size=n, max_size=n)))
     fields.append(pa.field("ints", pa.list_(pa.int64())))
-    columns.append(draw(st.lists(st.none() | st.lists(st.none() | st.integers(-5, 5), max_size=3), min_size=n, max_size=n)))
+    columns.append(draw(st.lists(st.none() | st.lists(st.none() | st.integers(-5, 5), max_size=3),
+                                 min_size=n, max_size=n)))
     fields.append(pa.field("pair", pa.struct([pa.field("a", pa.int32()), pa.field("b", pa.string())])))
     columns.append(draw(st.lists(st.none() | st.fixed_dictionaries(
-        {"a": st.none() | st.integers(-5, 5), "b": st.none() | st.text(max_size=3)}), min_size=n, max_size=n)))
+        {"a": st.none() | st.integers(-5, 5), "b": st.none() | st.text(max_size=3)}),
+        min_size=n, max_size=n)))
     fields.append(pa.field("nested", pa.list_(pa.list_(pa.int8()))))  # not handled here: to_pylist
     columns.append(draw(st.lists(st.none() | st.lists(st.lists(st.integers(0, 9), max_size=2), max_size=2),
                                  min_size=n, max_size=n)))
@@ -68,10 +71,12 @@ def test_rows_equal_to_pylist(table):
 
 def test_values_keep_their_python_types():
     table = pa.table({"i": pa.array([1, None], pa.int64()), "f": pa.array([0.5, None], pa.float32()),
-                      "s": ["a", None], "b": pa.array([b"\x00", None]), "d": pa.array([decimal.Decimal("1.50"), None]),
+                      "s": ["a", None], "b": pa.array([b"\x00", None]),
+                      "d": pa.array([decimal.Decimal("1.50"), None]),
                       "image": pa.array([[{"ordinal": 0, "name": None, "text": "x", "binary": None}], None],
                                         pa.list_(COLUMN_VALUE))})
     got = rows(table)
     assert got == table.to_pylist()
     assert [type(v) for v in got[0].values()] == [int, float, str, bytes, decimal.Decimal, list]
-    assert [type(v) for v in column_values(table.column("image"))[0][0].values()] == [int, type(None), str, type(None)]
+    assert [type(v) for v in column_values(table.column("image"))[0][0].values()] == [
+        int, type(None), str, type(None)]

@@ -25,7 +25,8 @@ def place(events, file: str = "bin.000001", start: int = 4, offset: int = 0) -> 
         raw = struct.pack("<IBIIIH", h.timestamp, h.type_code, h.server_id, h.event_size, header.log_pos,
                           h.flags)
         raw += bytes(h.event_size - len(raw))
-        out.append(AssembledInput(raw, file, event.pos, event=event, kafka_partition=0, kafka_offset=offset + i))
+        out.append(AssembledInput(raw, file, event.pos, event=event,
+                                  kafka_partition=0, kafka_offset=offset + i))
         pos += 0 if artificial else h.event_size
     return out
 

@@ -4,7 +4,6 @@ without Spark on real binlog bytes: relay logs (a fake Rotate inside the file), 
 transaction whose END frame is lost (every frame still lands in quarantine)."""
 import os
 import zlib
-from dataclasses import replace
 
 from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import (DecodeContext, Event, Header, TransactionPayload, decode_event,
@@ -102,4 +101,5 @@ def test_lost_end_frame_still_puts_every_frame_of_its_transaction_in_quarantine(
     records = run(frames, batches=4)
     quarantined = sorted(r["binlog_pos"] for r in records if r["kind"] == "quarantine")
     assert quarantined == [f.pos for f in frames[gtid_before:bad + 1]]
-    assert [c["trx_end_pos"] for c in changes(records)] == [frames[xid_at[0]].pos + len(frames[xid_at[0]].raw)]
+    assert [c["trx_end_pos"] for c in changes(records)] == [
+        frames[xid_at[0]].pos + len(frames[xid_at[0]].raw)]

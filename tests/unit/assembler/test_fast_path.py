@@ -148,7 +148,8 @@ def test_a_mariadb_event_inside_a_mysql_transaction(ignorable, monkeypatch):
     not take it as known (WL#4033 by flavour), fast path or not: without LOG_EVENT_IGNORABLE_F
     it stops the stream or is quarantined, with it it is skipped and counted."""
     mysql = _simulated("sim-bin.000001", flavour="mysql")
-    annotate = next(f.raw for f in _simulated("sim-bin.000001", flavour="mariadb") if f.raw[4] == EventType.ANNOTATE_ROWS)
+    annotate = next(f.raw for f in _simulated("sim-bin.000001", flavour="mariadb")
+                    if f.raw[4] == EventType.ANNOTATE_ROWS)
     if ignorable:
         annotate = _with_ignorable_flag(annotate)
     at = next(i for i, f in enumerate(mysql) if f.raw[4] == EventType.TABLE_MAP)
@@ -162,7 +163,8 @@ def test_a_mariadb_event_inside_a_mysql_transaction(ignorable, monkeypatch):
     failed = _assert_same(frames, monkeypatch)
     assert failed[0] is UnknownEventError
     records, _, _ = _assert_same(frames, monkeypatch, config=SMALL)
-    assert (mysql[at].pos, "unknown_event") in {(r["binlog_pos"], r["q_kind"]) for r in records if r["kind"] == "quarantine"}
+    assert (mysql[at].pos, "unknown_event") in {(r["binlog_pos"], r["q_kind"])
+                                                for r in records if r["kind"] == "quarantine"}
 
 
 def test_a_format_description_inside_the_file(monkeypatch):

@@ -24,10 +24,11 @@ def test_stream_started_mid_transaction_quarantines_up_to_first_boundary(caplog)
         out = a.feed(place([e.table_map(), e.write_rows({0: 1}), e.xid()] + TRX))
     assert [(q.kind, q.binlog_pos, q.kafka_offset) for q in out.quarantined] == [
         ("boundary", 4, 0), ("boundary", 44, 1), ("boundary", 84, 2)]
-    assert out.quarantined[0].reason.startswith("Unable to change boundary parser from Not Defined to Inside Transaction.")
+    assert out.quarantined[0].reason.startswith("Unable to change boundary parser from Not Defined "
+                                                "to Inside Transaction.")
     assert "source src1, file bin.000001, pos 4" in out.quarantined[0].reason
-    assert "Unable to change boundary parser from Not Defined to End Transaction. (source src1, file bin.000001, pos 84)" \
-        in caplog.text
+    assert ("Unable to change boundary parser from Not Defined to End Transaction. "
+            "(source src1, file bin.000001, pos 84)") in caplog.text
     assert [t.gtid for t in out.transactions] == [f"{e.MYSQL_UUID}:8"]
     assert out.counters["invalid_transitions"] == 3 and out.counters["quarantined_frames"] == 3
 
@@ -100,8 +101,9 @@ def test_rotate_to_a_new_file_restarts_positions():
 
 def test_new_file_while_a_transaction_is_open_quarantines_it():
     a = assembler()
-    out = a.feed(place(TRX[:4]) + place([e.fde("mariadb")] + [e.maria_gtid(3), e.table_map(), e.write_rows({0: 1}),
-                                                              e.xid()], file="bin.000002"))
+    out = a.feed(place(TRX[:4]) + place([e.fde("mariadb")] + [e.maria_gtid(3), e.table_map(),
+                                                              e.write_rows({0: 1}), e.xid()],
+                                        file="bin.000002"))
     assert [(q.binlog_file, q.binlog_pos) for q in out.quarantined] == [
         ("bin.000001", 4), ("bin.000001", 44), ("bin.000001", 84), ("bin.000001", 124)]
     assert "did not end before binlog file bin.000002" in out.quarantined[0].reason
@@ -121,7 +123,8 @@ def test_a_move_to_another_server_restarts_positions_in_a_later_epoch():
     a = assembler()
     a.feed(place(TRX, file="bin.000007"))
     out = a.feed(place(TRX[:3], file="bin.000008") + place(
-        [e.fde("mariadb"), e.maria_gtid(3), e.table_map(), e.write_rows({0: 1}), e.xid()], file="1/bin.000002"))
+        [e.fde("mariadb"), e.maria_gtid(3), e.table_map(), e.write_rows({0: 1}), e.xid()],
+        file="1/bin.000002"))
     assert [t.file for t in out.transactions] == ["1/bin.000002"]
     assert out.counters["duplicates_dropped"] == 0 and out.counters["cut_by_server_move"] == 1
     assert out.counters["invalid_transitions"] == 0

@@ -29,7 +29,8 @@ def _from_second_transaction():
 
 def test_a_format_record_lets_a_mid_file_stream_decode():
     pos, fde, tail = _from_second_transaction()
-    records, state = assemble_group("s", None, [InputFrame(_artificial(fde), ROW_FULL.name, pos, kind=FORMAT)] + tail,
+    records, state = assemble_group("s", None,
+                                    [InputFrame(_artificial(fde), ROW_FULL.name, pos, kind=FORMAT)] + tail,
                                     InMemorySpillStore())
     kinds = [r["kind"] for r in records]
     assert "quarantine" not in kinds and kinds.count("segment") >= 1

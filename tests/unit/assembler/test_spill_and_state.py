@@ -91,9 +91,9 @@ def test_state_round_trip_keeps_every_field():
     store = InMemorySpillStore()
     assembler = Assembler("src1", store, CONFIG)
     xa = "X'01',X'',1"
-    assembler.feed(place([e.fde(), e.mysql_gtid(1), e.query(f"XA START {xa}"), e.table_map(), e.write_rows({0: 1}),
-                          e.query(f"XA END {xa}"), e.xa_prepare(b"\x01"), e.mysql_gtid(2), e.query("BEGIN"),
-                          e.ignorable()]), now=1000)
+    assembler.feed(place([e.fde(), e.mysql_gtid(1), e.query(f"XA START {xa}"), e.table_map(),
+                          e.write_rows({0: 1}), e.query(f"XA END {xa}"), e.xa_prepare(b"\x01"),
+                          e.mysql_gtid(2), e.query("BEGIN"), e.ignorable()]), now=1000)
     state = assembler.state
     assert state.open is not None and state.xa_prepared and state.fde is not None
     assert AssemblerState.from_row(state.to_row()) == state

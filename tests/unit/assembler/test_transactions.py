@@ -17,7 +17,8 @@ def run(events, flavour="mysql", **kw):
 def test_multi_statement_mysql_transaction():
     # positions: gtid 4..44, BEGIN 44..84, rq 84..124, tm 124..164, write 164..204,
     # rq 204..244, tm 244..284, update 284..324, xid 324..364
-    events = [e.mysql_gtid(17, server_id=5), e.query("BEGIN"), e.rows_query("INSERT INTO orders VALUES (1,'a'),(2,'b')"),
+    events = [e.mysql_gtid(17, server_id=5), e.query("BEGIN"),
+              e.rows_query("INSERT INTO orders VALUES (1,'a'),(2,'b')"),
               e.table_map(), e.write_rows({0: 1, 1: "a"}, {0: 2, 1: "b"}),
               e.rows_query("UPDATE orders SET note='c' WHERE id=2"), e.table_map(),
               e.update_rows(({0: 2, 1: "b"}, {0: 2, 1: "c"})), e.xid(9001, ts=1_700_000_123, server_id=5)]
@@ -39,7 +40,8 @@ def test_multi_statement_mysql_transaction():
     assert records[2]["before"] == [
         {"ordinal": 0, "name": "id", "type_code": 3, "text": "2", "binary": None},
         {"ordinal": 1, "name": "note", "type_code": 15, "text": "b", "binary": None}]
-    assert records[0]["database"] == "shop" and records[0]["table"] == "orders" and records[0]["before"] is None
+    assert (records[0]["database"] == "shop" and records[0]["table"] == "orders"
+            and records[0]["before"] is None)
     assert records[0]["trx_end_pos"] == 364 and records[0]["commit_ts"] == 1_700_000_123_000_000
     assert out.counters["transactions_emitted"] == 1
 
@@ -74,7 +76,8 @@ def test_mysql_ddl_after_gtid():
 
 
 def test_mariadb_standalone_gtid_and_ddl_form_one_transaction():
-    _, out = run([e.fde("mariadb"), e.maria_gtid(50, standalone=True), e.query("DROP TABLE t1")], flavour="mariadb")
+    _, out = run([e.fde("mariadb"), e.maria_gtid(50, standalone=True), e.query("DROP TABLE t1")],
+                 flavour="mariadb")
     [trx] = out.transactions
     assert trx.gtid == "0-1-50" and trx.trx_id == "0-1-50"
     assert [(r["op"], r["table"]) for r in to_change_records(trx)] == [("ddl", "t1")]
@@ -135,7 +138,8 @@ def test_mariadb_xa_rollback_drops_the_prepared_transaction():
     assembler, out = run(events, flavour="mariadb")
     assert out.transactions == [] and out.quarantined == []
     assert assembler.state.xa_prepared == {} and out.counters["rollbacks"] == 1
-    assert sorted(r.trx_key for r in out.released) == ["bin.000001:244", "bin.000001:44"]  # commit group, prepared group
+    # commit group, prepared group
+    assert sorted(r.trx_key for r in out.released) == ["bin.000001:244", "bin.000001:44"]
 
 
 def test_xa_commit_one_phase_is_a_normal_commit():
@@ -153,7 +157,8 @@ def test_xa_commit_of_unseen_prepare_is_quarantined():
 
 
 def test_ignorable_and_dummy_events_are_skipped_and_counted():
-    events = [e.query("BEGIN"), e.ignorable(99), e.dummy_query(), e.table_map(), e.write_rows({0: 1}), e.xid()]
+    events = [e.query("BEGIN"), e.ignorable(99), e.dummy_query(),
+              e.table_map(), e.write_rows({0: 1}), e.xid()]
     _, out = run(events)
     [trx] = out.transactions
     assert [f.pos for f in trx.payload] == [124, 164]

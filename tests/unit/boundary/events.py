@@ -61,7 +61,8 @@ def xa_prepare(gtrid: bytes = b"xa1", one_phase: bool = False, **kw) -> Event:
 
 
 def fde(flavour: str = "mysql", **kw) -> Event:
-    body = FormatDescription(4, "8.0.43" if flavour == "mysql" else "10.11.19-MariaDB", 0, 19, b"", 1, flavour)
+    body = FormatDescription(4, "8.0.43" if flavour == "mysql" else "10.11.19-MariaDB",
+                             0, 19, b"", 1, flavour)
     return ev(T.FORMAT_DESCRIPTION, body, **kw)
 
 
@@ -73,7 +74,8 @@ def rotate(next_file: str = "bin.000002", *, artificial: bool = False, **kw) -> 
 
 
 def rows_query(text: str, annotate: bool = False, **kw) -> Event:
-    return ev(T.ANNOTATE_ROWS if annotate else T.ROWS_QUERY, RowsQuery(text), flags=0x80 if not annotate else 0, **kw)
+    return ev(T.ANNOTATE_ROWS if annotate else T.ROWS_QUERY, RowsQuery(text),
+              flags=0x80 if not annotate else 0, **kw)
 
 
 def table_map(table_id: int = 42, table: str = "orders", column_types=(3, 15), column_names=("id", "note"),

@@ -45,7 +45,8 @@ CORPUS = [(p, events) for p in binlog_files(MARIADB) + binlog_files(MYSQL) if p.
           for events in [_events(p.read_bytes())] if events]
 
 
-@pytest.mark.parametrize("path,events", CORPUS, ids=[p.relative_to(p.parents[2]).as_posix() for p, _ in CORPUS])
+@pytest.mark.parametrize("path,events", CORPUS,
+                         ids=[p.relative_to(p.parents[2]).as_posix() for p, _ in CORPUS])
 def test_corpus_file(path, events):
     assert _assert_same(events, path.name) == len(events) * len(CONTEXTS) * len(FLAVOURS)
 

@@ -15,7 +15,8 @@ AFTER_PRE_STMT = ParserContext(B.START, Opening.PRE_STATEMENT)
 
 # (seed row / reason, event, context, expected) - valid for both flavours.
 BOTH_FLAVOURS = [
-    ("Query DDL, auto-commit, no GTID: SELF (D2.1a, *1)", e.query("CREATE TABLE t (a INT)"), OUTSIDE, B.SELF_CONTAINED),
+    ("Query DDL, auto-commit, no GTID: SELF (D2.1a, *1)",
+     e.query("CREATE TABLE t (a INT)"), OUTSIDE, B.SELF_CONTAINED),
     ("Query BEGIN: START", e.query("BEGIN"), OUTSIDE, B.START),
     ("Query BEGIN after END: START", e.query("BEGIN"), AFTER_END, B.START),
     ("Query BEGIN after GTID: INSIDE (*2, M1a)", e.query("BEGIN"), AFTER_GTID, B.INSIDE),
@@ -25,15 +26,18 @@ BOTH_FLAVOURS = [
     ("Query ROLLBACK: END", e.query("ROLLBACK"), AFTER_BEGIN, B.END),
     ("Query ROLLBACK TO savepoint: INSIDE", e.query("ROLLBACK TO sp1"), AFTER_BEGIN, B.INSIDE),
     ("Query SAVEPOINT: INSIDE", e.query("SAVEPOINT sp1"), AFTER_BEGIN, B.INSIDE),
-    ("Query not immediate logging (DML in BEGIN): INSIDE", e.query("INSERT INTO t VALUES (1)"), AFTER_BEGIN, B.INSIDE),
+    ("Query not immediate logging (DML in BEGIN): INSIDE",
+     e.query("INSERT INTO t VALUES (1)"), AFTER_BEGIN, B.INSIDE),
     ("Query XA END: INSIDE", e.query("XA END X'01',X'',1"), AFTER_BEGIN, B.INSIDE),
     ("Query XA PREPARE: END", e.query("XA PREPARE X'01',X'',1"), AFTER_BEGIN, B.END),
     ("Query immediate logging after GTID (DDL): END (*2, M1b)", e.query("DROP TABLE t"), AFTER_GTID, B.END),
     ("Query XA COMMIT after GTID: END", e.query("XA COMMIT X'01',X'',1"), AFTER_GTID, B.END),
     ("Query XA ROLLBACK after GTID: END", e.query("XA ROLLBACK X'01',X'',1"), AFTER_GTID, B.END),
-    ("Query XA COMMIT without GTID: SELF (decision)", e.query("XA COMMIT X'01',X'',1"), OUTSIDE, B.SELF_CONTAINED),
+    ("Query XA COMMIT without GTID: SELF (decision)",
+     e.query("XA COMMIT X'01',X'',1"), OUTSIDE, B.SELF_CONTAINED),
     ("Query statement after Intvar: END (M2)", e.query("INSERT INTO t VALUES (NULL)"), AFTER_PRE_STMT, B.END),
-    ("Execute_load_query after BEGIN: INSIDE (*3 = Query)", e.ev(T.EXECUTE_LOAD_QUERY, e.query("LOAD DATA").body), AFTER_BEGIN, B.INSIDE),
+    ("Execute_load_query after BEGIN: INSIDE (*3 = Query)",
+     e.ev(T.EXECUTE_LOAD_QUERY, e.query("LOAD DATA").body), AFTER_BEGIN, B.INSIDE),
     ("Load: SELF (*1)", e.ev(T.LOAD), OUTSIDE, B.SELF_CONTAINED),
     ("New_load: SELF (*1)", e.ev(T.NEW_LOAD), OUTSIDE, B.SELF_CONTAINED),
     ("Create_file: SELF (*1)", e.ev(T.CREATE_FILE), OUTSIDE, B.SELF_CONTAINED),
@@ -82,7 +86,8 @@ BOTH_FLAVOURS = [
 ]
 
 MARIADB_ONLY = [
-    ("Annotate_rows: INSIDE (twin of Rows_query)", e.rows_query("INSERT", annotate=True), AFTER_BEGIN, B.INSIDE),
+    ("Annotate_rows: INSIDE (twin of Rows_query)",
+     e.rows_query("INSERT", annotate=True), AFTER_BEGIN, B.INSIDE),
     ("transactional GTID: START", e.maria_gtid(), AFTER_END, B.START),
     ("standalone GTID: START", e.maria_gtid(standalone=True), OUTSIDE, B.START),
     ("DDL after standalone GTID: END (*2, M1b)", e.query("CREATE TABLE t (a INT)"),
@@ -98,15 +103,18 @@ MARIADB_ONLY = [
 ]
 
 MYSQL_ONLY = [  # MariaDB's 160-171 are unknown to a MySQL stream (WL#4033)
-    ("type 160 in a MySQL stream, no flag: SELF (Unknown_log_event)", e.ev(T.ANNOTATE_ROWS), AFTER_END, B.SELF_CONTAINED),
-    ("type 162 in a MySQL stream with LOG_EVENT_IGNORABLE_F: IGNORE", e.ev(T.MARIA_GTID, flags=0x80), AFTER_BEGIN, B.IGNORE),
+    ("type 160 in a MySQL stream, no flag: SELF (Unknown_log_event)",
+     e.ev(T.ANNOTATE_ROWS), AFTER_END, B.SELF_CONTAINED),
+    ("type 162 in a MySQL stream with LOG_EVENT_IGNORABLE_F: IGNORE",
+     e.ev(T.MARIA_GTID, flags=0x80), AFTER_BEGIN, B.IGNORE),
 ]
 
 UNMARKED = ([(f, *c) for c in BOTH_FLAVOURS for f in ("mysql", "mariadb")]
             + [("mariadb", *c) for c in MARIADB_ONLY] + [("mysql", *c) for c in MYSQL_ONLY])
 
 
-@pytest.mark.parametrize("flavour,why,event,context,expected", UNMARKED, ids=[f"{c[0]}:{c[1]}" for c in UNMARKED])
+@pytest.mark.parametrize("flavour,why,event,context,expected", UNMARKED,
+                         ids=[f"{c[0]}:{c[1]}" for c in UNMARKED])
 def test_unmarked_event_classified_by_type(flavour, why, event, context, expected):
     assert classify(event, flavour, context) is expected
 
@@ -146,9 +154,12 @@ def _run(events, flavour):
 
 STREAMS = {
     "mysql row trx (GTID, BEGIN, Rows_query, Table_map, Rows, Xid)": ("mysql", [
-        e.mysql_gtid(), e.query("BEGIN"), e.rows_query("INSERT"), e.table_map(), e.write_rows({0: 1}), e.xid()],
+        e.mysql_gtid(), e.query("BEGIN"), e.rows_query("INSERT"), e.table_map(),
+        e.write_rows({0: 1}), e.xid()],
         [B.START, B.INSIDE, B.INSIDE, B.INSIDE, B.INSIDE, B.END]),
-    "mysql DDL (GTID, Query)": ("mysql", [e.mysql_gtid(), e.query("CREATE TABLE t (a INT)")], [B.START, B.END]),
+    "mysql DDL (GTID, Query)": ("mysql", [
+        e.mysql_gtid(), e.query("CREATE TABLE t (a INT)")],
+        [B.START, B.END]),
     "mysql stmt DML with Intvar inside a GTID trx": ("mysql", [
         e.mysql_gtid(), e.query("BEGIN"), e.intvar(), e.query("INSERT INTO t VALUES (NULL)"), e.xid()],
         [B.START, B.INSIDE, B.INSIDE, B.INSIDE, B.END]),
@@ -170,10 +181,12 @@ STREAMS = {
         e.maria_gtid(), e.query("XA ROLLBACK X'01',X'',1")],
         [B.START, B.INSIDE, B.INSIDE, B.END, B.START, B.END]),
     "mariadb capability-0 replica: GTID became BEGIN, DDL GTID became a dummy": ("mariadb", [
-        e.query("BEGIN"), e.dummy_query(), e.write_rows({0: 1}), e.xid(), e.dummy_query(), e.query("DROP TABLE t")],
+        e.query("BEGIN"), e.dummy_query(), e.write_rows({0: 1}), e.xid(),
+        e.dummy_query(), e.query("DROP TABLE t")],
         [B.START, B.IGNORE, B.INSIDE, B.END, B.IGNORE, B.SELF_CONTAINED]),
     "fake rotate and FDE first, then a trx": ("mysql", [
-        e.rotate(artificial=True), e.fde(), e.ev(T.PREVIOUS_GTIDS), e.mysql_gtid(), e.query("BEGIN"), e.xid()],
+        e.rotate(artificial=True), e.fde(), e.ev(T.PREVIOUS_GTIDS), e.mysql_gtid(),
+        e.query("BEGIN"), e.xid()],
         [B.IGNORE, B.IGNORE, B.SELF_CONTAINED, B.START, B.INSIDE, B.END]),
 }
 
@@ -200,7 +213,8 @@ def test_stream_started_mid_transaction_warns_until_a_start():
 def test_truncated_transaction_is_reported_and_the_next_start_is_kept():
     events = [e.mysql_gtid(1), e.query("BEGIN"), e.write_rows({0: 1}), e.mysql_gtid(2), e.query("BEGIN")]
     context, out = _run(events, "mysql")
-    assert out[3] == (B.START, "Unable to change boundary parser from Inside Transaction to Start Transaction.")
+    assert out[3] == (B.START,
+                      "Unable to change boundary parser from Inside Transaction to Start Transaction.")
     assert out[4] == (B.INSIDE, None)
 
 

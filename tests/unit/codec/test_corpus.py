@@ -9,7 +9,7 @@ import pytest
 from libs.binlog import (BinlogError, DecodeContext, DummyEvent, ExecuteLoadQuery, Query, RowsQuery,
                          encode_event, iter_events)
 
-from .corpus import (BROKEN, MARIADB, MYSQL, binlog_files, mysql_key, oracle, show_binlog_events,
+from .corpus import (BROKEN, MARIADB, MYSQL, binlog_files, mysql_key, show_binlog_events,
                      vv_positions)
 
 TSV_TYPES = {

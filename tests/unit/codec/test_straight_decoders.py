@@ -51,7 +51,8 @@ def test_decimal_every_precision_and_scale():
             values = [Decimal(0), Decimal("-0." + "0" * scale) if scale else Decimal("-0"),
                       Decimal(nines), Decimal("-" + nines)]
             values += [_decimal(rng.randrange(10 ** precision), scale, rng.choice("-+")) for _ in range(20)]
-            for kind, n in _same(reference, straight, _inputs(rng, size, [encode(v) for v in values])).items():
+            for kind, n in _same(reference, straight,
+                                 _inputs(rng, size, [encode(v) for v in values])).items():
                 kinds[kind] = kinds.get(kind, 0) + n
     assert kinds["Decimal"] > 10_000 and kinds["error"] > 10_000  # both outcomes were exercised
 
@@ -70,8 +71,9 @@ def test_datetime2(fsp):
     texts = ["0000-00-00 00:00:00", "2024-01-01 00:00:05.123456", "9999-12-31 23:59:59.999999",
              "1970-01-01 00:00:00.000001", "2024-02-29 12:34:56.5"]
     rng = random.Random(fsp)
-    texts += [f"{rng.randrange(10000):04d}-{rng.randrange(13):02d}-{rng.randrange(32):02d} {rng.randrange(24):02d}:"
-              f"{rng.randrange(60):02d}:{rng.randrange(60):02d}.{rng.randrange(10 ** 6):06d}" for _ in range(200)]
+    texts += [f"{rng.randrange(10000):04d}-{rng.randrange(13):02d}-{rng.randrange(32):02d} "
+              f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}."
+              f"{rng.randrange(10 ** 6):06d}" for _ in range(200)]
     kinds = _same(reference, straight, _inputs(rng, size, [encode(t) for t in texts]))
     assert kinds["str"] > 100 and kinds.get("error", 0) > 10
 
@@ -116,7 +118,8 @@ def _one_column_image(type_code: int, meta: int):
 def test_inlined_in_compiled_images_equal_the_reference():
     from libs.binlog.constants import ColumnType as T
     rng = random.Random(7)
-    cases = [(T.NEWDECIMAL, p << 8 | s, make_decimal_decoder(p << 8 | s)[0], make_decimal_decoder(p << 8 | s)[1])
+    cases = [(T.NEWDECIMAL, p << 8 | s, make_decimal_decoder(p << 8 | s)[0],
+              make_decimal_decoder(p << 8 | s)[1])
              for p, s in ((1, 0), (12, 2), (10, 2), (18, 9), (65, 30), (30, 5))]
     cases += [(T.DATETIME2, fsp, make_datetime2(fsp)[0], make_datetime2(fsp)[2]) for fsp in range(7)]
     cases += [(T.TIMESTAMP2, fsp, make_timestamp2(fsp)[0], make_timestamp2(fsp)[2]) for fsp in range(7)]

@@ -30,7 +30,7 @@ from .corpus import MARIADB
 
 IGN = 0x0080  # LOG_EVENT_IGNORABLE_F
 MARKERS = 0x1C00  # the WL#4162 boundary-marker bits: not the ignorable flag
-K, I, U = EventClass.KNOWN, EventClass.IGNORABLE, EventClass.UNKNOWN
+K, I, U = EventClass.KNOWN, EventClass.IGNORABLE, EventClass.UNKNOWN  # noqa: E741 - the table's K/I/U letters
 # what the replica does, per class (the seed's three outcomes)
 DOES = {K: "handled", I: "skipped", U: "stops"}
 

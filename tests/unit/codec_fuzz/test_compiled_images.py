@@ -4,10 +4,6 @@ no-NULL fast path) give exactly what the reference per-column loop
 rows event of a spread of corpus files."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 import libs.binlog.rows as rows_mod
 import libs.binlog.rows_images as images_mod
 from libs.binlog import BinlogError, iter_events

@@ -15,8 +15,7 @@ from libs.binlog.json_binary import json_binary_to_text
 from libs.binlog.rows import compress_payload, decode_rows, encode_rows
 from libs.binlog.temporal import TIMEF_OFS, make_datetime2, make_time2, make_timestamp2
 from tests.unit.codec_fuzz.hostile import (COMPRESSION_ZSTD, MYSQL8_FILE, context_after_fde,
-                                           frame, nested_payload, payload, xid, zlib_bomb,
-                                           zstd_bomb)
+                                           frame, nested_payload, payload, zlib_bomb, zstd_bomb)
 
 MB = 1 << 20
 

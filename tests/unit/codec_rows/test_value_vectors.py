@@ -34,8 +34,10 @@ VECTORS = [
     V(T.DATE, 0, False, b"\x00\x00\x00", "0000-00-00", id="date-zero-kept-as-text"),
     V(T.DATE, 0, False, (2024 << 9).to_bytes(3, "little"), "2024-00-00", id="date-partial-zero"),
     # TIME2(0): 3 bytes BE, offset 0x800000; (h<<12 | m<<6 | s)
-    V(T.TIME2, 0, False, (0x800000 + ((12 << 12) | (34 << 6) | 56)).to_bytes(3, "big"), "12:34:56", id="time2-0"),
-    V(T.TIME2, 6, False, (0x800000000000 - (((838 << 12) | (59 << 6) | 59) << 24) - 999999).to_bytes(6, "big"),
+    V(T.TIME2, 0, False, (0x800000 + ((12 << 12) | (34 << 6) | 56)).to_bytes(3, "big"),
+      "12:34:56", id="time2-0"),
+    V(T.TIME2, 6, False,
+      (0x800000000000 - (((838 << 12) | (59 << 6) | 59) << 24) - 999999).to_bytes(6, "big"),
       "-838:59:59.999999", id="time2-6-min"),
     V(T.TIME2, 1, False, bytes.fromhex("7ffffff6"), "-00:00:00.1", id="time2-1-small-negative"),
     V(T.DATETIME2, 3, False, None, "2024-02-29 12:34:56.123", id="datetime2-3"),

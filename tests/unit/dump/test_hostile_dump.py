@@ -67,7 +67,8 @@ def test_a_json_double_that_is_not_finite_is_a_decode_error_naming_its_position(
     for flags in ((), ("--json",)):
         code, out, err = run_dump(capsysbinary, *flags, path)
         assert code == 1
-        assert err.decode().startswith(f"binlog-dump: malformed error in {path} at pos {pos} (type 30): JSON double")
+        assert err.decode().startswith(f"binlog-dump: malformed error in {path} "
+                                       f"at pos {pos} (type 30): JSON double")
         assert b"inf" not in out
 
 

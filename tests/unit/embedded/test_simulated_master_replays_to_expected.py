@@ -22,7 +22,8 @@ from libs.targets import load_targets
 def replicate_in_memory(opts: SimulationOptions, tmp_path):
     sink = FileSink()
     result = simulate(opts, sink)
-    expected = write_expected(tmp_path / "expected", result.master.model, opts.as_dict(), result.master.statements)
+    expected = write_expected(tmp_path / "expected", result.master.model, opts.as_dict(),
+                              result.master.statements)
     frames = [InputFrame(f.data, opts.file_name, f.pos) for f in sink.frames]
     records, _ = assemble_group("sim", None, frames, InMemorySpillStore())
     assert not [r for r in records if r["kind"] == "quarantine"]

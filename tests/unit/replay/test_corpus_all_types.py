@@ -22,7 +22,8 @@ from tests.unit.replay.replay_builders import mariadb_corpus
 
 ZERO_DATE_CELLS = {  # zero / partial dates: NULL in Delta (zero_dates: to_null)
     ("t_date", "4", "dt"), ("t_date", "5", "dt"), *(("t_datetime", "4", f"dt{i}") for i in range(7)),
-    ("t_datetime", "5", "dt0"), *(("t_timestamp", "4", f"ts{i}") for i in range(7)), ("t_timestamp", "4", "ts_def")}
+    ("t_datetime", "5", "dt0"), *(("t_timestamp", "4", f"ts{i}") for i in range(7)),
+    ("t_timestamp", "4", "ts_def")}
 # The manifest's SHOW CREATE TABLE was fetched over a latin1 connection: the label 😀 became '?'
 # in the declaration, so a NO_LOG binlog (no labels of its own) can only give '?'.
 MANGLED_DECLARATION = {("t_enum_set", "2", "e_utf8")}
@@ -64,7 +65,8 @@ def _dump(path):
     gz = path.with_name(path.name + ".gz")
     text = path.read_text() if path.exists() else gzip.open(gz, "rt").read()
     lines = text.splitlines()
-    return (lines[0].split("\t"), {line.split("\t")[0]: line.split("\t") for line in lines[1:]}) if lines else ([], {})
+    return (lines[0].split("\t"),
+            {line.split("\t")[0]: line.split("\t") for line in lines[1:]}) if lines else ([], {})
 
 
 @pytest.mark.parametrize("scenario,allowed", [("all_types", ZERO_DATE_CELLS | MANGLED_DECLARATION),
@@ -72,7 +74,8 @@ def _dump(path):
 def test_replayed_corpus_equals_the_server_tables(scenario, allowed):
     catalog, binlog, database = mariadb_corpus(scenario)
     base = binlog.parent
-    frames = [InputFrame(raw, binlog.name, pos) for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
+    frames = [InputFrame(raw, binlog.name, pos)
+              for pos, raw in iter_frames(binlog.read_bytes(), file=binlog.name)]
     records, _ = assemble_group(scenario, None, frames, InMemorySpillStore())
     hints = DecodeHints(catalog.targets)
     changes = decoded(records, hints)

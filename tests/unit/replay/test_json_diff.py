@@ -34,7 +34,8 @@ def test_set_replaces_or_adds_and_appends_past_array_end():
 
 
 def test_insert_only_absent_and_remove():
-    doc = _apply({"op": "insert", "path": "$.c", "value": "no"}, {"op": "insert", "path": "$.a[1].d", "value": 4},
+    doc = _apply({"op": "insert", "path": "$.c", "value": "no"},
+                 {"op": "insert", "path": "$.a[1].d", "value": 4},
                  {"op": "remove", "path": "$.a[0]"}, {"op": "remove", "path": "$.missing.x"})
     assert doc == {"a": [{"b": 2, "d": 4}], "c": "x"}
 

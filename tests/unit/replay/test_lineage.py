@@ -55,7 +55,8 @@ def test_every_written_row_carries_the_lineage_of_its_last_change():
     result = replay(target, current, [src.update({"id": 1}, {"v": 2}, statement="UPDATE t SET v=2")])
     lineage = result.upserts[0].to_record()["_lineage"]
     assert (lineage["statement"], lineage["gtid"], lineage["binlog_pos"], lineage["operation"],
-            lineage["server_id"], lineage["source"]) == ("UPDATE t SET v=2", "0-1-1", 1050, "update", 1, "src1")
+            lineage["server_id"], lineage["source"]) == (
+        "UPDATE t SET v=2", "0-1-1", 1050, "update", 1, "src1")
 
 
 def test_row_ids_of_many_changes_are_each_changes_row_id():

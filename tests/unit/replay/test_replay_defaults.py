@@ -68,7 +68,8 @@ def test_corpus_t_defaults_declared_defaults_are_used():
         "CREATE TABLE test.t_defaults (`id` int(11) NOT NULL AUTO_INCREMENT,"
         " `status` varchar(10) NOT NULL DEFAULT 'new', `cnt` int(11) NOT NULL DEFAULT 3,"
         " `ratio` double DEFAULT 1.5, `created` datetime(3) NOT NULL DEFAULT '2024-01-01 00:00:00.000',"
-        " `flag` tinyint(1) DEFAULT 1, `payload` blob DEFAULT NULL, `tag` char(4) DEFAULT 'abcd', PRIMARY KEY (`id`))")
+        " `flag` tinyint(1) DEFAULT 1, `payload` blob DEFAULT NULL, `tag` char(4) DEFAULT 'abcd',"
+        " PRIMARY KEY (`id`))")
     master = Source("test", "t_defaults", list(target.column_names))
     changes = [master.insert({"id": 1}), master.insert({"id": 2, "status": "open"}),
                master.insert({"id": 3, "cnt": 5, "payload": b"\x00\x01\x02\x03"}),

@@ -53,12 +53,14 @@ def test_duplicate_insert_idempotent_minimal_image_lands_on_the_existing_row():
     # write_row: !COMPLETE_ROWS_F -> restore_record(record[1]) then unpack the AI on top
     target = target_from_ddl(PK)
     current = rows(target, (1, "a", 1))
-    result = replay(target, current, [Source("test", "t", SRC).insert({"id": 1, "qty": 2})], mode="idempotent")
+    result = replay(target, current,
+                    [Source("test", "t", SRC).insert({"id": 1, "qty": 2})], mode="idempotent")
     assert table_of(result, current, target) == [(1, "a", 2)]
 
 
 def test_duplicate_insert_on_two_unique_keys_idempotent_leaves_one_row():
-    target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, code char(2) NOT NULL, UNIQUE KEY (code))")
+    target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, code char(2) NOT NULL, "
+                             "UNIQUE KEY (code))")
     current = rows(target, (1, "aa"), (2, "bb"))
     src = Source("test", "t", ["id", "code"])
     result = replay(target, current, [src.insert({"id": 1, "code": "bb"})], mode="idempotent")

@@ -18,7 +18,8 @@ import pytest
 from libs.replay import ROW_ID_COLUMN, replay
 from replay_builders import Source, target_from_ddl
 
-KEYED = "CREATE TABLE test.t (id int NOT NULL, a int DEFAULT 7, b varchar(3) DEFAULT 'z', c blob, PRIMARY KEY (id))"
+KEYED = ("CREATE TABLE test.t (id int NOT NULL, a int DEFAULT 7, b varchar(3) DEFAULT 'z', c blob, "
+         "PRIMARY KEY (id))")
 KEYLESS = "CREATE TABLE test.t (a int DEFAULT 7, b varchar(3) DEFAULT 'z', c blob)"
 DEFAULTS = {"a": 7, "b": "z", "c": None}
 BLOBS = {"c"}

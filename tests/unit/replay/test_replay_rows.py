@@ -17,7 +17,8 @@ def test_update_found_by_primary_key_even_if_other_before_columns_differ():
 
 
 def test_update_found_by_not_null_unique_key_when_no_primary_key():
-    target = target_from_ddl("CREATE TABLE test.t_uk (code char(8) NOT NULL, val int, UNIQUE KEY uk_code (code))")
+    target = target_from_ddl("CREATE TABLE test.t_uk (code char(8) NOT NULL, val int, "
+                             "UNIQUE KEY uk_code (code))")
     assert target.lookup_keys == (("code",),)
     current = rows(target, ("A0000001", 1), ("A0000002", 2))
     src = Source("test", "t_uk", ["code", "val"])
@@ -132,7 +133,8 @@ def test_insert_then_delete_in_one_batch_leaves_nothing_to_write():
 
 
 def test_noblob_update_without_the_blob_keeps_it():
-    target = target_from_ddl("CREATE TABLE test.t_blob (id int PRIMARY KEY, counter int NOT NULL DEFAULT 0, b blob)")
+    target = target_from_ddl("CREATE TABLE test.t_blob (id int PRIMARY KEY, "
+                             "counter int NOT NULL DEFAULT 0, b blob)")
     current = rows(target, (3, 7, b"\xab" * 1000))
     src = Source("test", "t_blob", ["id", "counter", "b"])
     # noblob: BI = PKE + non-blob columns, AI = changed + non-blob columns; the blob is absent
@@ -168,7 +170,8 @@ def test_named_master_columns_missing_on_the_target_are_ignored():
 
 
 def test_columns_mapped_by_declared_source_names_when_table_map_has_none():
-    target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, v int)", source_columns=["v", "gone", "id"])
+    target = target_from_ddl("CREATE TABLE test.t (id int PRIMARY KEY, v int)",
+                             source_columns=["v", "gone", "id"])
     master = Source("test", "t", ["v", "gone", "id"], names=False)
     result = replay(target, [], [master.insert({"v": 7, "gone": 0, "id": 1})])
     assert table_of(result, [], target) == [(1, 7)]

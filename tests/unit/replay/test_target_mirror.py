@@ -100,7 +100,8 @@ def test_mirror_answers_every_batch_as_the_whole_table_does(keyed, image, data):
         table = result.final_table(table)
         mirror.apply([{**w.values, ROW_ID_COLUMN: w.row_id} for w in result.upserts],
                      [d.row_id for d in result.deletes], version)
-        assert sorted(mirror.select(Lookups(by_image={(ROW_ID_COLUMN,): {(r[ROW_ID_COLUMN],) for r in table}})),
+        assert sorted(mirror.select(Lookups(by_image={(ROW_ID_COLUMN,):
+                                                      {(r[ROW_ID_COLUMN],) for r in table}})),
                       key=lambda r: r[ROW_ID_COLUMN]) == sorted(table, key=lambda r: r[ROW_ID_COLUMN])
         assert len(mirror) == len(table)
     assert workload._content(table, master.columns) == workload._content(master.rows, master.columns)

@@ -98,7 +98,8 @@ def test_versions_chain_commit_times_and_the_truncate_mark():
 def test_the_current_versions_are_the_replay_of_a_current_target():
     target = target_from_ddl(PK)
     src = Source("test", "t", ["id", "name", "qty"])
-    changes = _batch(src, [[("update", {"id": 1}, {"qty": 2}), ("insert", None, {"id": 3, "name": "c", "qty": 3})],
+    changes = _batch(src, [[("update", {"id": 1}, {"qty": 2}),
+                            ("insert", None, {"id": 3, "name": "c", "qty": 3})],
                            [("update", {"id": 3}, {"id": 4}), ("delete", {"id": 2}, None)]])
     result = replay_versions(target, rows(target, (1, "a", 1), (2, "b", 2)), changes)
     current = {o[ROW_ID_COLUMN]: {c: o[c] for c in target.column_names}

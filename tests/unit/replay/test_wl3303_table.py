@@ -48,7 +48,7 @@ def _expected(line: str):
     return (safe, fmt, rlc, slc), (log_as, "unsafe" if "Warning:" in line else None)
 
 
-@pytest.mark.parametrize("line", [l for l in SEED_TABLE.strip().splitlines()])
+@pytest.mark.parametrize("line", [l for l in SEED_TABLE.strip().splitlines()])  # noqa: E741 - l: a table line
 def test_seed_decision_table_row(line):
     args, expected = _expected(line)
     assert tuple(decide_logging_format(*args)) == expected

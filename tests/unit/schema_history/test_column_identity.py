@@ -26,7 +26,8 @@ IDENTITY = EndNames()
     ("ALTER TABLE t RENAME COLUMN a TO b", "d", "d", "t", (Step(RENAME, "a", "b"),)),
     ("ALTER TABLE t RENAME COLUMN a TO A", "d", "d", "t", (Step(RENAME, "a", "A"),)),
     ("ALTER TABLE t CHANGE a b BIGINT", "d", "d", "t", (Step(RENAME, "a", "b"),)),
-    ("ALTER TABLE t CHANGE COLUMN `a` `b` VARCHAR(20) NOT NULL AFTER id", "d", "d", "t", (Step(RENAME, "a", "b"),)),
+    ("ALTER TABLE t CHANGE COLUMN `a` `b` VARCHAR(20) NOT NULL AFTER id", "d", "d", "t",
+     (Step(RENAME, "a", "b"),)),
     ("ALTER TABLE t CHANGE a a BIGINT", "d", "d", "t", ()),
     ("ALTER TABLE t CHANGE a A BIGINT", "d", "d", "t", ()),  # same name to MySQL: no rename
     ("ALTER TABLE t MODIFY a BIGINT", "d", "d", "t", ()),
@@ -168,12 +169,14 @@ A_TO_B = EndNames({"a": "b", "b": None, "c": None})
     ([], [], IDENTITY),
     ([row(), row("update"), row("delete")], [IDENTITY] * 3, IDENTITY),
     # a DDL change's own names are those after it
-    ([row(), ddl("ALTER TABLE t RENAME COLUMN a TO b"), row(), ddl("ALTER TABLE t DROP COLUMN c"), row("update")],
+    ([row(), ddl("ALTER TABLE t RENAME COLUMN a TO b"), row(),
+      ddl("ALTER TABLE t DROP COLUMN c"), row("update")],
      [A_TO_B, EndNames({"c": None}), EndNames({"c": None}), IDENTITY, IDENTITY], A_TO_B),
     # another table's DDL, or `t` of another default database: nothing
     ([row(), ddl("ALTER TABLE u DROP a"), ddl("ALTER TABLE t DROP a", database="e"), row()],
      [IDENTITY] * 4, IDENTITY),
-    ([row(), ddl("ALTER TABLE d.t DROP a", database="e")], [EndNames({"a": None}), IDENTITY], EndNames({"a": None})),
+    ([row(), ddl("ALTER TABLE d.t DROP a", database="e")],
+     [EndNames({"a": None}), IDENTITY], EndNames({"a": None})),
     ([row(), ddl(None), ddl("ALTER TABLE t CHANGE a")], [IDENTITY] * 3, IDENTITY),  # no text; unreadable
     # one statement's steps walk back in reverse: a -> b -> c is a's end c
     ([row(), ddl("ALTER TABLE t RENAME COLUMN a TO b, RENAME COLUMN b TO c")],
@@ -235,15 +238,18 @@ def test_a_create_if_not_exists_of_a_table_that_exists_changes_nothing():
 def test_an_add_column_if_not_exists_of_a_column_that_exists_changes_nothing():
     """ADD COLUMN IF NOT EXISTS of a column that exists does nothing (MariaDB: note 1060): the
     row logged before it keeps its `a`."""
-    changes = [ddl("ALTER TABLE t ADD COLUMN a INT"), row(), ddl("ALTER TABLE t ADD COLUMN IF NOT EXISTS a BIGINT")]
-    before = _history_before("CREATE TABLE t (id INT, a INT)", "CREATE TABLE t (id INT)")  # walked from the end
+    changes = [ddl("ALTER TABLE t ADD COLUMN a INT"), row(),
+               ddl("ALTER TABLE t ADD COLUMN IF NOT EXISTS a BIGINT")]
+    # walked from the end
+    before = _history_before("CREATE TABLE t (id INT, a INT)", "CREATE TABLE t (id INT)")
     per_change, start = end_names(changes, "d", "t", before=before)
     assert per_change == [IDENTITY, IDENTITY, IDENTITY]
     assert start == EndNames({"a": None})
 
 
 def test_drop_and_change_if_exists_of_a_missing_column_change_nothing():
-    steps = column_steps("ALTER TABLE t DROP COLUMN IF EXISTS x, CHANGE COLUMN IF EXISTS y z INT, DROP COLUMN a",
+    steps = column_steps("ALTER TABLE t DROP COLUMN IF EXISTS x, CHANGE COLUMN IF EXISTS y z INT, "
+                         "DROP COLUMN a",
                          "d", "d", "t", TableSchema.parse("CREATE TABLE t (id INT, a INT)", "d"))
     assert steps == (Step(DROP, old="a"),)
 
@@ -273,7 +279,8 @@ def test_images_take_the_end_names():
 
 
 @pytest.mark.parametrize("op, before, after, names, expected_before, expected_after", [
-    ("insert", None, [value(0, "a", "1"), value(1, "b", "2")], EndNames({"b": None}), None, [value(0, "a", "1")]),
+    ("insert", None, [value(0, "a", "1"), value(1, "b", "2")], EndNames({"b": None}),
+     None, [value(0, "a", "1")]),
     ("delete", [value(0, "a", "1")], None, EndNames({"a": "z"}), [value(0, "z", "1")], None),
     ("insert", None, [value(0, "a", "1")], EndNames({"a": None}), None, []),
     ("insert", None, [value(0, "A", "1")], EndNames({"x": None}), None, [value(0, "A", "1")]),

@@ -55,7 +55,8 @@ def versions(*steps) -> list[Version]:
                  (ID, A, B, C7), ("id",), id="add-of-a-declared-column-keeps-it"),
     pytest.param(DECLARED_C, ["ALTER TABLE t ADD COLUMN C BIGINT FIRST"],
                  (ID, A, B, C7), ("id",), id="add-of-a-declared-column-any-case"),
-    pytest.param(DECLARED_C, ["ALTER TABLE t DROP COLUMN c", "ALTER TABLE t ADD COLUMN c INT DEFAULT 1 AFTER a"],
+    pytest.param(DECLARED_C, ["ALTER TABLE t DROP COLUMN c",
+                              "ALTER TABLE t ADD COLUMN c INT DEFAULT 1 AFTER a"],
                  (ID, A, C7, B), ("id",), id="drop-then-add-takes-the-declared-definition-at-the-adds-place"),
     pytest.param(DECLARED_C, ["ALTER TABLE t DROP COLUMN c, ADD COLUMN c INT DEFAULT 1 FIRST"],
                  (C7, ID, A, B), ("id",), id="drop-and-add-in-one-alter"),
@@ -66,22 +67,30 @@ def versions(*steps) -> list[Version]:
     pytest.param(DECLARED, ["ALTER TABLE t ADD COLUMN (d INT, e TEXT)"],
                  (*AS_DECLARED, "d INT", "e TEXT"), ("id",), id="add-a-list"),
     # DROP, RENAME, CHANGE, MODIFY: on the columns the declaration has
-    pytest.param(DECLARED, ["ALTER TABLE t DROP COLUMN x"], AS_DECLARED, ("id",), id="drop-of-an-absent-column"),
+    pytest.param(DECLARED, ["ALTER TABLE t DROP COLUMN x"],
+                 AS_DECLARED, ("id",), id="drop-of-an-absent-column"),
     pytest.param(DECLARED, ["ALTER TABLE t DROP COLUMN b"], (ID, A), ("id",), id="drop"),
     pytest.param(DECLARED, ["ALTER TABLE t DROP COLUMN id"], (A, B), (), id="drop-of-the-key-column"),
     pytest.param(DECLARED, ["ALTER TABLE t RENAME COLUMN b TO bee"],
-                 (ID, A, "`bee` VARCHAR(10) DEFAULT 'rep'"), ("id",), id="rename-keeps-the-declared-definition"),
-    pytest.param(DECLARED, ["ALTER TABLE t RENAME COLUMN x TO y"], AS_DECLARED, ("id",), id="rename-of-an-absent-column"),
-    pytest.param(DECLARED, ["ALTER TABLE t CHANGE b bee BIGINT"], (ID, A, "bee BIGINT"), ("id",), id="change"),
-    pytest.param(DECLARED, ["ALTER TABLE t CHANGE id k BIGINT"], ("k BIGINT", A, B), ("k",), id="change-renames-the-key"),
-    pytest.param(DECLARED, ["ALTER TABLE t CHANGE b bee BIGINT FIRST"], ("bee BIGINT", ID, A), ("id",), id="change-first"),
+                 (ID, A, "`bee` VARCHAR(10) DEFAULT 'rep'"), ("id",),
+                 id="rename-keeps-the-declared-definition"),
+    pytest.param(DECLARED, ["ALTER TABLE t RENAME COLUMN x TO y"],
+                 AS_DECLARED, ("id",), id="rename-of-an-absent-column"),
+    pytest.param(DECLARED, ["ALTER TABLE t CHANGE b bee BIGINT"],
+                 (ID, A, "bee BIGINT"), ("id",), id="change"),
+    pytest.param(DECLARED, ["ALTER TABLE t CHANGE id k BIGINT"],
+                 ("k BIGINT", A, B), ("k",), id="change-renames-the-key"),
+    pytest.param(DECLARED, ["ALTER TABLE t CHANGE b bee BIGINT FIRST"],
+                 ("bee BIGINT", ID, A), ("id",), id="change-first"),
     pytest.param(DECLARED, ["ALTER TABLE t CHANGE b bee BIGINT AFTER x"],
                  (ID, A, "bee BIGINT"), ("id",), id="change-after-a-column-the-replica-lacks-stays"),
-    pytest.param(DECLARED, ["ALTER TABLE t CHANGE x y BIGINT"], AS_DECLARED, ("id",), id="change-of-an-absent-column"),
+    pytest.param(DECLARED, ["ALTER TABLE t CHANGE x y BIGINT"],
+                 AS_DECLARED, ("id",), id="change-of-an-absent-column"),
     pytest.param(DECLARED, ["ALTER TABLE t MODIFY a BIGINT"], (ID, "a BIGINT", B), ("id",), id="modify"),
     pytest.param(DECLARED, ["ALTER TABLE t MODIFY b VARCHAR(20)"],
                  (ID, A, "b VARCHAR(20)"), ("id",), id="modify-replaces-the-declared-default-too"),
-    pytest.param(DECLARED, ["ALTER TABLE t MODIFY x BIGINT"], AS_DECLARED, ("id",), id="modify-of-an-absent-column"),
+    pytest.param(DECLARED, ["ALTER TABLE t MODIFY x BIGINT"],
+                 AS_DECLARED, ("id",), id="modify-of-an-absent-column"),
     # defaults and keys
     pytest.param(DECLARED, ["ALTER TABLE t ALTER COLUMN a SET DEFAULT 5"],
                  (ID, "a INT DEFAULT 5", B), ("id",), id="set-default"),
@@ -89,11 +98,14 @@ def versions(*steps) -> list[Version]:
                  (ID, A, "b VARCHAR(10)"), ("id",), id="drop-default"),
     pytest.param(DECLARED, ["ALTER TABLE t ALTER COLUMN x SET DEFAULT 5"],
                  AS_DECLARED, ("id",), id="set-default-of-an-absent-column"),
-    pytest.param(DECLARED, ["ALTER TABLE t ADD PRIMARY KEY (a)"], AS_DECLARED, ("id",), id="add-key-over-the-declared-key"),
+    pytest.param(DECLARED, ["ALTER TABLE t ADD PRIMARY KEY (a)"],
+                 AS_DECLARED, ("id",), id="add-key-over-the-declared-key"),
     pytest.param("CREATE TABLE db.t (id INT, a INT)", ["ALTER TABLE t ADD PRIMARY KEY (a)"],
                  (ID, A), ("a",), id="add-key"),
-    pytest.param(DECLARED, ["ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (a)"], AS_DECLARED, ("a",), id="key-replaced"),
-    pytest.param(DECLARED, ["ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (x)"], AS_DECLARED, (), id="key-on-an-absent-column"),
+    pytest.param(DECLARED, ["ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (a)"],
+                 AS_DECLARED, ("a",), id="key-replaced"),
+    pytest.param(DECLARED, ["ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (x)"],
+                 AS_DECLARED, (), id="key-on-an-absent-column"),
     # versions that are not a DDL applied to a live table
     pytest.param(DECLARED, [version("ALTER TABLE t DROP COLUMN b", error="refused")],
                  AS_DECLARED, ("id",), id="refused-ddl"),
@@ -124,10 +136,11 @@ def versions(*steps) -> list[Version]:
     pytest.param(DECLARED, ["ALTER TABLE db.t RENAME TO db.u"], AS_DECLARED, ("id",), id="alter-rename-away"),
     pytest.param(DECLARED, ["ALTER TABLE t ADD d INT, RENAME TO db.t"],
                  (*AS_DECLARED, "d INT"), ("id",), id="alter-rename-to-its-own-name"),
-    pytest.param(DECLARED, ["CREATE TABLE db.s (k INT)", "CREATE TABLE other.t (k INT)", "CREATE TABLE s LIKE t",
-                            "ALTER TABLE other.t DROP a", "ALTER TABLE s DROP a"],
+    pytest.param(DECLARED, ["CREATE TABLE db.s (k INT)", "CREATE TABLE other.t (k INT)",
+                            "CREATE TABLE s LIKE t", "ALTER TABLE other.t DROP a", "ALTER TABLE s DROP a"],
                  AS_DECLARED, ("id",), id="statements-of-other-tables"),
-    pytest.param(DECLARED, ["ALTER TABLE t ADD d INT, DROP b"], (ID, A, "d INT"), ("id",), id="several-actions"),
+    pytest.param(DECLARED, ["ALTER TABLE t ADD d INT, DROP b"],
+                 (ID, A, "d INT"), ("id",), id="several-actions"),
     pytest.param(DECLARED, ["ALTER TABLE t DROP x, ADD d INT, MODIFY a BIGINT"],
                  (ID, "a BIGINT", B, "d INT"), ("id",), id="several-actions-one-on-an-absent-column"),
 ])
@@ -178,7 +191,8 @@ def test_a_table_created_in_the_stream_without_ddl_after_stays_as_written():
 
 def test_an_added_column_is_followed_with_the_entrys_settings():
     cat = catalog({"defaults": {"zero_dates": "fail"},
-                   "targets": {"db.t": {"delta_table": "t_delta", "apply": "both", "on_statement": "quarantine",
+                   "targets": {"db.t": {"delta_table": "t_delta", "apply": "both",
+                                        "on_statement": "quarantine",
                                         "key": ["id"], "defaults": {"b": "yaml", "e": 3}}}},
                   "CREATE TABLE db.t (id INT, a INT, b VARCHAR(10) DEFAULT 'rep', e INT)")
     before = cat.get("db", "t")
@@ -193,7 +207,8 @@ def test_an_added_column_is_followed_with_the_entrys_settings():
     assert (b.mysql_type, b.default_kind, b.default) == ("VARCHAR(20)", model.LITERAL_DEFAULT, "yaml")
     assert dt.zero_dates == model.ZERO_DATES_FAIL
     assert (target.delta_table, target.apply, target.on_statement, target.primary_key) == (
-        "t_delta", frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS}), model.ON_STATEMENT_QUARANTINE, ("id",))
+        "t_delta", frozenset({model.APPLY_ROWS, model.APPLY_STATEMENTS}),
+        model.ON_STATEMENT_QUARANTINE, ("id",))
 
 
 @pytest.mark.parametrize("column", [
@@ -203,7 +218,8 @@ def test_an_added_column_is_followed_with_the_entrys_settings():
     pytest.param({"name": "n", "type": "INT", "default": -3}, id="negative-default"),
     pytest.param({"name": "n", "type": "INT", "default": None}, id="default-null"),
     pytest.param({"name": "n", "type": "TINYINT(1)", "default": True}, id="boolean-default"),
-    pytest.param({"name": "n", "type": "VARCHAR(10)", "default": "it's", "charset": "latin1"}, id="charset-and-quote"),
+    pytest.param({"name": "n", "type": "VARCHAR(10)", "default": "it's", "charset": "latin1"},
+                 id="charset-and-quote"),
     pytest.param({"name": "n", "type": "VARCHAR(10)", "charset": "UTF8"}, id="charset-alias"),
     pytest.param({"name": "n", "type": "VARCHAR(10)", "default": "a\\b"}, id="backslash-default"),
     pytest.param({"name": "n", "type": "DATETIME(3)", "nullable": False, "default": "CURRENT_TIMESTAMP"},
@@ -222,11 +238,13 @@ def test_a_yaml_columns_declaration_keeps_its_columns_through_an_add(column):
     assert target.column_names == ("id", "n", "z") and target.primary_key == ("id",) and target.follows_source
 
 
-@pytest.mark.parametrize("statement", ["ALTER TABLE t ADD COLUMN z INT", "ALTER TABLE t ADD COLUMN z INT AFTER legacy"])
+@pytest.mark.parametrize("statement",
+                         ["ALTER TABLE t ADD COLUMN z INT", "ALTER TABLE t ADD COLUMN z INT AFTER legacy"])
 def test_a_left_out_column_stays_out(statement):
     cat = catalog({"targets": {"db.t": {"leave_out": ["legacy"]}}},
                   "CREATE TABLE db.t (id INT PRIMARY KEY, a INT, legacy INT)")
-    target = followed(cat, history(statement, start="CREATE TABLE db.t (id INT PRIMARY KEY, a INT, legacy INT)"))
+    target = followed(cat, history(statement,
+                                   start="CREATE TABLE db.t (id INT PRIMARY KEY, a INT, legacy INT)"))
     assert cat.get("db", "t").column_names == ("id", "a")
     assert target.column_names == ("id", "a", "z") and target.follows_source
 

@@ -12,8 +12,8 @@ from decimal import Decimal
 import pytest
 
 from libs.schema_history.column_identity import EndNames
-from libs.schema_history.evolution import (AddedColumn, NewColumn, SchemaEvolutionError, converted_by_server, evolution,
-                                           unknown_fills, widens)
+from libs.schema_history.evolution import (AddedColumn, NewColumn, SchemaEvolutionError,
+                                           converted_by_server, evolution, unknown_fills, widens)
 from libs.targets.config import build_catalog
 from libs.targets.ddl import parse_ddl
 
@@ -124,7 +124,8 @@ KEPT = [NewColumn("id", "int", "id"), NewColumn("a", "int", "a"), NewColumn("b",
     ("c ENUM('x','y') NOT NULL", "x"),     # an ENUM's implicit default is its first member
 ])
 def test_an_added_column_is_filled(added, fill):
-    out = evolution(DELTA, target(f"id INT PRIMARY KEY, a INT, b VARCHAR(10), {added}"), EndNames(), ADDED_AT, WHERE)
+    out = evolution(DELTA, target(f"id INT PRIMARY KEY, a INT, b VARCHAR(10), {added}"),
+                    EndNames(), ADDED_AT, WHERE)
     assert out[:3] == KEPT
     (new,) = out[3:]
     assert (new.name, new.source, new.cast, new.fill) == ("c", None, False, fill)
@@ -136,12 +137,13 @@ def test_an_added_column_is_filled_as_its_add_defined_it():
     end's definition) does not change what the rows that existed got. A definition None is the
     target's (a declared replica-side one), at the ADD's time."""
     at_add = dt.datetime(2024, 5, 6, 7, 0, 0)
-    t = target("id INT PRIMARY KEY, a INT, b VARCHAR(10), c INT DEFAULT 2, ts DATETIME DEFAULT CURRENT_TIMESTAMP, "
-               "d DATETIME DEFAULT CURRENT_TIMESTAMP")
+    t = target("id INT PRIMARY KEY, a INT, b VARCHAR(10), c INT DEFAULT 2, ts DATETIME DEFAULT "
+               "CURRENT_TIMESTAMP, d DATETIME DEFAULT CURRENT_TIMESTAMP")
     c_at_add = target("id INT PRIMARY KEY, c INT DEFAULT 1").column("c")
     out = evolution(DELTA, t, EndNames(), ADDED_AT, WHERE,
                     {"c": AddedColumn(c_at_add, at_add), "ts": AddedColumn(None, at_add)})
-    assert [(n.name, n.fill) for n in out[3:]] == [("c", 1), ("ts", at_add), ("d", ADDED_AT.replace(microsecond=0))]
+    assert [(n.name, n.fill) for n in out[3:]] == [("c", 1), ("ts", at_add),
+                                                   ("d", ADDED_AT.replace(microsecond=0))]
 
 
 @pytest.mark.parametrize("columns, start, expected", [
@@ -169,15 +171,18 @@ def test_an_added_column_is_filled_as_its_add_defined_it():
     ("id INT PRIMARY KEY, a BIGINT, b VARCHAR(10)", EndNames(),
      [NewColumn("id", "int", "id"), NewColumn("a", "bigint", "a", cast=True), NewColumn("b", "string", "b")]),
     ("id INT PRIMARY KEY, a DECIMAL(12,2), b VARCHAR(10)", EndNames(),
-     [NewColumn("id", "int", "id"), NewColumn("a", "decimal(12,2)", "a", cast=True), NewColumn("b", "string", "b")]),
+     [NewColumn("id", "int", "id"), NewColumn("a", "decimal(12,2)", "a", cast=True),
+      NewColumn("b", "string", "b")]),
     ("id INT PRIMARY KEY, a VARCHAR(20), b TEXT", EndNames(),
      [NewColumn("id", "int", "id"), NewColumn("a", "string", "a", cast=True), NewColumn("b", "string", "b")]),
     # renamed and widened at once
     ("id BIGINT PRIMARY KEY, a INT, bee VARCHAR(10)", EndNames({"b": "bee", "bee": None}),
-     [NewColumn("id", "bigint", "id", cast=True), NewColumn("a", "int", "a"), NewColumn("bee", "string", "b")]),
+     [NewColumn("id", "bigint", "id", cast=True), NewColumn("a", "int", "a"),
+      NewColumn("bee", "string", "b")]),
     # the table made anew (CREATE TABLE after a DROP): every column is new
     ("id INT PRIMARY KEY, a INT DEFAULT 7, b VARCHAR(10)", EndNames({}, others_gone=True),
-     [NewColumn("id", "int", None, fill=0), NewColumn("a", "int", None, fill=7), NewColumn("b", "string", None)]),
+     [NewColumn("id", "int", None, fill=0), NewColumn("a", "int", None, fill=7),
+      NewColumn("b", "string", None)]),
     ("id INT PRIMARY KEY, a INT, b VARCHAR(10)", EndNames({"a": "a"}, others_gone=True),
      [NewColumn("id", "int", None, fill=0), NewColumn("a", "int", "a"), NewColumn("b", "string", None)]),
 ])
@@ -187,8 +192,10 @@ def test_columns_from_delta(columns, start, expected):
 
 def test_a_delta_type_spelled_otherwise_is_no_cast():
     delta = [("id", "int"), ("p", "decimal(10, 2)")]
-    assert evolution(delta, target("id INT PRIMARY KEY, p DECIMAL(10,2)"), EndNames(), ADDED_AT, WHERE) is None
-    assert evolution(delta, target("id INT PRIMARY KEY, p DECIMAL(10,2), q INT"), EndNames(), ADDED_AT, WHERE) == [
+    assert evolution(delta, target("id INT PRIMARY KEY, p DECIMAL(10,2)"),
+                     EndNames(), ADDED_AT, WHERE) is None
+    assert evolution(delta, target("id INT PRIMARY KEY, p DECIMAL(10,2), q INT"),
+                     EndNames(), ADDED_AT, WHERE) == [
         NewColumn("id", "int", "id"), NewColumn("p", "decimal(10,2)", "p"), NewColumn("q", "int", None)]
 
 
@@ -198,7 +205,8 @@ def test_a_delta_type_spelled_otherwise_is_no_cast():
     ([("id", "int"), ("a", "decimal(10,2)")], "id INT PRIMARY KEY, a DECIMAL(10,1)", EndNames(), "a",
      "DECIMAL(10,2)", "DECIMAL(10,1)"),
     ([("id", "int"), ("a", "double")], "id INT PRIMARY KEY, a FLOAT", EndNames(), "a", "DOUBLE", "FLOAT"),
-    ([("id", "int"), ("b", "string")], "id INT PRIMARY KEY, bee DATE", EndNames({"b": "bee"}), "bee", "STRING", "DATE"),
+    ([("id", "int"), ("b", "string")], "id INT PRIMARY KEY, bee DATE", EndNames({"b": "bee"}),
+     "bee", "STRING", "DATE"),
 ])
 def test_a_narrowing_stops_with_table_ddl_and_column(delta, columns, start, column, old, new):
     with pytest.raises(SchemaEvolutionError) as raised:
@@ -225,8 +233,9 @@ def test_an_added_column_only_the_server_can_fill_stops(added, stops):
     t = target(f"id INT PRIMARY KEY, a INT, b VARCHAR(10), {added}")
     error = unknown_fills(evolution(DELTA, t, EndNames(), ADDED_AT, WHERE), t, WHERE)
     assert (error is None) if stops is None else (stops in str(error) and error.computed)
-    kept = target(f"id INT PRIMARY KEY, a INT AS (id * 2) STORED, b VARCHAR(10)")
-    assert unknown_fills([NewColumn("id", "int", "id"), NewColumn("a", "int", "a"), NewColumn("b", "string", "b")],
+    kept = target("id INT PRIMARY KEY, a INT AS (id * 2) STORED, b VARCHAR(10)")
+    assert unknown_fills([NewColumn("id", "int", "id"), NewColumn("a", "int", "a"),
+                          NewColumn("b", "string", "b")],
                          kept, WHERE) is None
 
 

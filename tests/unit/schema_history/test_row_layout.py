@@ -65,7 +65,8 @@ def test_a_column_count_that_differs_is_named():
 
 def test_a_refusing_layout_refuses_every_image():
     refusing = RowLayout.refusing("d.t", "cannot read the DDL: boom")
-    assert refusing.mismatch([C.LONG]) == "the schema of d.t is not known at this position: cannot read the DDL: boom"
+    assert refusing.mismatch([C.LONG]) == ("the schema of d.t is not known at this position: "
+                                           "cannot read the DDL: boom")
 
 
 def test_the_layouts_of_a_history():
@@ -79,7 +80,7 @@ def test_the_layouts_of_a_history():
     cache = {}
     (key, versions), = history_layouts(history, cache).items()
     assert key == ("s", "d", "t")
-    assert [(pos[-1], l and (l.names, l.refusal)) for pos, l in versions] == [
+    assert [(pos[-1], l and (l.names, l.refusal)) for pos, l in versions] == [  # noqa: E741 - l: a layout
         (10, (("a",), None)), (20, (("a", "b"), None)), (30, None), (40, (("a",), None)),
         (50, ((), "the schema of d.t is not known at this position: cannot read the DDL"))]
     assert versions[0][1] is versions[3][1]  # the same schema: one layout, from the cache

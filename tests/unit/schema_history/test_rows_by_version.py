@@ -68,7 +68,8 @@ def test_without_a_version_the_declaration_reads_as_before():
     ("CREATE TABLE sim.t (id INT PRIMARY KEY, a INT)",
      "the row image has 3 columns, the schema of sim.t in force at its position has 2 (id, a)"),
     ("CREATE TABLE sim.t (id INT PRIMARY KEY, a BIGINT, b INT)",
-     "column 2 of the row image is logged as LONG, the schema of sim.t in force at its position has a BIGINT"),
+     "column 2 of the row image is logged as LONG, "
+     "the schema of sim.t in force at its position has a BIGINT"),
 ])
 def test_an_image_that_does_not_fit_its_version_is_refused_with_its_position(create, reason):
     (segment,) = _segments({0: 1, 1: 10, 2: -1})

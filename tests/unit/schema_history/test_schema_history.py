@@ -75,7 +75,8 @@ def test_drop_truncate_create_and_like():
     assert like.kind == CREATED and h.at("src", "d", "m", at(451)).table == "m"
     assert h.apply("src", at(460), "CREATE TABLE IF NOT EXISTS m (y INT)", "d") == []
     (replaced,) = h.apply("src", at(470), "CREATE OR REPLACE TABLE m (y INT)", "d")
-    assert replaced.kind == CREATED and replaced.before.column_names == ("x",) and names(h, "m", 471) == ("y",)
+    assert (replaced.kind == CREATED and replaced.before.column_names == ("x",)
+            and names(h, "m", 471) == ("y",))
     dropped = h.apply("src", at(500), "DROP TABLE IF EXISTS t, n, never", "d")
     assert [(c.kind, c.name.table, c.before is not None) for c in dropped] == [
         (DROPPED, "t", True), (DROPPED, "n", True), (DROPPED, "never", False)]
@@ -143,6 +144,6 @@ def test_errors_name_source_position_and_statement(statement, reason):
     h = history()
     with pytest.raises(HistoryError) as exc:
         h.apply("src", at(500), statement, "d")
-    assert str(exc.value).startswith(f"source src, mdb-bin.000002:500: ") and reason in str(exc.value)
+    assert str(exc.value).startswith("source src, mdb-bin.000002:500: ") and reason in str(exc.value)
     assert str(exc.value).endswith(f"statement: {statement}")
     assert names(h, "t", 600) == ("id", "a")  # nothing of a failed DDL is kept

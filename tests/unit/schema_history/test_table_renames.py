@@ -14,8 +14,9 @@ _pos = iter(range(100, 100_000, 100))
 
 def change(table, op="insert", statement=None, database="d"):
     end = next(_pos)
-    return change_of(op, source="s", database=database, table=table, statement=statement, trx_file="bin.000001",
-                     trx_end_pos=end, binlog_file="bin.000001", binlog_pos=end - 50, commit_ts=0, change_seq=0)
+    return change_of(op, source="s", database=database, table=table, statement=statement,
+                     trx_file="bin.000001", trx_end_pos=end, binlog_file="bin.000001", binlog_pos=end - 50,
+                     commit_ts=0, change_seq=0)
 
 
 def ddl(table, statement):

@@ -42,6 +42,7 @@ def test_snapshot_records_between_events_are_skipped():
     from libs.snapshot.record import ROWS, SnapshotRecord
     recs = records(ROW_FULL)
     at = recs[5].binlog_pos
-    snap = KafkaRecord("s", ROW_FULL.name, at, SnapshotRecord(ROWS, "r", ROW_FULL.name, at, 1, 0).encode(), SNAPSHOT)
+    snap = KafkaRecord("s", ROW_FULL.name, at, SnapshotRecord(ROWS, "r", ROW_FULL.name, at, 1, 0).encode(),
+                       SNAPSHOT)
     files = rebuild(recs[:5] + [snap] + recs[5:])
     assert files[ROW_FULL.name].content() == ROW_FULL.read_bytes()

@@ -2,7 +2,7 @@
 determinism: on whole simulated files."""
 import pytest
 
-from libs.binlog import Dummy, Ignorable, Query, RowsQuery, iter_events
+from libs.binlog import Dummy, Ignorable, Query, RowsQuery
 from libs.binlog.constants import LOG_EVENT_IGNORABLE_F, BoundaryType as B
 from libs.stream.boundary import INITIAL, advance
 from libs.simulator.run import SimulationOptions, simulate

@@ -12,8 +12,10 @@ from libs.snapshot.values import SourceColumn, type_code
 
 from .test_snapshot_values import ROWS as PARITY
 
-SYSBENCH = (SourceColumn(0, "id", "int", "int(11)", None), SourceColumn(1, "k", "int", "int(10) unsigned zerofill", None),
-            SourceColumn(2, "c", "char", "char(120)", "latin1"), SourceColumn(3, "pad", "char", "char(60)", "utf8mb4"))
+SYSBENCH = (SourceColumn(0, "id", "int", "int(11)", None),
+            SourceColumn(1, "k", "int", "int(10) unsigned zerofill", None),
+            SourceColumn(2, "c", "char", "char(120)", "latin1"),
+            SourceColumn(3, "pad", "char", "char(60)", "utf8mb4"))
 
 
 def _same(columns, rows):
@@ -54,7 +56,8 @@ def test_ascii_bytes_of_a_wide_charset_are_not_ascii_text():
 
 
 def test_sysbench_columns_take_the_kernels():
-    rows = [(str(i).encode(), b"%010d" % i, b"68487932199-96439406143" * 5, b"22195207048-70116052123") for i in range(50)]
+    rows = [(str(i).encode(), b"%010d" % i, b"68487932199-96439406143" * 5, b"22195207048-70116052123")
+            for i in range(50)]
     _same(SYSBENCH, rows)
     table = chunk_values.table(SYSBENCH, chunk_values.encode(SYSBENCH, rows))
     for i, column in enumerate(SYSBENCH):
@@ -66,8 +69,9 @@ def test_the_change_batch_is_the_change_records():
     from pipelines.stages.rows import decoded_schema
 
     rows = [(b"1", b"7", b"x", None), (b"2", None, b"caf\xe9", b"")]
-    record = SnapshotRecord.chunk(SYSBENCH, rows, statement="SELECT 1", chunk_no=2, snapshot_id="run", binlog_file="f",
-                                  binlog_pos=4, server_id=9, snapshot_ts=10**15, gtid="0-9-1", database="d", table="t")
+    record = SnapshotRecord.chunk(SYSBENCH, rows, statement="SELECT 1", chunk_no=2, snapshot_id="run",
+                                  binlog_file="f", binlog_pos=4, server_id=9, snapshot_ts=10**15,
+                                  gtid="0-9-1", database="d", table="t")
     schema = to_arrow_schema(decoded_schema())
     assert change_batch("src", record, schema).to_pylist() == \
         pa.RecordBatch.from_pylist(change_records("src", record), schema=schema).to_pylist()

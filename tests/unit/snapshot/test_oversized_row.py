@@ -53,7 +53,8 @@ def run_snapshot(monkeypatch, conn, snap=None, plan=StartPlan(RUN, None)):
     monkeypatch.setattr(source, "open_snapshot", lambda conn, settle: (settle(conn), POINT)[1])
     sink = fake_sink(monkeypatch)
     snapshot_run._run(conn, "src", sink, snap or snapshot_run.SnapshotOptions(), plan,
-                      snapshot_run.SnapshotStats(), 3600, Origin("0-7"), lambda: FakeConn("10.11.19-MariaDB", {}))
+                      snapshot_run.SnapshotStats(), 3600, Origin("0-7"),
+                      lambda: FakeConn("10.11.19-MariaDB", {}))
     return sink
 
 
@@ -77,7 +78,8 @@ def test_an_oversized_row_names_table_key_size_limit_and_the_ways_on(monkeypatch
 
 def test_a_keyless_table_names_the_row_by_its_place(monkeypatch):
     conn = one_table_conn(b"CREATE TABLE `t` (\n  `id` int(11),\n  `body` blob\n) ENGINE=InnoDB", ROWS)
-    with pytest.raises(ShipError, match=r"`d`\.`t`: row 2 in the SELECT's order \(row 1 of chunk 1; no primary key\)"):
+    with pytest.raises(ShipError,
+                       match=r"`d`\.`t`: row 2 in the SELECT's order \(row 1 of chunk 1; no primary key\)"):
         run_snapshot(monkeypatch, conn)
 
 

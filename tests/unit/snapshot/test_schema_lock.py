@@ -95,7 +95,8 @@ def test_the_guard_waiting_for_a_dropped_table_makes_it_again():
     def guard():
         made = guards()
         if len(guards.opened) == 1:
-            made.answers = {LOCK_B: OperationalError(schema_lock.NO_SUCH_TABLE, "Table 'd.b.c' doesn't exist")}
+            made.answers = {LOCK_B: OperationalError(schema_lock.NO_SUCH_TABLE,
+                                                     "Table 'd.b.c' doesn't exist")}
         return made
     _point, tables = schema_lock.open_locked(conn, listings([A, B], [A]), guard, "src")
     assert tables == [A] and guards.opened[0].statements[-1] == LOCK_B
@@ -122,5 +123,6 @@ def test_mysql_locks_the_tables_under_the_global_read_lock_with_no_guard():
 def test_a_table_that_keeps_coming_while_the_snapshot_opens_is_named_created():
     conn = mariadb_conn([b"0-1-10"] * (2 * schema_lock.LOCK_ATTEMPTS))
     flip = itertools.cycle([[A], [A, B]])  # each attempt: listed without it, then with it
-    with pytest.raises(source.SnapshotError, match=r"table `d`\.`b\.c` changed while the snapshot opened \(created\)"):
+    with pytest.raises(source.SnapshotError,
+                       match=r"table `d`\.`b\.c` changed while the snapshot opened \(created\)"):
         schema_lock.open_locked(conn, lambda: next(flip), Guards(), "src")

@@ -39,8 +39,8 @@ def test_change_records_by_kind(kind, kw, ops, seqs):
     assert all(c["after"] == [{"ordinal": 0, "name": "id", "type_code": 3, "text": "7", "binary": None}]
                for c in out if c["op"] == "snapshot")
     for c in out:  # every record of a run is at its consistent position, with its time and GTID
-        assert (c["trx_file"], c["trx_end_pos"], c["binlog_file"], c["binlog_pos"]) == ("mdb-bin.000003", 777,
-                                                                                         "mdb-bin.000003", 777)
+        assert (c["trx_file"], c["trx_end_pos"], c["binlog_file"], c["binlog_pos"]) == (
+            "mdb-bin.000003", 777, "mdb-bin.000003", 777)
         assert (c["trx_id"], c["gtid"], c["server_id"], c["commit_ts"]) == ("snapshot:run1:d.t", "0-5-9", 5,
                                                                            1_700_000_000_000_000)
 
@@ -54,7 +54,8 @@ def test_assembled_record_carries_the_head_and_the_bytes():
     assert (out["snapshot_table"], out["snapshot_rows"]) == ("d.t", 1)  # what the fused snapshot plans by
     table = assembled_record("src", record(TABLE).encode(), "mdb-bin.000001", 120, 0, 41)
     assert (table["snapshot_table"], table["snapshot_rows"]) == ("d.t", None)
-    assert out["frames"][0]["raw"] == raw and (out["binlog_file"], out["binlog_pos"]) == ("mdb-bin.000001", 120)
+    assert (out["frames"][0]["raw"] == raw
+            and (out["binlog_file"], out["binlog_pos"]) == ("mdb-bin.000001", 120))
 
 
 def test_an_undecodable_snapshot_record_is_quarantined_with_its_bytes():
@@ -89,9 +90,11 @@ def test_source_schema_targets_and_a_declaration_wins():
     assert target.primary_key == ("id",) and target.column("id").unsigned
     assert target.column("e").enum_values == ("a", "b")
     declared = build_catalog(None, "x.sql", parse_ddl("CREATE TABLE d.t (id bigint PRIMARY KEY, note text)"))
-    assert with_source_targets(declared, tables, lambda d, t: True).get("d", "t").column_names == ("id", "note")
+    assert with_source_targets(declared, tables, lambda d, t: True).get("d", "t").column_names == (
+        "id", "note")
     assert with_source_targets(TargetCatalog(()), tables, lambda d, t: False).get("d", "t") is None
-    assert with_source_targets(TargetCatalog(()), tables, lambda d, t: True, from_source=False).get("d", "t") is None
+    assert with_source_targets(TargetCatalog(()), tables, lambda d, t: True,
+                               from_source=False).get("d", "t") is None
 
 
 @pytest.mark.parametrize("ops, kept", [

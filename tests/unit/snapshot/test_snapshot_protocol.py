@@ -9,17 +9,17 @@ L = Position("mdb-bin.000003", 900)
 C = Position("mdb-bin.000002", 120)
 
 START_TABLE = [
-    # last record,                                              mode,       plan
-    (None,                                                      INITIAL,    StartPlan(RUN, None)),
-    (None,                                                      RESNAPSHOT, StartPlan(RUN, None)),
-    (LastRecord(L),                                             INITIAL,    StartPlan(FOLLOW, L)),
-    (LastRecord(L),                                             RESNAPSHOT, StartPlan(RUN, L)),
-    (LastRecord(C, "rows", ("d.b", "d.c")),                     INITIAL,    StartPlan(RUN, C, ("d.b", "d.c"))),
-    (LastRecord(C, "table_end", ("d.c",)),                      RESNAPSHOT, StartPlan(RUN, C, ("d.c",))),
-    (LastRecord(C, "begin", ("d.a", "d.b")),                    INITIAL,    StartPlan(RUN, C, ("d.a", "d.b"))),
-    (LastRecord(C, "table_end", ()),                            INITIAL,    StartPlan(RUN, C, ())),
-    (LastRecord(C, "end", ()),                                  INITIAL,    StartPlan(FOLLOW, C)),
-    (LastRecord(C, "end", ()),                                  RESNAPSHOT, StartPlan(RUN, C)),
+    # last record,                                      mode,       plan
+    (None,                                              INITIAL,    StartPlan(RUN, None)),
+    (None,                                              RESNAPSHOT, StartPlan(RUN, None)),
+    (LastRecord(L),                                     INITIAL,    StartPlan(FOLLOW, L)),
+    (LastRecord(L),                                     RESNAPSHOT, StartPlan(RUN, L)),
+    (LastRecord(C, "rows", ("d.b", "d.c")),             INITIAL,    StartPlan(RUN, C, ("d.b", "d.c"))),
+    (LastRecord(C, "table_end", ("d.c",)),              RESNAPSHOT, StartPlan(RUN, C, ("d.c",))),
+    (LastRecord(C, "begin", ("d.a", "d.b")),            INITIAL,    StartPlan(RUN, C, ("d.a", "d.b"))),
+    (LastRecord(C, "table_end", ()),                    INITIAL,    StartPlan(RUN, C, ())),
+    (LastRecord(C, "end", ()),                          INITIAL,    StartPlan(FOLLOW, C)),
+    (LastRecord(C, "end", ()),                          RESNAPSHOT, StartPlan(RUN, C)),
 ]
 
 

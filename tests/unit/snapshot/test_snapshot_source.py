@@ -211,7 +211,8 @@ def batches_of(n, width=1, per_fetch=4):
     return [chunk_values.batch(TWO, rows[i:i + per_fetch]) for i in range(0, n, per_fetch)]
 
 
-TWO = (values.SourceColumn(0, "id", "int", "int(11)", None), values.SourceColumn(1, "v", "blob", "blob", None))
+TWO = (values.SourceColumn(0, "id", "int", "int(11)", None),
+       values.SourceColumn(1, "v", "blob", "blob", None))
 
 
 def ids(chunks):
@@ -220,7 +221,8 @@ def ids(chunks):
 
 def test_chunks_cut_by_rows_across_fetches():
     assert [c.num_rows for c in cut_chunks(batches_of(12), max_rows=5, max_bytes=10**9)] == [5, 5, 2]
-    assert [c.num_rows for c in cut_chunks(batches_of(10, per_fetch=10), max_rows=5, max_bytes=10**9)] == [5, 5]
+    assert [c.num_rows for c in cut_chunks(batches_of(10, per_fetch=10),
+                                           max_rows=5, max_bytes=10**9)] == [5, 5]
     assert ids(cut_chunks(batches_of(7, per_fetch=3), max_rows=4)) == [[0, 1, 2, 3], [4, 5, 6]]
     assert list(cut_chunks([], max_rows=5)) == []
 

@@ -65,6 +65,7 @@ def test_a_malformed_heartbeat_is_quarantined_with_its_position_and_bytes():
     frames = frames_of(FILE)
     records = assembled(frames + [beat(len(frames), 0, raw=b"\xff\xff")])
     (q,) = of_kind(records, "quarantine")
-    assert q["raw"] == b"\xff\xff" and q["q_kind"] == "bad_heartbeat_record" and "heartbeat record" in q["reason"]
+    assert (q["raw"] == b"\xff\xff" and q["q_kind"] == "bad_heartbeat_record"
+            and "heartbeat record" in q["reason"])
     assert (q["binlog_file"], q["kafka_offset"]) == ("mdb-bin.000001", len(frames))
     assert of_kind(records, "heartbeat") == []

@@ -64,7 +64,8 @@ def test_xa_rolled_back_rows_are_in_the_binlog_but_never_emitted():
     # 'xa3' COMMIT ONE PHASE. The binlog holds all three inserts; a replica applies two.
     records, _, _ = run(frames_of(f"{CORPUS}/misc/mdb-bin.000012"), batches=4)
     changes = changes_of(records)
-    got = collections.Counter((c["database"], c["table"], c["op"]) for c in changes if c["op"] in OPS.values())
+    got = collections.Counter((c["database"], c["table"], c["op"])
+                              for c in changes if c["op"] in OPS.values())
     expected = oracle_row_counts(f"{CORPUS}/misc/mdb-bin.000012.vv.txt")
     expected[("misc_db", "t_x", "insert")] -= 1
     assert got == expected
@@ -133,5 +134,6 @@ def test_gap_inside_a_file_stops_the_batch_naming_both_positions():
     from libs.stream.assembler import StreamGapError
 
     frames = frames_of(f"{CORPUS}/row_full/mdb-bin.000001")
-    with pytest.raises(StreamGapError, match=f"ended at {frames[3].pos}, next frame starts at {frames[4].pos}"):
+    with pytest.raises(StreamGapError,
+                       match=f"ended at {frames[3].pos}, next frame starts at {frames[4].pos}"):
         run(frames[:3] + frames[4:], batches=1)

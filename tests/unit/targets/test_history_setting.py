@@ -81,6 +81,7 @@ def test_an_entry_of_its_own_picks_history_or_soft_deletes_over_its_defaults(dat
     ({"defaults": {"history": "scd2", "delete": "soft"}}, "defaults"),
 ])
 def test_scd2_and_soft_deletes_together_are_one_line(data, where):
-    with pytest.raises(TargetConfigError, match=f"t.yaml: {where}: `history: scd2` and `delete: soft` together") as err:
+    with pytest.raises(TargetConfigError,
+                       match=f"t.yaml: {where}: `history: scd2` and `delete: soft` together") as err:
         build_catalog(data, "t.yaml", parse_ddl(DDL, "t.sql"))
     assert "\n" not in str(err.value)

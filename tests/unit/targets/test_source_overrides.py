@@ -30,7 +30,8 @@ def _derived(entry, *, settings=None, tables=(("c", SOURCE),)):
 def test_no_override_takes_the_source_and_the_yaml_settings():
     catalog = build_catalog({"defaults": {"on_statement": "quarantine"}}, "t.yaml")
     target = with_source_targets(catalog, _source(("c", SOURCE)), lambda d, t: True).get("shop", "c")
-    assert target.column_names == ("id", "tier", "n", "flags", "legacy") and target.on_statement == "quarantine"
+    assert (target.column_names == ("id", "tier", "n", "flags", "legacy")
+            and target.on_statement == "quarantine")
     assert target.delta_table == "shop__c" and target.column("tier").default == "gold"
 
 
@@ -39,7 +40,8 @@ def test_each_field_overrides_only_itself():
     assert target.delta_table == "customers" and target.apply == {"rows", "statements"}
     assert target.column("tier").default == "basic" and target.column("n").default == 3  # the source's
     assert target.primary_key == ("id",) and target.column_names == ("id", "tier", "n", "flags", "legacy")
-    assert target.declared_in == "t.yaml, SHOW CREATE TABLE of shop.c (source src, snapshot at mdb-bin.000001:4)"
+    assert target.declared_in == ("t.yaml, SHOW CREATE TABLE of shop.c "
+                                  "(source src, snapshot at mdb-bin.000001:4)")
 
 
 def test_the_key_of_a_keyless_source_table():
@@ -93,5 +95,6 @@ def test_leave_out_needs_a_schema_to_leave_columns_of():
     assert build_catalog({"targets": {"shop.c": {"leave_out": ["x"]}}}, "t.yaml", ddl).get(
         "shop", "c").column_names == ("id",)
     with pytest.raises(TargetConfigError, match="only the columns to keep"):
-        build_catalog({"targets": {"shop.c": {"leave_out": ["x"], "columns": [{"name": "id", "type": "INT"}]}}},
+        build_catalog({"targets": {"shop.c": {"leave_out": ["x"],
+                                              "columns": [{"name": "id", "type": "INT"}]}}},
                       "t.yaml")

@@ -9,14 +9,16 @@ from libs.targets import TargetConfigError, build_catalog, load_targets, parse_d
 from libs.targets import values
 
 CONF = Path(__file__).resolve().parents[3] / "conf"
-DDL = parse_ddl("CREATE TABLE shop.orders (id int PRIMARY KEY, status varchar(9) DEFAULT 'new', n int)", "s.sql")
+DDL = parse_ddl("CREATE TABLE shop.orders (id int PRIMARY KEY, "
+                "status varchar(9) DEFAULT 'new', n int)", "s.sql")
 
 
 def test_example_configuration_loads():
     catalog = load_targets(str(CONF / "targets.example.yaml"))
     orders = catalog.get("shop", "orders")
     assert orders.delta_table == "shop__orders" and orders.primary_key == ("id",)
-    assert orders.column("region").default == 900 and orders.can_apply_rows and not orders.can_apply_statements
+    assert (orders.column("region").default == 900 and orders.can_apply_rows
+            and not orders.can_apply_statements)
     events = catalog.get("shop", "order_events")
     assert events.primary_key == ("order_id", "kind") and events.on_statement == "quarantine"
     audit = catalog.get("legacy", "audit")
@@ -49,13 +51,17 @@ def test_ddl_file_from_the_command_line(tmp_path):
     ({"target": {}}, "", "unknown field"),
     ({"targets": {"orders": {}}}, "targets.orders", "db.table"),
     ({"targets": {"shop.orders": {"apply": "rowz"}}}, "targets.shop.orders.apply", "rows"),
-    ({"targets": {"shop.orders": {"on_statement": "ignore"}}}, "targets.shop.orders.on_statement", "quarantine"),
+    ({"targets": {"shop.orders": {"on_statement": "ignore"}}},
+     "targets.shop.orders.on_statement", "quarantine"),
     ({"targets": {"shop.orders": {"key": ["nope"]}}}, "targets.shop.orders.key", "not a column"),
     ({"targets": {"shop.orders": {"key": ["n"]}}}, "targets.shop.orders.key", "PRIMARY KEY"),
-    ({"targets": {"shop.orders": {"columns": [{"name": "x", "type": "INT"}]}}}, "targets.shop.orders.columns", "once"),
+    ({"targets": {"shop.orders": {"columns": [{"name": "x", "type": "INT"}]}}},
+     "targets.shop.orders.columns", "once"),
     ({"targets": {"shop.orders": {"defaults": {"zz": 1}}}}, "targets.shop.orders.defaults", "unknown"),
-    ({"targets": {"shop.orders": {"defaults": {"n": "abc"}}}}, "targets.shop.orders.defaults.n", "cannot read"),
-    ({"targets": {"x.y": {"columns": [{"name": "a", "type": "VARCHA(3)"}]}}}, "targets.x.y.columns[0].type", "unsupported"),
+    ({"targets": {"shop.orders": {"defaults": {"n": "abc"}}}},
+     "targets.shop.orders.defaults.n", "cannot read"),
+    ({"targets": {"x.y": {"columns": [{"name": "a", "type": "VARCHA(3)"}]}}},
+     "targets.x.y.columns[0].type", "unsupported"),
     ({"targets": {"x.y": {"columns": [{"name": "a"}]}}}, "targets.x.y.columns[0].type", "required"),
     ({"targets": {"x.y": {"columns": [{"name": "a", "type": "INT", "nullable": "no"}]}}},
      "targets.x.y.columns[0].nullable", "true or false"),
@@ -81,9 +87,11 @@ def test_unreadable_and_invalid_yaml_files(tmp_path):
 def test_values_of_binlog_text():
     (t,) = parse_ddl("CREATE TABLE d.t (ts timestamp(6) NULL, dn date, dz date NOT NULL, b bit(9), j json)")
     col = {c.name: c for c in t.columns}
-    assert values.from_column_value(col["ts"], "1700000000.123456", None) == dt.datetime(2023, 11, 14, 22, 13, 20, 123456)
+    assert values.from_column_value(col["ts"], "1700000000.123456", None) == dt.datetime(
+        2023, 11, 14, 22, 13, 20, 123456)
     assert values.from_column_value(col["dn"], "0000-00-00", None) is None  # zero date, nullable
-    assert values.from_column_value(col["dz"], "0000-00-00", None) is None  # NOT NULL too (zero_dates: to_null)
+    # NOT NULL too (zero_dates: to_null)
+    assert values.from_column_value(col["dz"], "0000-00-00", None) is None
     assert values.from_column_value(col["b"], None, b"\x01\x01") == 257
     assert values.from_column_value(col["j"], '{"a": 1}', None) == '{"a": 1}'
     assert values.from_column_value(col["j"], None, None) is None

@@ -39,7 +39,8 @@ def test_several_statements_with_use_create_database_and_qualified_names():
     CREATE TABLE third.c (z int);
     SET NAMES utf8mb4; DROP TABLE IF EXISTS zz;
     """
-    assert [(t.database, t.table) for t in parse_ddl(text, "f.sql")] == [("shop", "a"), ("other", "b"), ("third", "c")]
+    assert [(t.database, t.table) for t in parse_ddl(text, "f.sql")] == [
+        ("shop", "a"), ("other", "b"), ("third", "c")]
 
 
 def test_table_without_database_names_file_and_statement():

@@ -28,7 +28,8 @@ ROWS = [
      Decimal("9999999999999999999.9999999999999999999"), "t_decimal id=2 d38_19"),
     ("decimal(65,30)", "string", "decimal_text", "-0.000000000000000000000000000001", None,
      "-0.000000000000000000000000000001", "t_decimal id=4 d65_30 (beyond Spark's 38 digits: text)"),
-    ("float", "float", "float", "1.100000023841858", None, 1.100000023841858, "t_float id=4 f (1.1 as float32)"),
+    ("float", "float", "float", "1.100000023841858", None,
+     1.100000023841858, "t_float id=4 f (1.1 as float32)"),
     ("double", "double", "double", "5e-324", None, 5e-324, "t_float id=3 r (denormal)"),
     ("bit(17)", "bigint", "bit", None, b"\x01\xff\xff", 0x1FFFF, "t_bit id=2 b17 (HEX 1FFFF)"),
     ("bit(64)", "decimal(20,0)", "bit", None, b"\xff" * 8, Decimal(2**64 - 1), "t_bit id=2 b64"),
@@ -38,7 +39,8 @@ ROWS = [
     ("date", "date", "date", "2024-00-00", None, None, "t_date id=5 dt (partial date: NULL)"),
     ("datetime(6)", "timestamp_ntz", "datetime", "9999-12-31 23:59:59.999999", None,
      dt.datetime(9999, 12, 31, 23, 59, 59, 999999), "t_datetime id=2 dt6 (wall clock, no zone)"),
-    ("datetime(3)", "timestamp_ntz", "datetime", "0000-00-00 00:00:00.000", None, None, "t_datetime id=4 dt3"),
+    ("datetime(3)", "timestamp_ntz", "datetime", "0000-00-00 00:00:00.000", None,
+     None, "t_datetime id=4 dt3"),
     ("timestamp(6)", "timestamp", "timestamp", "2147483647.999999", None,
      dt.datetime(2038, 1, 19, 3, 14, 7, 999999), "t_timestamp id=2 ts6 (UTC instant, shown in UTC)"),
     ("timestamp", "timestamp", "timestamp", "0", None, None, "t_timestamp id=4 ts0 ('0000-00-00 00:00:00')"),
@@ -47,11 +49,13 @@ ROWS = [
      "\u20ac\x81", "latin1 is cp1252 plus its holes (strings/ctype-latin1.cc)"),
     ("char(10) CHARACTER SET cp1251", "string", "string", None, bytes.fromhex("CFF0E8E2E5F2"), "Привет",
      "t_char_other id=1 c_cp1251 (HEX CFF0E8E2E5F2)"),
-    ("varchar(20) CHARACTER SET utf16", "string", "string", None, bytes.fromhex("00750074006600310036002020AC"),
-     "utf16 €", "t_char_other id=1 vc_utf16"),
-    ("varchar(10) CHARACTER SET ascii", "string", "string", "ascii", None, "ascii", "t_char_other id=1 c_ascii"),
+    ("varchar(20) CHARACTER SET utf16", "string", "string", None,
+     bytes.fromhex("00750074006600310036002020AC"), "utf16 €", "t_char_other id=1 vc_utf16"),
+    ("varchar(10) CHARACTER SET ascii", "string", "string", "ascii", None, "ascii",
+     "t_char_other id=1 c_ascii"),
     ("varchar(64)", "string", "string", "\U0001F600", None, "\U0001F600", "utf8mb4 emoji"),
-    ("binary(8)", "binary", "binary", None, b"ab", b"ab\0\0\0\0\0\0", "t_binary id=2 b8 (HEX 6162000000000000)"),
+    ("binary(8)", "binary", "binary", None, b"ab", b"ab\0\0\0\0\0\0",
+     "t_binary id=2 b8 (HEX 6162000000000000)"),
     ("varbinary(10)", "binary", "binary", None, b"\0a\0", b"\0a\0", "NUL bytes kept"),
     ("enum('bronze','silver','gold','platinum')", "string", "enum", "silver", None, "silver", "label"),
     ("set('x','y','z')", "string", "set", "x,y,z", None, "x,y,z", "t_enum_set id=2 s"),
@@ -84,7 +88,8 @@ def test_declared_charset_comes_from_the_column_its_collation_or_the_table():
 
 
 def test_unsigned_and_fsp_are_declared_facts():
-    (table,) = parse_ddl("CREATE TABLE d.t (a int unsigned, b int, c datetime(3), d time(6), e decimal(5,2) unsigned)")
+    (table,) = parse_ddl("CREATE TABLE d.t (a int unsigned, b int, c datetime(3), "
+                         "d time(6), e decimal(5,2) unsigned)")
     assert [c.unsigned for c in table.columns] == [True, False, False, False, True]
     assert [c.fsp for c in table.columns] == [0, 0, 3, 6, 0]
 
@@ -97,4 +102,5 @@ def test_bytes_that_are_not_text_in_the_declared_charset_are_an_error_not_replac
 
 def test_zero_dates_make_a_not_null_date_time_column_nullable_in_delta_only():
     (table,) = parse_ddl("CREATE TABLE d.t (a date NOT NULL, b datetime NOT NULL, c int NOT NULL)")
-    assert [(c.nullable, c.delta_nullable) for c in table.columns] == [(False, True), (False, True), (False, False)]
+    assert [(c.nullable, c.delta_nullable) for c in table.columns] == [
+        (False, True), (False, True), (False, False)]
