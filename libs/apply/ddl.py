@@ -94,8 +94,9 @@ class DdlPlan:
                 continue
             if self.accepted(event.source, event.file, event.pos):
                 continue
-            raise SchemaChangeStopped(f"batch {batch_id}: schema_changes is 'fail' and source {event.source}, "
-                                      f"{event.file}:{event.pos} {change.kind} {name}: {one_line(event.statement)}. "
+            raise SchemaChangeStopped(f"batch {batch_id}: schema_changes is 'fail' and source "
+                                      f"{event.source}, {event.file}:{event.pos} {change.kind} {name}: "
+                                      f"{one_line(event.statement)}. "
                                       f"Nothing of the batch was written. To follow it, set "
                                       f"{accept_setting(event.source, event.file, event.pos)} "
                                       f"(or schema_changes to evolve or ignore)")
@@ -111,16 +112,19 @@ class DdlPlan:
 
     def renames(self, catalog: TargetCatalog, groups,
                 batch_id: int) -> dict[tuple[str, str], TableRename]:
-        """The batch's renames of a followed table to a followed name (libs/schema_history/table_renames.py)."""
+        """The batch's renames of a followed table to a followed name
+        (libs/schema_history/table_renames.py)."""
         if self.config.schema_changes == SCHEMA_CHANGES_IGNORE:  # no table follows its source
             return {}
         try:
             renames = table_renames(groups, self.server_version)
         except RenameChainError as exc:
-            raise SchemaChangeStopped(f"batch {batch_id}: {exc}. Go past it with schema_changes: ignore, then "
+            raise SchemaChangeStopped(f"batch {batch_id}: {exc}. "
+                                      f"Go past it with schema_changes: ignore, then "
                                       f"snapshot the renamed tables again (cdc-ship --resnapshot)") from None
         return {name: r for name, r in renames.items()
-                if self.follows(catalog.get(*name)) and self.follows(catalog.get(r.old.database, r.old.table))}
+                if self.follows(catalog.get(*name))
+                and self.follows(catalog.get(r.old.database, r.old.table))}
 
     def across_ddl(self, catalog: TargetCatalog, database: str, table: str, own: list[Change],
                    rename: TableRename | None, inherited: set[int]) -> tuple[list[Change], Evolve]:
@@ -132,14 +136,16 @@ class DdlPlan:
         # another table's (a swap's old table, or one dropped before), superseded here.
         arrival = rename.change if rename is not None and all(c is not rename.change for c in own) else None
         walked = own if arrival is None else sorted([*own, arrival], key=change_sort_key)
-        per_change, start = end_names(walked, database, table, before=partial(self._schema_before, database, table),
+        per_change, start = end_names(walked, database, table,
+                                      before=partial(self._schema_before, database, table),
                                       refused=partial(self._refused, database, table),
                                       server_version=self.server_version)
         added = self._added_columns(database, table, walked, per_change)
         fills = _fills_at_add(catalog.get(database, table), added)
         named = [_filled(with_names_at_end(c, names), k, fills)
                  for k, (c, names) in enumerate(zip(walked, per_change)) if c is not arrival]
-        replayed = with_ddl_truncates(named, self._starts_anew, self.server_version)  # a CREATE starts it anew
+        # a CREATE starts it anew
+        replayed = with_ddl_truncates(named, self._starts_anew, self.server_version)
         copy_from = None
         if rename is not None:
             old = rename.old
@@ -149,7 +155,8 @@ class DdlPlan:
                                            server_version=self.server_version)
             # The name's changes before the rename were another table's: recorded, none applied.
             at = change_sort_key(rename.change)
-            replayed = [converted if change_sort_key(n) >= at else n if n.op == Op.DDL else n.with_op(Op.SUPERSEDED)
+            replayed = [converted if change_sort_key(n) >= at
+                        else n if n.op == Op.DDL else n.with_op(Op.SUPERSEDED)
                         for n, converted in zip(named, replayed)]
             # A TRUNCATE or CREATE names the old table: it is told a truncate under that name.
             earlier = with_ddl_truncates(rename.earlier, self._starts_anew, self.server_version)

@@ -23,11 +23,11 @@ the same rules, only per row instead of per change:
 Left to the replay, whole (every change of the key and its stored row): a key whose changes
 are not a valid sequence on it (an insert on a live row: 1062; an update or delete of a missing
 row: 1032; strict mode stops and idempotent mode quarantines, which only the replay decides),
-a key-changing update (both keys), a snapshot row of a stored key, a value that does not convert (the replay stops with its
-position), a JSON diff (it applies to the stored document). Left to the replay, the whole table:
-a change whose image lacks the key, a target whose rows the replay finds by more than one key
-(another UNIQUE key can conflict across rows), a soft-delete or SCD2 target, a target that
-cannot apply row changes (WL#3303), any op other than insert/update/delete/snapshot.
+a key-changing update (both keys), a snapshot row of a stored key, a value that does not convert
+(the replay stops with its position), a JSON diff (it applies to the stored document). Left to the
+replay, the whole table: a change whose image lacks the key, a target whose rows the replay finds by
+more than one key (another UNIQUE key can conflict across rows), a soft-delete or SCD2 target, a
+target that cannot apply row changes (WL#3303), any op other than insert/update/delete/snapshot.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ from libs.replay.logging_format import ERROR, ROW, decide_apply_format
 from libs.targets import values
 from libs.targets.model import HISTORY_CURRENT, Target
 
-INSERT, UPDATE, DELETE, SNAPSHOT = (op.value for op in (Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT))  # op column text
+# op column text
+INSERT, UPDATE, DELETE, SNAPSHOT = (op.value for op in (Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT))
 NEW_ROW = (INSERT, SNAPSHOT)  # ops that make a new row identity
 LINEAGE_FROM = {"operation": "op"}  # lineage field -> change_record column, where the names differ
 
@@ -136,12 +137,14 @@ class _KeyPlan:
         unsafe = np.zeros(len(keys), bool)
         unsafe[list(unsafe_ids)] = True
         stored_at = np.full(len(keys), -1, np.int64)
-        for r, kv in enumerate(zip(*([plain(v) for v in stored.column(c).cast(row_schema.field(c).type).to_pylist()]
+        for r, kv in enumerate(zip(*([plain(v)
+                                      for v in stored.column(c).cast(row_schema.field(c).type).to_pylist()]
                                      for c in target.primary_key))):
             if kv in ids:
                 stored_at[ids[kv]] = r
         plan = cls(key_of, keys, stored_at, np.ones(n, bool), after, unsafe, ops)
-        plan._mark(unsafe, _unconvertible(target, after, n, row_schema) | _unconvertible(target, before, n, row_schema))
+        plan._mark(unsafe, _unconvertible(target, after, n, row_schema)
+                   | _unconvertible(target, before, n, row_schema))
         plan._mark(unsafe, plan._invalid_sequences())
         plan.folds = ~unsafe[key_of]
         return plan
@@ -185,7 +188,8 @@ class _Assembly:
 
     def __init__(self, target: Target, changes: pa.Table, stored: pa.Table, row_schema: pa.Schema,
                  plan: _KeyPlan):
-        self.target, self.changes, self.stored, self.row_schema, self.plan = target, changes, stored, row_schema, plan
+        self.target, self.changes, self.stored, self.row_schema, self.plan = (target, changes, stored,
+                                                                              row_schema, plan)
         folded = np.flatnonzero(plan.folds)
         self.work = folded[np.argsort(plan.key_of[folded], kind="stable")]  # by key, then commit order
         self.position = np.full(changes.num_rows, -1, np.int64)  # change -> working position, -1: replayed
@@ -213,8 +217,9 @@ class _Assembly:
         upserts = pa.Table.from_arrays(
             [*upsert_columns, pa.array([row_ids[i] for i in alive], pa.string()), lineage.take(alive)],
             schema=self.row_schema)
-        deletes = pa.Table.from_arrays([pa.array([row_ids[i] for i in gone], pa.string()), lineage.take(gone)],
-                                       schema=_deletes_schema(self.row_schema))
+        deletes = pa.Table.from_arrays(
+            [pa.array([row_ids[i] for i in gone], pa.string()), lineage.take(gone)],
+            schema=_deletes_schema(self.row_schema))
         rest = np.flatnonzero(~self.plan.folds)
         rest_stored = self.plan.stored_at[self.plan.unsafe]
         return Folded(upserts, deletes, self._log(row_ids), rest, np.sort(rest_stored[rest_stored >= 0]))
@@ -224,8 +229,10 @@ class _Assembly:
         at = self.work[self.first]
         source, trx, seq = (self.changes.column(c).take(pa.array(at, pa.int64())).to_pylist()
                             for c in ("source", "trx_id", "change_seq"))
-        new = iter(make_row_ids(*(np.array(v, dtype=object)[self.from_insert].tolist() for v in (source, trx, seq))))
-        return [next(new) if ins else stored_ids[r] for ins, r in zip(self.from_insert.tolist(), self.stored_row.tolist())]
+        new = iter(make_row_ids(*(np.array(v, dtype=object)[self.from_insert].tolist()
+                                  for v in (source, trx, seq))))
+        return [next(new) if ins else stored_ids[r]
+                for ins, r in zip(self.from_insert.tolist(), self.stored_row.tolist())]
 
     def _lineage(self, rows: np.ndarray) -> pa.StructArray:
         kind = self.row_schema.field(LINEAGE_COLUMN).type
@@ -275,6 +282,7 @@ class _Assembly:
     def _log(self, row_ids: list[str]) -> FoldedLog:
         at = np.sort(self.work)  # commit order
         incs = self.inc[self.position[at]]
-        key_text = [{c: canonical_text(v) for c, v in zip(self.target.primary_key, kv)} for kv in self.plan.keys]
+        key_text = [{c: canonical_text(v) for c, v in zip(self.target.primary_key, kv)}
+                    for kv in self.plan.keys]
         key_of = self.plan.key_of
         return FoldedLog(at, [row_ids[i] for i in incs.tolist()], [key_text[key_of[c]] for c in at.tolist()])

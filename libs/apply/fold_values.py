@@ -171,8 +171,10 @@ def commit_order_of(changes: pa.Table) -> np.ndarray:
         codes = column.combine_chunks().dictionary_encode()
         labels = codes.dictionary.to_pylist()
         rank = np.empty(len(labels), np.int64)
-        rank[sorted(range(len(labels)), key=lambda k: key(labels[k]) if key else labels[k])] = np.arange(len(labels))
+        rank[sorted(range(len(labels)),
+                    key=lambda k: key(labels[k]) if key else labels[k])] = np.arange(len(labels))
         return rank[codes.indices.to_numpy(zero_copy_only=False)] if len(labels) else np.zeros(0, np.int64)
 
     numbers = [changes.column(c).to_numpy() for c in ("change_seq", "commit_ts", "trx_end_pos")]
-    return np.lexsort([*numbers, ranks(changes.column("trx_file"), binlog_sort_key), ranks(changes.column("source"))])
+    return np.lexsort([*numbers, ranks(changes.column("trx_file"), binlog_sort_key),
+                       ranks(changes.column("source"))])

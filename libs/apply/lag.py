@@ -49,7 +49,8 @@ def oldest_commits(changes: Iterable[Change], more: Mapping[tuple[str, str], int
     for c in changes:
         if c.commit_ts is None or not c.table:
             continue
-        key = (c.source, table_key(c.database, c.table))  # two tables never one (libs/contracts/table_names.py)
+        # two tables never one (libs/contracts/table_names.py)
+        key = (c.source, table_key(c.database, c.table))
         oldest[key] = min(oldest.get(key, c.commit_ts), c.commit_ts)
     return oldest
 
@@ -57,4 +58,5 @@ def oldest_commits(changes: Iterable[Change], more: Mapping[tuple[str, str], int
 def commit_lags(changes: Iterable[Change], visible_at_s: float,
                 more: Mapping[tuple[str, str], int] | None = None) -> dict[tuple[str, str], float]:
     """(source, table_key) -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
-    return {key: max(0.0, visible_at_s - micros / 1e6) for key, micros in oldest_commits(changes, more).items()}
+    return {key: max(0.0, visible_at_s - micros / 1e6)
+            for key, micros in oldest_commits(changes, more).items()}

@@ -153,7 +153,8 @@ def replay_touched(target: Target, changes: Sequence[Change],
     raise RuntimeError(f"{target.qualified_name}: touched rows did not converge in {MAX_LOOKUP_ROUNDS} reads")
 
 
-def last_changes(changes: Iterable[Change | Commit], more: Mapping[str, tuple[Change | Commit, int]] | None = None
+def last_changes(changes: Iterable[Change | Commit],
+                 more: Mapping[str, tuple[Change | Commit, int]] | None = None
                  ) -> dict[str, tuple[Change | Commit, int]]:
     """source -> (its last change in commit order, its number of changes), over `changes` and
     what `more` already sums up the same way (the executors' part of a batch)."""
@@ -242,7 +243,8 @@ def with_ddl_truncates(changes: Sequence[Change],
     TRUNCATE then re-insert of the same keys). So is a DDL that `starts_anew` says made the
     table anew (a CREATE TABLE after its DROP). `server_version(ddl change)`: the source
     server's version its statement was read with (SchemaHistory.server_version)."""
-    return [c.with_op(Op.TRUNCATE) if c.op == Op.DDL and (_truncates(c, server_version(c)) or starts_anew(c)) else c
+    return [c.with_op(Op.TRUNCATE)
+            if c.op == Op.DDL and (_truncates(c, server_version(c)) or starts_anew(c)) else c
             for c in changes]
 
 

@@ -70,10 +70,12 @@ def table_writes(target: Target, result: ReplayResult) -> tuple[list[dict[str, A
     carrying its soft-delete columns, which a MERGE sets on the stored row."""
     upserts = [w.to_record() for w in result.upserts]
     if not target.soft_delete:
-        return upserts, [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict()} for d in result.deletes]
+        return upserts, [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict()}
+                         for d in result.deletes]
     upserts = [{**u, **live()} for u in upserts]
     upserts += [_tombstone(d) for d in (*result.deletes, *result.transient) if d.written is not None]
-    deletes = [{ROW_ID_COLUMN: d.row_id, **deleted_by(d.lineage)} for d in result.deletes if d.written is None]
+    deletes = [{ROW_ID_COLUMN: d.row_id, **deleted_by(d.lineage)}
+               for d in result.deletes if d.written is None]
     return upserts, deletes
 
 

@@ -26,7 +26,8 @@ def superseded_rows(ordered: pa.Table, start: tuple | None, snapshots: Mapping[s
     `snapshots`: source -> the table's latest snapshot position."""
     n = ordered.num_rows
     columns = [ordered.column(c).combine_chunks() for c in COMMIT]
-    values = [(c.dictionary_encode().indices if pa.types.is_string(c.type) else c).to_numpy(zero_copy_only=False)
+    values = [(c.dictionary_encode().indices if pa.types.is_string(c.type) else c)
+              .to_numpy(zero_copy_only=False)
               for c in columns]
     first = np.ones(n, bool)
     first[1:] = reduce(np.logical_or, (v[1:] != v[:-1] for v in values))
@@ -39,7 +40,8 @@ def superseded_rows(ordered: pa.Table, start: tuple | None, snapshots: Mapping[s
         if superseded(at, Position(head["trx_file"], int(head["trx_end_pos"]))):
             gone[begin:end] = True
         elif start is not None:
-            commit = (head["source"], *commit_key(head["trx_file"], head["trx_end_pos"], head["commit_ts"], 0)[:-1])
+            commit = (head["source"],
+                      *commit_key(head["trx_file"], head["trx_end_pos"], head["commit_ts"], 0)[:-1])
             if commit < start[:-1]:
                 gone[begin:end] = True
             elif commit == start[:-1]:

@@ -5,7 +5,8 @@ reading them from Delta is a Spark job per table per batch (~3 s of an ~11 s app
 After each of its own MERGEs the applier knows the table's content exactly. The mirror holds it,
 tagged with the Delta version it equals; the applier uses it only while the table is still at
 that version and reads from Delta again otherwise (another writer, a RESTORE, a commit it did
-not see): correctness does not rest on the applier being the only writer, only the saving does. Tables above `max_rows` are not mirrored (memory is the driver's).
+not see): correctness does not rest on the applier being the only writer, only the saving does.
+Tables above `max_rows` are not mirrored (memory is the driver's).
 
 Rows are dicts of the target's column values plus `_row_id`, in the representation the
 applier's Delta reads produce (pipelines.apply.tables.python_rows): callers put rows in through

@@ -36,7 +36,8 @@ def decode_headers(frames):
 
 __all__ = [
     "iter_events", "iter_frames", "decode_event", "encode_event", "decode_headers", "check_magic",
-    "make_dummy", "make_begin", "substitute_for_replica", "CODECS", "DecodeContext", "DecodeLimits", "EventType",
+    "make_dummy", "make_begin", "substitute_for_replica", "CODECS", "DecodeContext", "DecodeLimits",
+    "EventType",
     "BinlogError", "ChecksumError", "LimitError", "MalformedError", "NoFormatDescriptionError",
     "TruncatedError", "UnknownEventError", "UnsupportedError",
     "Event", "Header", "FormatDescription", "Rotate", "Stop", "Xid", "MysqlGtid", "MariaGtid",

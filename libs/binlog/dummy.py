@@ -14,8 +14,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from libs.binlog.constants import (BINLOG_SEND_ANNOTATE_ROWS_EVENT, COMMON_HEADER_LEN, LOG_EVENT_SUPPRESS_USE_F,
-                        LOG_EVENT_THREAD_SPECIFIC_F, MARIA_FL_STANDALONE, EventType)
+from libs.binlog.constants import (BINLOG_SEND_ANNOTATE_ROWS_EVENT, COMMON_HEADER_LEN,
+                        LOG_EVENT_SUPPRESS_USE_F, LOG_EVENT_THREAD_SPECIFIC_F, MARIA_FL_STANDALONE, EventType)
 from libs.binlog.errors import MalformedError, UnsupportedError
 from libs.binlog.events_mariadb import GTID_HEADER_LEN
 

@@ -17,9 +17,9 @@ import zlib
 from typing import Iterator
 
 from libs.binlog import _frames
-from libs.binlog.constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, COMMON_HEADER, COMMON_HEADER_LEN,
-                        EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, FLAGS_OFFSET, LOG_EVENT_ARTIFICIAL_F,
-                        LOG_EVENT_BINLOG_IN_USE_F, EventType)
+from libs.binlog.constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, COMMON_HEADER,
+                        COMMON_HEADER_LEN, EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, FLAGS_OFFSET,
+                        LOG_EVENT_ARTIFICIAL_F, LOG_EVENT_BINLOG_IN_USE_F, EventType)
 from libs.binlog.context import DecodeContext
 from libs.binlog.errors import (BinlogError, ChecksumError, MalformedError, NoFormatDescriptionError,
                      TruncatedError, UnsupportedError)

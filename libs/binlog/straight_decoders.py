@@ -39,7 +39,8 @@ def _compile_decimal(meta: int):
     if precision == 0 or scale > precision:
         raise MalformedError(f"invalid DECIMAL metadata precision={precision} scale={scale}")
     env = {"from_bytes": int.from_bytes}
-    lines = ["def decode(buf, pos):"] + decimal_lines(meta, "value", "    ", env, "") + ["    return value, pos"]
+    lines = (["def decode(buf, pos):"] + decimal_lines(meta, "value", "    ", env, "")
+             + ["    return value, pos"])
     exec(compile("\n".join(lines), "<decimal decoder>", "exec"), env)  # noqa: S102
     return env["decode"], _parts(precision, scale)[2]
 
@@ -142,7 +143,8 @@ def datetime2_lines(fsp: int, target: str, ind: str, env: dict, tag: str) -> lis
              f"if {p} < 0:", "    raise MalformedError('negative DATETIME2 value')"]
     fraction = ""
     if fsp:
-        lines += [f"{u} = from_bytes(buf[pos + 5:pos + {5 + nfrac}], 'big', signed=True) * {FRAC_UNIT[nfrac]}",
+        lines += [f"{u} = from_bytes(buf[pos + 5:pos + {5 + nfrac}], 'big', signed=True)"
+                  f" * {FRAC_UNIT[nfrac]}",
                   f"if not 0 <= {u} < 1000000:", f"    raise USEC_ERROR({u})"]
         fraction = "{" + _fraction_text(fsp, u, env) + "}"
     # one f-string: a single join of the pieces (~100 ns less than chained + per value)

@@ -12,10 +12,11 @@ quarantine table first: nothing is lost. Then each kind of rejection follows its
 
 "fail" stops the job before anything of the micro-batch is applied, with one line naming the
 first incident: its source, kind, reason, the last binlog position it covers and, for a record
-the job could not read as one of the pipeline's, its Kafka topic, partition and offset. The operator looks at it in the
-quarantine and lets the job go past it by naming that position (or a later one) in
-`accept_bad_input_through`; a restart then applies the batch as in quarantine mode. Until then
-every restart stops at the same place, without looping. Two kinds of position can be named:
+the job could not read as one of the pipeline's, its Kafka topic, partition and offset. The
+operator looks at it in the quarantine and lets the job go past it by naming that position (or a
+later one) in `accept_bad_input_through`; a restart then applies the batch as in quarantine
+mode. Until then every restart stops at the same place, without looping. Two kinds of position
+can be named:
 
     {SOURCE: 'FILE:POS'}            a binlog position of that source (a frame, a transaction)
     {'kafka:TOPIC:PARTITION': OFF}  a Kafka offset: every incident of records of that topic
@@ -85,7 +86,8 @@ class KafkaPosition:
         topic, sep, partition = key[len(KAFKA_PREFIX):].rpartition(":")
         if not key.startswith(KAFKA_PREFIX) or not sep or not topic or not partition.isdigit():
             raise ValueError(f"must be kafka:TOPIC:PARTITION (e.g. kafka:binlog:0), got {quoted(key)}")
-        if isinstance(offset, bool) or not (isinstance(offset, int) or str(offset).isdigit()) or int(offset) < 0:
+        if (isinstance(offset, bool) or not (isinstance(offset, int) or str(offset).isdigit())
+                or int(offset) < 0):
             raise ValueError(f"must be a Kafka offset (an integer >= 0), got {quoted(offset)}")
         return KafkaPosition(topic, int(partition), int(offset))
 

@@ -19,7 +19,8 @@ from libs.tables.table_location import TableRoot, parse_catalog_schema
 POLICIES = ("fail", "quarantine")
 EXEC_MODES = ("strict", "idempotent")
 SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE = "evolve", "fail", "ignore"
-SCHEMA_CHANGES = (SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE)  # README "Schema changes"
+# README "Schema changes"
+SCHEMA_CHANGES = (SCHEMA_CHANGES_EVOLVE, SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE)
 SHADOW_REMOVE, SHADOW_KEEP = "remove", "keep"  # shadow_tables (libs/apply/shadow_tables.py)
 SHADOW_POLICIES = (SHADOW_REMOVE, SHADOW_KEEP)
 
@@ -34,7 +35,8 @@ class JobConfig:
         "(the name of its directory under delta_root otherwise) of the session's catalog: Unity Catalog on "
         "Databricks, spark_catalog locally (the schema is created if missing); the lineage views live beside "
         "them (libs/tables/table_location.py). null: Delta tables at paths under delta_root", None)
-    checkpoint: str = setting("Spark checkpoint directory: Kafka offsets and assembler state", ".run/checkpoint")
+    checkpoint: str = setting("Spark checkpoint directory: Kafka offsets and assembler state",
+                              ".run/checkpoint")
     target_ddl: str | None = setting("File of CREATE TABLE statements declaring the replica's tables")
     targets: str | None = setting("YAML file of target declarations (names, keys, defaults, capabilities)")
     available_now: bool = setting("Process everything currently in the topic, then exit", False)
@@ -42,11 +44,12 @@ class JobConfig:
                                   minimum=0.001)
     max_offsets_per_trigger: int = setting(
         "Upper bound of Kafka records per micro-batch. A backlog drains in batches this large: each pays a "
-        "batch's fixed cost once (a target's MERGE scans its table whatever the batch holds)", 500_000, minimum=1)
+        "batch's fixed cost once (a target's MERGE scans its table whatever the batch holds)", 500_000,
+        minimum=1)
     kafka_read_tasks: int | None = setting(
-        "Spark tasks that read a micro-batch's Kafka records: a topic partition's offsets are split over them "
-        "(the Kafka source's minPartitions; the assemble stage puts each source's records back in offset "
-        "order); null: the Spark context's defaultParallelism (its cores), read when the query starts",
+        "Spark tasks that read a micro-batch's Kafka records: a topic partition's offsets are split over "
+        "them (the Kafka source's minPartitions; the assemble stage puts each source's records back in "
+        "offset order); null: the Spark context's defaultParallelism (its cores), read when the query starts",
         None, minimum=1)
     metrics_port: int | None = setting("Serve Prometheus metrics (lag, counts; libs/runtime/metrics.py) on "
                                     "http://127.0.0.1:PORT/metrics; null: none", None, minimum=1)
@@ -65,42 +68,43 @@ class JobConfig:
         "{'kafka:TOPIC:PARTITION': OFFSET}", ())
     accept_schema_changes_through: tuple[tuple[str, BinlogPosition], ...] = setting(
         "Per source, the binlog position (FILE:POS) through which DDL the job stopped at is accepted and "
-        "followed, each DDL looked at once: one that schema_changes: fail stopped at, or an added GENERATED / "
-        "AUTO_INCREMENT column (its batch writes the DEFAULT): {source: 'mdb-bin.000003:1234'}", ())
-    statement_format_policy: str = setting("Statement DML for a rows-only target (WL#3303): fail | quarantine",
-                                        "fail", choices=POLICIES)
-    undeclared_tables: str = setting("A row or statement change for a selected table (tables.include/exclude) "
-                                  "without a target (declared, or from the source's schema): fail (stop the "
-                                  "batch) | quarantine (change log + _cdc_quarantine) | ignore (change log "
-                                  "only); DDL of such tables is only recorded (pipelines/apply/applier.py)",
+        "followed, each DDL looked at once: one that schema_changes: fail stopped at, or an added GENERATED "
+        "/ AUTO_INCREMENT column (its batch writes the DEFAULT): {source: 'mdb-bin.000003:1234'}", ())
+    statement_format_policy: str = setting("Statement DML for a rows-only target (WL#3303): fail | "
+                                        "quarantine", "fail", choices=POLICIES)
+    undeclared_tables: str = setting("A row or statement change for a selected table "
+                                  "(tables.include/exclude) without a target (declared, or from the source's "
+                                  "schema): fail (stop the batch) | quarantine (change log + "
+                                  "_cdc_quarantine) | ignore (change log only); DDL of such tables is only "
+                                  "recorded (pipelines/apply/applier.py)",
                                   "fail", choices=(*POLICIES, "ignore"))
-    schema_changes: str = setting("DDL of a replicated table (a declared target follows it as a replica's table "
-                               "does, libs/schema_history/declared_schemas.py): "
-                               "evolve (the Delta table follows: ADD / DROP / RENAME / widening MODIFY "
-                               "COLUMN, new tables) | fail (stop before the batch holding it writes "
-                               "anything, naming the DDL and its position) | ignore (the target keeps the "
-                               "snapshot's columns; rows are still read with the schema at their "
-                               "position)", "evolve", choices=SCHEMA_CHANGES)
+    schema_changes: str = setting("DDL of a replicated table (a declared target follows it as a replica's "
+                               "table does, libs/schema_history/declared_schemas.py): evolve (the Delta "
+                               "table follows: ADD / DROP / RENAME / widening MODIFY COLUMN, new tables) | "
+                               "fail (stop before the batch holding it writes anything, naming the DDL and "
+                               "its position) | ignore (the target keeps the snapshot's columns; rows are "
+                               "still read with the schema at their position)", "evolve",
+                               choices=SCHEMA_CHANGES)
     shadow_tables: str = setting("The working tables of online schema change tools (pt-online-schema-change "
                               "_t_new/_t_old, gh-ost _t_gho/_t_ghc/_t_del, of a followed t): remove (their "
-                              "Delta table goes once the server renamed them away or dropped them: their rows "
-                              "are in t; libs/apply/shadow_tables.py) | keep (as any table)",
+                              "Delta table goes once the server renamed them away or dropped them: their "
+                              "rows are in t; libs/apply/shadow_tables.py) | keep (as any table)",
                               SHADOW_REMOVE, choices=SHADOW_POLICIES)
     exec_mode: str = setting("Row not found / duplicate key: strict (stop) | idempotent (skip+quarantine)",
                           "strict", choices=EXEC_MODES)
     target_mirror_max_rows: int = setting("Target tables up to this many rows are kept on the driver between "
                                        "batches, sparing a Delta read per batch (0: never)", 100_000,
                                        minimum=0)
-    target_overwrite_max_rows: int = setting("Mirrored target tables of at most this many rows are written by "
-                                          "replacing the whole table (one write) instead of a MERGE "
+    target_overwrite_max_rows: int = setting("Mirrored target tables of at most this many rows are written "
+                                          "by replacing the whole table (one write) instead of a MERGE "
                                           "(0: always MERGE)", 10_000, minimum=0)
     executor_apply_min_changes: int | None = setting(
         "A target table with at least this many row changes in a micro-batch is replayed on the executors, "
         "split by its key where the rules allow (libs/apply/partition.py), and MERGEd from there: nothing of "
-        "it is collected to the driver; a table's snapshot rows, as many or more, are made target rows there and "
-        "written as new rows (pipelines/apply/snapshot_rows.py). Smaller parts, and row changes in a batch "
-        "holding DDL, truncate, snapshot or statement changes, replay on the driver (0: every table that can; "
-        "null: never)", 20_000, minimum=0)
+        "it is collected to the driver; a table's snapshot rows, as many or more, are made target rows there "
+        "and written as new rows (pipelines/apply/snapshot_rows.py). Smaller parts, and row changes in a "
+        "batch holding DDL, truncate, snapshot or statement changes, replay on the driver (0: every table "
+        "that can; null: never)", 20_000, minimum=0)
     executor_fold: bool = setting(
         "On the executors, fold a table's row changes per primary key in Arrow (libs/apply/fold.py: the "
         "replay's rules, per row instead of per change) and replay change by change only what the fold "
@@ -115,7 +119,8 @@ class JobConfig:
     rows: RowsSettings = setting("The rows stage (a mapping of some fields of RowsSettings)",
                               default_factory=RowsSettings)
     tables: TablesSettings = setting("Which tables are replicated and whether targets come from the source "
-                                  "(a mapping of some fields of TablesSettings)", default_factory=TablesSettings)
+                                  "(a mapping of some fields of TablesSettings)",
+                                  default_factory=TablesSettings)
     writes: WritesSettings = setting("Deletion vectors, compaction and vacuum (a mapping of some fields of "
                                   "WritesSettings)", default_factory=WritesSettings)
 
@@ -171,7 +176,8 @@ def _section(name: str, kind: type, value: Any) -> Any:
         raise ConfigError(f"{name}.{e}") from None
 
 
-def _accepted(name: str, value: Any, kafka: bool = False) -> tuple[tuple[str, BinlogPosition | KafkaPosition], ...]:
+def _accepted(name: str, value: Any,
+              kafka: bool = False) -> tuple[tuple[str, BinlogPosition | KafkaPosition], ...]:
     """An accept setting; `kafka`: it may also name Kafka offsets (libs/config/bad_input.py)."""
     kinds = (BinlogPosition, KafkaPosition) if kafka else (BinlogPosition,)
     if isinstance(value, tuple) and all(isinstance(p, kinds) for _, p in value):

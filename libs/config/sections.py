@@ -69,15 +69,16 @@ class WritesSettings:
         "Targets use Delta deletion vectors: a MERGE marks the rows it changes instead of rewriting their "
         "files. New targets are created with them, existing ones upgraded when the job first writes them "
         "(their readers then need Delta's deletionVectors reader feature); false: neither", True)
-    optimize_after_commits: int = setting("Compact a table (OPTIMIZE) once it has this many commits since its "
-                                       "last compaction; each write of the job adds a file or a few "
+    optimize_after_commits: int = setting("Compact a table (OPTIMIZE) once it has this many commits since "
+                                       "its last compaction; each write of the job adds a file or a few "
                                        "(0: never)", 32, minimum=0)
-    optimize_new_file_mb: int = setting("Most compactions take only files under this size: what the batches wrote "
-                                     "since the last one, so the table's big files are not rewritten each time "
-                                     "(libs/apply/maintenance.py)", 2, minimum=1)
+    optimize_new_file_mb: int = setting("Most compactions take only files under this size: what the batches "
+                                     "wrote since the last one, so the table's big files are not rewritten "
+                                     "each time (libs/apply/maintenance.py)", 2, minimum=1)
     optimize_wide_every: int = setting("Every this-many-th compaction of a table takes every file under "
                                     "optimize_small_file_mb instead (1: every one)", 8, minimum=1)
-    optimize_small_file_mb: int = setting("Files under this size are compacted by a wide compaction", 32, minimum=1)
+    optimize_small_file_mb: int = setting("Files under this size are compacted by a wide compaction", 32,
+                                          minimum=1)
     optimize_target_file_mb: int = setting("Size of the files a compaction writes", 128, minimum=1)
     vacuum_every_minutes: int | None = setting("VACUUM each table this often (null: never)", 60, minimum=1)
     vacuum_retention_hours: int = setting(
@@ -99,19 +100,20 @@ class TablesSettings:
     """The `tables` section: which source tables the job replicates, and where their targets
     come from (README "Onboarding")."""
 
-    include: tuple[str, ...] = setting("Regexes of 'db.table' (re.fullmatch) the job replicates; empty: every "
-                                    "table", ())
+    include: tuple[str, ...] = setting("Regexes of 'db.table' (re.fullmatch) the job replicates; empty: "
+                                    "every table", ())
     exclude: tuple[str, ...] = setting("Regexes of 'db.table' the job leaves out, even when included; their "
                                     "changes are dropped before the apply stage", ())
     from_source: bool = setting("A table without a declaration gets its target from the source's schema as a "
                              "snapshot publishes it (SHOW CREATE TABLE); a declaration always wins", True)
-    history: str = setting("What a target derived from the source keeps when the targets YAML sets no `history`: "
-                        "current (each row's current state) | scd2 (one row per committed version of each "
-                        "row; README \"History targets\")", "current", choices=HISTORIES)
-    delete: str = setting("What a source DELETE / TRUNCATE does to a target's Delta rows, for every target whose "
-                       "declarations (targets YAML `delete:`, its `defaults:`) leave it unset: hard (the row goes) "
-                       "| soft (it stays with _deleted = true and the deleting change's time and position; README "
-                       "'Soft deletes'; not for `history: scd2` targets: they keep a delete as a closed version)", DELETE_HARD,
+    history: str = setting("What a target derived from the source keeps when the targets YAML sets no "
+                        "`history`: current (each row's current state) | scd2 (one row per committed version "
+                        "of each row; README \"History targets\")", "current", choices=HISTORIES)
+    delete: str = setting("What a source DELETE / TRUNCATE does to a target's Delta rows, for every target "
+                       "whose declarations (targets YAML `delete:`, its `defaults:`) leave it unset: hard "
+                       "(the row goes) | soft (it stays with _deleted = true and the deleting change's time "
+                       "and position; README 'Soft deletes'; not for `history: scd2` targets: they keep a "
+                       "delete as a closed version)", DELETE_HARD,
                        choices=DELETE_MODES)
 
     def __post_init__(self) -> None:

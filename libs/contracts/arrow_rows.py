@@ -51,7 +51,8 @@ def _flat_values(array: pa.Array) -> list[Any]:
     if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
         if not array.null_count:
             return array.to_numpy(zero_copy_only=False).tolist()
-        values = array.fill_null(False if pa.types.is_boolean(kind) else 0).to_numpy(zero_copy_only=False).tolist()
+        values = (array.fill_null(False if pa.types.is_boolean(kind) else 0)
+                  .to_numpy(zero_copy_only=False).tolist())
         return [v if ok else None for v, ok in zip(values, array.is_valid().to_numpy(zero_copy_only=False))]
     if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
             or pa.types.is_large_binary(kind):
@@ -60,7 +61,8 @@ def _flat_values(array: pa.Array) -> list[Any]:
 
 
 def _flat(kind: pa.DataType) -> bool:
-    return not (pa.types.is_nested(kind) or pa.types.is_dictionary(kind) or isinstance(kind, pa.ExtensionType))
+    return not (pa.types.is_nested(kind) or pa.types.is_dictionary(kind)
+                or isinstance(kind, pa.ExtensionType))
 
 
 def _flat_struct(kind: pa.StructType) -> bool:

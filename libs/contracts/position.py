@@ -72,8 +72,8 @@ def _domain(gtid: str | None) -> tuple[str, int] | None:
         return None  # a source's own identity of another form: recorded, not indexed by domain
 
 
-def gtid_positions(changes: Iterable[Change],
-                   more: Mapping[str, tuple[Change | Commit, int]] | None = None) -> dict[str, list[dict[str, Any]]]:
+def gtid_positions(changes: Iterable[Change], more: Mapping[str, tuple[Change | Commit, int]] | None = None
+                   ) -> dict[str, list[dict[str, Any]]]:
     """source -> per GTID domain the batch's last GTID in commit order (GtidPosition rows,
     sorted by domain), over `changes` (the driver's) and `more` (per source, the last change of
     the executors' part: libs.apply.plan.last_changes). A change without a GTID adds nothing."""

@@ -184,7 +184,8 @@ def start(cfg: BrokerConfig, *, timeout: float = 90.0) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise BrokerError(f"Kafka broker exited with {proc.returncode}; see {cfg.data_dir / 'broker.out'}")
+            raise BrokerError(f"Kafka broker exited with {proc.returncode}; "
+                              f"see {cfg.data_dir / 'broker.out'}")
         if _port_open(cfg.port) and _metadata_ok(cfg.bootstrap):
             return status(cfg) | {"already_running": False}
         time.sleep(0.5)

@@ -66,7 +66,8 @@ def table_versions_at(progress: str, app_id: str, batch_id: int,
     args: dict[str, Any] = {"app_id": app_id, "batch_id": int(batch_id)}
     args.update((f"t{i}", name) for i, name in enumerate(tables))
     names = ", ".join(f":t{i}" for i in range(len(tables)))
-    sql = ("SELECT delta_table, max_by(delta_version, batch_id) AS delta_version, max(batch_id) AS written_by\n"
+    sql = ("SELECT delta_table, max_by(delta_version, batch_id) AS delta_version, "
+           "max(batch_id) AS written_by\n"
            "FROM (\n"
            "  SELECT batch_id, explode(table_versions) AS (delta_table, delta_version)\n"
            f"  FROM {progress}\n"
@@ -91,8 +92,10 @@ def point_query(progress: str, app_id: str, *, batch_id: int | None = None, gtid
     if gtid is not None:
         return (*batch_at_gtid(progress, app_id, gtid), f"GTID {gtid}")
     if commit_time is not None:
-        return (*batch_at_commit_time(progress, app_id, commit_time), f"commit time {commit_time.isoformat()}")
+        return (*batch_at_commit_time(progress, app_id, commit_time),
+                f"commit time {commit_time.isoformat()}")
     if batch_id is not None:
-        sql = f"SELECT max(batch_id) AS batch_id FROM {progress} WHERE app_id = :app_id AND batch_id = :batch_id"
+        sql = (f"SELECT max(batch_id) AS batch_id FROM {progress} "
+               "WHERE app_id = :app_id AND batch_id = :batch_id")
         return sql, {"app_id": app_id, "batch_id": int(batch_id)}, f"batch {batch_id}"
     return (*latest_batch(progress, app_id), "the latest batch")

@@ -86,7 +86,8 @@ def rows_changed_by_statement(change_log: str, source: str, trx_id: str,
     return sql, args
 
 
-def _key_matches(database: str, table: str, key: Mapping[str, str | None]) -> tuple[dict[str, Any], list[str]]:
+def _key_matches(database: str, table: str,
+                 key: Mapping[str, str | None]) -> tuple[dict[str, Any], list[str]]:
     """The bound arguments and the WHERE terms matching the change log's `key` map to `key`
     (column -> canonical text), every value a parameter marker."""
     if not key:

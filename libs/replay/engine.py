@@ -29,9 +29,9 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
   capabilities). A statement-format change it cannot take stops the batch (on_statement=error)
   or is skipped for quarantine (on_statement=quarantine); a row change it cannot take always
   stops. A statement it can take is recorded in the change log but NOT executed (no MySQL SQL
-  engine here). op "ddl": recorded (outside the table: WL#3303 is about DML); a TRUNCATE TABLE reaches the engine as
-  op "truncate" (libs/apply/plan.with_ddl_truncates); op "superseded": a row change of a table
-  the batch later made anew, recorded only.
+  engine here). op "ddl": recorded (outside the table: WL#3303 is about DML); a TRUNCATE TABLE
+  reaches the engine as op "truncate" (libs/apply/plan.with_ddl_truncates); op "superseded": a
+  row change of a table the batch later made anew, recorded only.
 - a value that cannot be converted stops the batch in both modes (a replica stops too).
 """
 
@@ -47,7 +47,9 @@ from libs.replay.errors import (
 )
 from libs.replay.images import present_columns, typed_columns
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
-from libs.replay.lineage import ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id
+from libs.replay.lineage import (
+    ROW_ID_COLUMN, LINEAGE_COLUMN, ChangeLogEntry, Lineage, canonical_text, make_row_id,
+)
 from libs.replay.logging_format import ERROR, ROW, STATEMENT, decide_apply_format
 from libs.replay.table_state import Row, TableState
 from libs.targets import values
@@ -136,7 +138,8 @@ class _Replayer:
             before=tuple(change.before) if change.before is not None else None,
             after=tuple(change.after) if change.after is not None else None, lineage=lineage))
 
-    def _error(self, kind, message, change: Change, lineage: Lineage, key, *, skippable: bool, outcome: str) -> None:
+    def _error(self, kind, message, change: Change, lineage: Lineage, key, *, skippable: bool,
+               outcome: str) -> None:
         error = ReplayError(kind, message, self.target.qualified_name, key, lineage, change.statement)
         if not skippable:
             raise ReplayStopped(error)
@@ -150,10 +153,12 @@ class _Replayer:
             self.warnings.append(ReplayWarning(code, f"Column '{column.name}' cannot be null", lineage))
         if code == ER_NO_DEFAULT_FOR_FIELD and not column.has_default and not column.nullable \
                 and column.family != "enum":
-            self.warnings.append(ReplayWarning(code, f"Field '{column.name}' doesn't have a default value", lineage))
+            self.warnings.append(ReplayWarning(code, f"Field '{column.name}' doesn't have a default value",
+                                               lineage))
         return values.fill_value(column, lineage.commit_ts)
 
-    def _after_values(self, change: Change, lineage: Lineage, current: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _after_values(self, change: Change, lineage: Lineage,
+                      current: Mapping[str, Any] | None) -> dict[str, Any]:
         """Typed after-image values; JSON diffs applied to `current`."""
         out = {}
         for name, (column, column_value) in present_columns(self.target, change.after).items():
@@ -195,8 +200,9 @@ class _Replayer:
                 self.state.update(other, row, lineage)
                 break
             self.state.delete(other, lineage)
-        self.quarantine.append(ReplayError(DUPLICATE_KEY, "duplicate key on insert: row overwritten (idempotent)",
-                                          self.target.qualified_name, self._key_text(row), lineage, change.statement))
+        self.quarantine.append(ReplayError(
+            DUPLICATE_KEY, "duplicate key on insert: row overwritten (idempotent)",
+            self.target.qualified_name, self._key_text(row), lineage, change.statement))
         self._entry(change, lineage, "overwritten", other.row_id, self._key_text(row))
 
     def _find(self, change: Change, lineage: Lineage) -> tuple[Row | None, dict[str, Any]]:
@@ -245,8 +251,8 @@ class _Replayer:
             self._entry(change, lineage, "statement_not_executed")
             return
         self._error(STATEMENT_FORMAT,
-                    "statement-format change for a target that can only apply rows (WL#3303)", change, lineage,
-                    None, skippable=self.target.on_statement == ON_STATEMENT_QUARANTINE,
+                    "statement-format change for a target that can only apply rows (WL#3303)",
+                    change, lineage, None, skippable=self.target.on_statement == ON_STATEMENT_QUARANTINE,
                     outcome="quarantined_statement")
 
     def ddl(self, change: Change, lineage: Lineage) -> None:
@@ -268,7 +274,8 @@ class _Replayer:
         self.state.add(row_id, row, lineage=lineage)
         self._entry(change, lineage, "applied", row_id, self._key_text(row))
 
-    def _row(self, after: Mapping[str, Any], lineage, filled: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _row(self, after: Mapping[str, Any], lineage,
+             filled: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """A whole new row: the after image, and for the columns it lacks what the server gave
         them (`filled`: Change.filled), else the target's defaults."""
         filled = filled or {}
@@ -286,11 +293,13 @@ class _Replayer:
 
     def run(self, change: Change) -> None:
         if (change.database, change.table) != (self.target.database, self.target.table):
-            raise ValueError(f"change for {change.database}.{change.table} replayed on {self.target.qualified_name}")
+            raise ValueError(f"change for {change.database}.{change.table} replayed on "
+                             f"{self.target.qualified_name}")
         lineage = Lineage.of_change(change)
         op = change.op
         if op in ROW_OPS and self._not_loggable(ROW):
-            self._error(STATEMENT_FORMAT, "row-format change for a target that can only apply statements (WL#3303)",
+            self._error(STATEMENT_FORMAT,
+                        "row-format change for a target that can only apply statements (WL#3303)",
                         change, lineage, None, skippable=False, outcome="")
         try:
             getattr(self, op)(change, lineage)
@@ -316,9 +325,10 @@ def result_of(replayer: _Replayer) -> ReplayResult:
     state = replayer.state
     touched = [r for r in state.rows if r.lineage is not None]
     upserts = tuple(RowWrite(r.row_id, dict(r.values), r.lineage) for r in touched if r.alive)
-    deletes = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched if not r.alive and r.existed)
+    deletes = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched
+                    if not r.alive and r.existed)
     # (a snapshot row replacing one of its run's rows is no delete of the source)
     transient = tuple(RowDelete(r.row_id, r.lineage, r.values, r.written) for r in touched
                       if not r.alive and not r.existed and r.lineage.operation != Op.SNAPSHOT)
-    return ReplayResult(upserts, deletes, tuple(replayer.log), tuple(replayer.quarantine), tuple(replayer.warnings),
-                        transient)
+    return ReplayResult(upserts, deletes, tuple(replayer.log), tuple(replayer.quarantine),
+                        tuple(replayer.warnings), transient)

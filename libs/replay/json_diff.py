@@ -67,7 +67,8 @@ def parse_path(path: str) -> list[str | int]:
         if not match:
             raise JsonDiffError(f"bad JSON path {path!r} at {pos}")
         quoted, plain, index = match.groups()
-        legs.append(int(index) if index is not None else json.loads(f'"{quoted}"') if quoted is not None else plain)
+        legs.append(int(index) if index is not None
+                    else json.loads(f'"{quoted}"') if quoted is not None else plain)
         pos = match.end()
     return legs
 

@@ -116,7 +116,8 @@ class TableState:
                 return row
         return None
 
-    def conflicts(self, values: Mapping[str, Any], exclude: Row | None = None) -> list[tuple[tuple[str, ...], Row]]:
+    def conflicts(self, values: Mapping[str, Any],
+                  exclude: Row | None = None) -> list[tuple[tuple[str, ...], Row]]:
         """Rows that `values` would duplicate on an enforced key (ER_DUP_ENTRY 1062), key order."""
         found: list[tuple[tuple[str, ...], Row]] = []
         for key, index in self._key_index.items():

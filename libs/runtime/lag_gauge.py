@@ -23,8 +23,10 @@ K = TypeVar("K", bound=Hashable)
 
 @dataclass
 class LagGauge(Generic[K]):
-    pending: dict[int, dict[K, float]] = field(default_factory=dict)  # batch id -> key -> oldest time read, epoch s
-    settled: dict[K, float] = field(default_factory=dict)  # key -> lag of its last visible batch, s (0: caught up)
+    # batch id -> key -> oldest time read, epoch s
+    pending: dict[int, dict[K, float]] = field(default_factory=dict)
+    # key -> lag of its last visible batch, s (0: caught up)
+    settled: dict[K, float] = field(default_factory=dict)
 
     def read(self, batch_id: int, oldest: Mapping[K, float]) -> None:
         """Batch `batch_id` has read records of these keys, the oldest of each at that time (epoch s)."""

@@ -54,7 +54,8 @@ def dump_on_signal(signum: int = signal.SIGUSR1, fd: int = STDERR_FD) -> None:
     dumping = [False]  # a plain flag: the handler takes no lock the code it interrupted may hold
 
     def dump(_signum, _frame) -> None:
-        if dumping[0]:  # a signal during a dump (Python runs its handler again inside this one): that dump serves
+        # a signal during a dump (Python runs its handler again inside this one): that dump serves
+        if dumping[0]:
             return
         dumping[0] = True
         try:

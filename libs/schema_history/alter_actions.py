@@ -120,7 +120,8 @@ class AddUnique(Action):
     if_not_exists: bool = False
 
     def apply(self, schema):
-        if self.if_not_exists and self.key and any(n.lower() == self.key.lower() for n, _ in schema.unique_keys):
+        if (self.if_not_exists and self.key
+                and any(n.lower() == self.key.lower() for n, _ in schema.unique_keys)):
             return schema
         return schema.with_unique(self.key, self.columns)
 
@@ -169,7 +170,8 @@ def _create_probe(columns_sql: str) -> exp.Create:
     try:
         stmt = sqlglot.parse_one(f"CREATE TABLE _t ({columns_sql})", dialect=MariaDB)
     except SqlglotError as exc:
-        raise DdlParseError(f"cannot read the column definition {columns_sql[:80]!r}: {first_line(exc)}") from None
+        raise DdlParseError(f"cannot read the column definition {columns_sql[:80]!r}: "
+                            f"{first_line(exc)}") from None
     if not isinstance(stmt, exp.Create) or not isinstance(stmt.this, exp.Schema):
         raise DdlParseError(f"cannot read the column definition {columns_sql[:80]!r}")
     return stmt

@@ -111,7 +111,8 @@ def column_steps(statement: str, default_db: str, database: str, table: str,
 
 
 @lru_cache(maxsize=1024)
-def creates(statement: str, default_db: str, database: str, table: str, server_version: str | None = None) -> bool:
+def creates(statement: str, default_db: str, database: str, table: str,
+            server_version: str | None = None) -> bool:
     """Does the statement CREATE `database`.`table` (a new, empty table)? Whether it did (not
     IF NOT EXISTS of a table that existed) is the schema history's to say."""
     try:

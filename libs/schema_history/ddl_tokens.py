@@ -123,7 +123,8 @@ def tokenize(sql: str) -> list[Token]:
     command word plus the rest as one string; the rest is then tokenized on its own, blanked
     in place, so every token keeps its offset in `sql`."""
     tokens = MariaDB().tokenize(sql)
-    if len(tokens) == 2 and tokens[1].token_type == TokenType.STRING and tokens[0].token_type != TokenType.STRING:
+    if (len(tokens) == 2 and tokens[1].token_type == TokenType.STRING
+            and tokens[0].token_type != TokenType.STRING):
         head = tokens[0]
         rest = MariaDB().tokenize(" " * (head.end + 1) + sql[head.end + 1:])
         tokens = [head, *rest]

@@ -72,7 +72,8 @@ def widens(old: str, new: str) -> bool:
             return _INTEGERS.index(new) > _INTEGERS.index(old)
         digits = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}[old]
         decimal = _DECIMAL.match(new)
-        return new in ("double", "string") or (decimal is not None and int(decimal[1]) - int(decimal[2]) >= digits)
+        return (new in ("double", "string")
+                or (decimal is not None and int(decimal[1]) - int(decimal[2]) >= digits))
     old_decimal, new_decimal = _DECIMAL.match(old), _DECIMAL.match(new)
     if old_decimal and new_decimal:
         (p, s), (p2, s2) = map(int, old_decimal.groups()), map(int, new_decimal.groups())
@@ -107,7 +108,8 @@ def evolution(delta_columns: Sequence[tuple[str, str]], target: Target, start: E
         if not widens(spark_type, column.spark_type):
             raise SchemaEvolutionError(
                 f"{where}: column {column.name!r} changes from {spark_type.upper()} to "
-                f"{column.spark_type.upper()} ({column.mysql_type}), which Delta cannot follow value for value")
+                f"{column.spark_type.upper()} ({column.mysql_type}), which Delta cannot follow "
+                "value for value")
         out.append(NewColumn(column.name, column.spark_type, name,
                              cast=type_key(spark_type) != type_key(column.spark_type)))
     unchanged = [(c.source, c.cast) for c in out] == [(name, False) for name, _ in delta_columns]
@@ -135,4 +137,5 @@ def unknown_fills(plan: Sequence[NewColumn], target: Target, where: str,
     if not kinds:
         return None
     return SchemaEvolutionError(f"{where}: column(s) {', '.join(kinds)} hold values the server computed or "
-                                f"converted for each row that existed, which no binlog event carries", computed=True)
+                                f"converted for each row that existed, which no binlog event carries",
+                                computed=True)

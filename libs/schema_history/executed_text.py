@@ -112,15 +112,16 @@ class _Scanner:
 
     def _flavour(self, marker: str) -> str:
         if not self.server_version:
-            raise DdlParseError(f"the executable comment {marker!r}... is read by the source's server version, "
-                                f"which is not known here; the statement is not read")
+            raise DdlParseError(f"the executable comment {marker!r}... is read by the source's server "
+                                f"version, which is not known here; the statement is not read")
         return flavour_of(self.server_version)
 
     def _version_number(self, marker: str) -> int:
         self._flavour(marker)
         found = _VERSION.match(self.server_version)
         if found is None:
-            raise DdlParseError(f"the executable comment {marker!r}... is read by the source's server version, "
+            raise DdlParseError(f"the executable comment {marker!r}... "
+                                f"is read by the source's server version, "
                                 f"and {self.server_version!r} has no x.y.z; the statement is not read")
         major, minor, patch = (int(part) for part in found.groups())
         return major * 10_000 + minor * 100 + patch

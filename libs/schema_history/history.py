@@ -46,7 +46,8 @@ class Version:
     schema: TableSchema | None  # None: the table does not exist from `position` on
     statement: str | None = None  # the DDL that made it; None for a snapshot's starting schema
     error: str | None = None  # the DDL could not be applied: the schema is unknown from here (`refuse`)
-    server_version: str | None = None  # the source server's, which says what the DDL's executable comments run
+    # the source server's, which says what the DDL's executable comments run
+    server_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ class SchemaHistory:
         return None
 
     # -- building -------------------------------------------------------------------------------
-    def start(self, source: str, schema: TableSchema, position: Position, statement: str | None = None) -> None:
+    def start(self, source: str, schema: TableSchema, position: Position,
+              statement: str | None = None) -> None:
         """A table's schema at `position` (a snapshot's SHOW CREATE TABLE); ignored when the
         table already has a later version."""
         name = S.TableName(schema.database, schema.table)
@@ -185,8 +187,8 @@ class SchemaHistory:
                 return []
             like = now(change.like)
             if like is None:
-                raise SchemaChangeError(f"CREATE TABLE {change.name} LIKE {change.like}: {change.like} is not known "
-                                        f"(no snapshot and no CREATE TABLE of it in the stream)")
+                raise SchemaChangeError(f"CREATE TABLE {change.name} LIKE {change.like}: {change.like} is "
+                                        f"not known (no snapshot and no CREATE TABLE of it in the stream)")
             current[change.name] = like.renamed(change.name.database, change.name.table)
             return [TableChange(CREATED, change.name, None, current[change.name])]
         if isinstance(change, S.AlterTable):

@@ -81,7 +81,8 @@ class RowLayout:
             table=f"{schema.database}.{schema.table}",
             names=tuple(c.name for c in ddl.columns),
             hints=tuple(hint_of(c) for c in ddl.columns),
-            logged=tuple((LOGGED_TYPES.get(t, frozenset()), c.mysql_type) for t, c in zip(sql_types, ddl.columns)),
+            logged=tuple((LOGGED_TYPES.get(t, frozenset()), c.mysql_type)
+                         for t, c in zip(sql_types, ddl.columns)),
             unsigned=frozenset(i for i, c in enumerate(ddl.columns) if c.unsigned),
             old_temporal_fsp=tuple((i, c.fsp) for i, c in enumerate(ddl.columns)
                                    if c.family in _OLD_TEMPORAL and c.fsp))
@@ -89,7 +90,8 @@ class RowLayout:
     @classmethod
     def refusing(cls, table: str, reason: str) -> "RowLayout":
         """The layout after a DDL the history could not apply: no image can be read safely."""
-        return cls(table, (), (), (), refusal=f"the schema of {table} is not known at this position: {reason}")
+        return cls(table, (), (), (),
+                   refusal=f"the schema of {table} is not known at this position: {reason}")
 
     def mismatch(self, column_types: Sequence[int]) -> str | None:
         """Why a Table_map's row images are not of this version; None when they fit. Asked per
@@ -109,8 +111,9 @@ class RowLayout:
                     f"at its position has {len(self.names)} ({', '.join(self.names)})")
         for ordinal, (code, (types, sql_type)) in enumerate(zip(column_types, self.logged)):
             if types and code not in types:
-                return (f"column {ordinal + 1} of the row image is logged as {_type_name(code)}, the schema of "
-                        f"{self.table} in force at its position has {self.names[ordinal]} {sql_type}")
+                return (f"column {ordinal + 1} of the row image is logged as {_type_name(code)}, "
+                        f"the schema of {self.table} in force at its position has "
+                        f"{self.names[ordinal]} {sql_type}")
         return None
 
 

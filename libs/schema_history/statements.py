@@ -31,8 +31,9 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from libs.schema_history.alter_actions import (  # noqa: F401 - the module's public names, read as S.<name>
-    Action, AddColumn, AddPrimaryKey, AddUnique, AlterTable, ChangeColumn, DropColumn, DropKey, DropPrimaryKey,
-    RenameColumn, RenameKey, RenameTo, SetDefault, TableCharset, column_definition, column_definitions, first_line)
+    Action, AddColumn, AddPrimaryKey, AddUnique, AlterTable, ChangeColumn, DropColumn, DropKey,
+    DropPrimaryKey, RenameColumn, RenameKey, RenameTo, SetDefault, TableCharset, column_definition,
+    column_definitions, first_line)
 from libs.schema_history.ddl_results import (  # noqa: F401
     CreateLike, CreateTable, DdlParseError, DropDatabase, DropTables, NoSchemaChange, RenameTables, TableName,
     Truncate, Unsupported)
@@ -92,7 +93,8 @@ def _create(tokens: DdlTokens, default_db: str) -> list[SchemaChange]:
         return [NoSchemaChange(f"CREATE {tokens.peek()}: no table schema")]
     if_not_exists = tokens.accept("IF", "NOT", "EXISTS")
     name = tokens.table(default_db)
-    if tokens.accept("LIKE") or (tokens.peek() == "(" and tokens.peek(1) == "LIKE" and tokens.accept("(", "LIKE")):
+    if tokens.accept("LIKE") or (tokens.peek() == "(" and tokens.peek(1) == "LIKE"
+                                 and tokens.accept("(", "LIKE")):
         return [CreateLike(name, tokens.table(default_db), if_not_exists)]
     try:
         stmt = sqlglot.parse_one(tokens.sql, dialect=MariaDB)
@@ -119,8 +121,8 @@ def _alter(tokens: DdlTokens, default_db: str) -> list[SchemaChange]:
             actions += action
         elif action is not None:
             actions.append(action)
-    return [AlterTable(name, tuple(actions), if_exists)] if actions else [NoSchemaChange("ALTER TABLE with no "
-                                                                                         "schema action")]
+    return ([AlterTable(name, tuple(actions), if_exists)] if actions
+            else [NoSchemaChange("ALTER TABLE with no schema action")])
 
 
 def _action(t: DdlTokens, default_db: str) -> Action | tuple[Action, ...] | Unsupported | None:
@@ -172,9 +174,11 @@ def _action(t: DdlTokens, default_db: str) -> Action | tuple[Action, ...] | Unsu
             return TableCharset(t.name())
         return None  # DEFAULT COLLATE
     if t.peek() in ("TRUNCATE", "EXCHANGE", "DISCARD", "IMPORT") and t.peek(1) == "PARTITION":
-        return Unsupported(f"{word} PARTITION changes rows without logging them as rows; re-snapshot the table")
+        return Unsupported(f"{word} PARTITION changes rows without logging them as rows; "
+                           "re-snapshot the table")
     if word in ("DISCARD", "IMPORT"):
-        return Unsupported(f"{word} TABLESPACE replaces the table's rows without logging them; re-snapshot the table")
+        return Unsupported(f"{word} TABLESPACE replaces the table's rows without logging them; "
+                           "re-snapshot the table")
     if word in _NO_CHANGE_WORDS:
         return None
     return Unsupported(f"unknown action {t.text()[:80]!r}")
@@ -253,9 +257,11 @@ def _definition(t: DdlTokens) -> tuple[str, str | None]:
     """A column definition up to an optional trailing FIRST / AFTER col: (its SQL, position)."""
     end = len(t.tokens)
     position = None
-    if end - t.i >= 2 and t.tokens[end - 1].token_type not in (TokenType.STRING,) and t.tokens[end - 1].text.upper() == "FIRST":
+    if (end - t.i >= 2 and t.tokens[end - 1].token_type not in (TokenType.STRING,)
+            and t.tokens[end - 1].text.upper() == "FIRST"):
         position, end = FIRST, end - 1
-    elif end - t.i >= 3 and t.tokens[end - 2].text.upper() == "AFTER" and t.tokens[end - 2].token_type in _NAME_TOKENS:
+    elif (end - t.i >= 3 and t.tokens[end - 2].text.upper() == "AFTER"
+            and t.tokens[end - 2].token_type in _NAME_TOKENS):
         position, end = t.tokens[end - 1].text, end - 2
     definition = t.text(end)
     if not definition:

@@ -58,12 +58,14 @@ def table_renames(groups: Changes, server_version: Callable[[Change], str | None
                     f"a chain of renames is not followed")
             arrived[new] = change
             before = change_sort_key(change)
-            earlier = tuple(c for c in groups.get((old.database, old.table), ()) if change_sort_key(c) < before)
+            earlier = tuple(c for c in groups.get((old.database, old.table), ())
+                            if change_sort_key(c) < before)
             out[(new.database, new.table)] = TableRename(old, new, earlier, change)
     return out
 
 
-def _pairs(statement: str, default_db: str, server_version: str | None) -> list[tuple[S.TableName, S.TableName]]:
+def _pairs(statement: str, default_db: str,
+           server_version: str | None) -> list[tuple[S.TableName, S.TableName]]:
     try:
         changes = S.parse(statement, default_db, server_version)
     except S.DdlParseError:

@@ -74,7 +74,8 @@ class TableSchema:
         parts = [c.definition for c in self.columns]
         if self.primary_key:
             parts.append(f"PRIMARY KEY ({_names_sql(self.primary_key)})")
-        parts += [f"UNIQUE KEY {quote_identifier(name)} ({_names_sql(cols)})" for name, cols in self.unique_keys]
+        parts += [f"UNIQUE KEY {quote_identifier(name)} ({_names_sql(cols)})"
+                  for name, cols in self.unique_keys]
         tail = f" DEFAULT CHARSET={self.charset}" if self.charset else ""
         return (f"CREATE TABLE {quote_identifier(self.database)}.{quote_identifier(self.table)} "
                 f"(\n  " + ",\n  ".join(parts) + f"\n){tail}")
@@ -163,7 +164,8 @@ class TableSchema:
         """ALTER COLUMN c SET DEFAULT v / DROP DEFAULT."""
         i = self.index(name)
         node = column_def(self.columns[i].definition)
-        kept = [c for c in node.args.get("constraints") or [] if not isinstance(c.args.get("kind"), exp.DefaultColumnConstraint)]
+        kept = [c for c in node.args.get("constraints") or []
+                if not isinstance(c.args.get("kind"), exp.DefaultColumnConstraint)]
         if default is not None:
             kept.append(exp.ColumnConstraint(kind=exp.DefaultColumnConstraint(this=default)))
         node.set("constraints", kept)
@@ -220,7 +222,8 @@ class TableSchema:
             if kind.this in _TEXT_BYTES:
                 chars = _TEXT_BYTES[kind.this] // _mbmaxlen(_charset_of(node) or self.charset)
                 needed = chars * _mbmaxlen(charset)
-                node.set("kind", exp.DataType(this=next(t for t, size in _TEXT_BYTES.items() if size >= needed)))
+                node.set("kind", exp.DataType(this=next(t for t, size in _TEXT_BYTES.items()
+                                                        if size >= needed)))
                 column = replace(column, definition=node.sql(dialect=MariaDB))
             grown.append(column)
         out = replace(self, columns=tuple(grown))
@@ -289,7 +292,8 @@ def _column_spec(col_def: exp.ColumnDef) -> tuple[ColumnSpec, bool, bool]:
     """(the column without key constraints, declared PRIMARY KEY inline, declared UNIQUE inline)."""
     node = col_def.copy()
     constraints = node.args.get("constraints") or []
-    if node.args["kind"].this == _T.SERIAL:  # the type alias of BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+    # the type alias of BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+    if node.args["kind"].this == _T.SERIAL:
         node.set("kind", exp.DataType.build("BIGINT UNSIGNED", dialect=MariaDB))
         constraints = [exp.ColumnConstraint(kind=kind) for kind in (
             exp.NotNullColumnConstraint(), exp.AutoIncrementColumnConstraint(), exp.UniqueColumnConstraint())

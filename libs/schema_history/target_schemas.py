@@ -62,5 +62,6 @@ def with_source_targets(declared: TargetCatalog, snapshots: SnapshotTables, sele
     if not from_source or not (len(snapshots) or history.tables()):
         return declared
     names = {(t.database, t.table) for t in declared.targets}
-    return declared.with_source([d for d in followed_ddl(history, snapshots, names) if selects(d.database, d.table)],
+    return declared.with_source([d for d in followed_ddl(history, snapshots, names)
+                                 if selects(d.database, d.table)],
                                 keeps)

@@ -62,10 +62,11 @@ class _BoundedLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise _Refused(problem=f"alias *{clipped(event.anchor, 40)}: YAML aliases are not accepted in this "
-                                   f"file (write the value out)", problem_mark=event.start_mark)
+            raise _Refused(problem=f"alias *{clipped(event.anchor, 40)}: YAML aliases are not accepted "
+                                   f"in this file (write the value out)", problem_mark=event.start_mark)
         if self._depth >= MAX_DEPTH:
-            raise _Refused(problem=f"nested deeper than {MAX_DEPTH} levels", problem_mark=self.peek_event().start_mark)
+            raise _Refused(problem=f"nested deeper than {MAX_DEPTH} levels",
+                           problem_mark=self.peek_event().start_mark)
         self._depth += 1
         try:
             return super().compose_node(parent, index)
@@ -78,7 +79,8 @@ class _BoundedLoader(yaml.SafeLoader):
         except ValueError as exc:  # int("1" * 5000): Python's integer string conversion limit (its
             # advice, after the `;`, is for Python programmers)
             reason = str(exc).split(";")[0]
-            raise _Refused(problem=f"cannot read {_text(node)}: {reason}", problem_mark=node.start_mark) from None
+            raise _Refused(problem=f"cannot read {_text(node)}: {reason}",
+                           problem_mark=node.start_mark) from None
         if isinstance(data, int) and data.bit_length() > MAX_INT_BITS:  # 0x... of any length
             raise _Refused(problem=f"integer {_text(node)} has more than {MAX_INT_BITS} bits",
                            problem_mark=node.start_mark)

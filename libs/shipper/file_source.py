@@ -104,7 +104,8 @@ class FileReader:
 
     def incomplete(self, why: str) -> IncompleteFileError:
         what = (f"a partial event ({self.pending} of "
-                f"{_U32.unpack_from(self._buf, EVENT_LEN_OFFSET)[0]} bytes)" if self.pending >= COMMON_HEADER_LEN
+                f"{_U32.unpack_from(self._buf, EVENT_LEN_OFFSET)[0]} bytes)"
+                if self.pending >= COMMON_HEADER_LEN
                 else f"{self.pending} bytes, less than an event header")
         return IncompleteFileError(f"file ends inside an event: {what}; {why}",
                                    source=self.source, file=self.name, pos=self.pos)

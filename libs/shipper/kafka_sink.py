@@ -18,7 +18,8 @@ from libs.source.errors import ShipError
 from libs.contracts.topic import KafkaRecord
 
 # The largest record sent by default: the project's broker accepts 64 MB (libs/local/kafka_broker.py
-# message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large for the topic").
+# message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large
+# for the topic").
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 
@@ -35,8 +36,9 @@ def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0,
     t = md.topics.get(topic)
     if t is not None and t.error is None and t.partitions:
         return len(t.partitions)
-    futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1,
-                                            config={"max.message.bytes": str(max_event_bytes or MAX_EVENT_BYTES)})])
+    futures = admin.create_topics([NewTopic(
+        topic, num_partitions=1, replication_factor=1,
+        config={"max.message.bytes": str(max_event_bytes or MAX_EVENT_BYTES)})])
     try:
         futures[topic].result(timeout)
     except KafkaException as exc:

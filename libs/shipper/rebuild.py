@@ -1,10 +1,11 @@
 """Rebuild binlog files from a topic (DESIGN.md "Kafka record": a consumer must be able to
 rebuild the binlog file from the topic byte for byte).
 
-For one source: binlog records in partition order (snapshot and format records are skipped), grouped by binlog_file; inside a file every record
-must start where the previous one ended (binlog_pos == previous binlog_pos + len(value)), so a
-gap or a duplicate is an error naming source, file and position. A file whose first record is at
-position 4 is written as magic + values = the original file up to the last shipped event.
+For one source: binlog records in partition order (snapshot and format records are skipped),
+grouped by binlog_file; inside a file every record must start where the previous one ended
+(binlog_pos == previous binlog_pos + len(value)), so a gap or a duplicate is an error naming
+source, file and position. A file whose first record is at position 4 is written as magic +
+values = the original file up to the last shipped event.
 After the shipper moved to another server (record epoch > 0, cdc-ship --follow-gtid) the files
 are that server's: named EPOCH/NAME here (libs/binlog/file_names.py) and written to OUT/EPOCH/.
 

@@ -52,7 +52,8 @@ class ShipConfig:
     # purge removes what it has not shipped (libs/shipper/purge.py).
     purge_warn_files: int = 1
     purge_warn_interval_s: float = 60.0
-    metrics_port: int | None = None  # serve Prometheus metrics on 127.0.0.1:PORT (libs/shipper/ship_metrics.py)
+    # serve Prometheus metrics on 127.0.0.1:PORT (libs/shipper/ship_metrics.py)
+    metrics_port: int | None = None
     # The largest record sent; the broker's message.max.bytes must take it (libs/shipper/kafka_sink.py).
     max_event_bytes: int = MAX_EVENT_BYTES
 

@@ -166,8 +166,9 @@ def _oversized_error(rec: SnapshotRecord, create_table: str | None, rows_before:
     index, _size = oversized.largest_row(per_column)
     label = oversized.row_label([c.name for c in rec.columns], per_column, index,
                                 _primary_key(rec, create_table), rec.chunk_no, rows_before)
-    return source.SnapshotError(oversized.oversized_line(TableName(rec.database, rec.table), label, size, limit),
-                                source=name, file=rec.binlog_file, pos=rec.binlog_pos)
+    return source.SnapshotError(
+        oversized.oversized_line(TableName(rec.database, rec.table), label, size, limit),
+        source=name, file=rec.binlog_file, pos=rec.binlog_pos)
 
 
 def _primary_key(rec: SnapshotRecord, create_table: str | None) -> tuple[str, ...]:

@@ -12,11 +12,11 @@ server marks all columns for the BI and logs the same set in the AI when the tab
 (corpus row_minimal: `INSERT INTO t_nokey VALUES ...` and `UPDATE t_nokey SET c = 9.5` log @1-@3
 in the SET part; a MariaDB 10.11 check of `INSERT INTO t () VALUES ()` under MINIMAL logs every
 column too). WL#5092's tables are silent on this; an empty after image could not even carry its
-row count (a row of no columns is zero bytes), so the server's behaviour is the one to follow. A blob in the PKE is always in the BI (BLOBS R1); a blob that is not is
-never in the BI under minimal/noblob (R2); a written blob is always in the AI (R3), an unwritten
-one never under minimal/noblob (R4). "Specified" = the columns the statement assigned: an
-INSERT's column list (the corpus: `INSERT INTO t_defaults (status)` logs only @1 and @2), an
-UPDATE's SET list.
+row count (a row of no columns is zero bytes), so the server's behaviour is the one to follow. A
+blob in the PKE is always in the BI (BLOBS R1); a blob that is not is never in the BI under
+minimal/noblob (R2); a written blob is always in the AI (R3), an unwritten one never under
+minimal/noblob (R4). "Specified" = the columns the statement assigned: an INSERT's column list
+(the corpus: `INSERT INTO t_defaults (status)` logs only @1 and @2), an UPDATE's SET list.
 """
 from __future__ import annotations
 

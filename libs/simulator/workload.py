@@ -80,7 +80,8 @@ class Workload:
         if t == "DOUBLE":
             return rng.choice(DOUBLES)
         if t.startswith("DATETIME"):
-            return f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} 12:{rng.randint(0, 59):02d}:00.{rng.randint(0, 999):03d}"
+            return (f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} "
+                    f"12:{rng.randint(0, 59):02d}:00.{rng.randint(0, 999):03d}")
         if t == "JSON":
             doc = json.dumps({"k": rng.randint(0, 99), "s": rng.choice(WORDS)}, sort_keys=True)
             return doc if isinstance(column.type_code, int) and column.type_code == 245 else doc.encode()

@@ -41,7 +41,8 @@ def assembled_record(source: str, raw: bytes, file: str | None, pos: int | None,
     except ValueError as err:
         return {"kind": "quarantine", **where, "type_code": None, "q_kind": "bad_snapshot_record",
                 "reason": f"{err} (source {source}, offset {kafka_offset})", "raw": raw}
-    return {"kind": "snapshot", **where, "snapshot_kind": head.kind, "snapshot_rows": head.row_count if head.kind == ROWS else None,
+    return {"kind": "snapshot", **where, "snapshot_kind": head.kind,
+            "snapshot_rows": head.row_count if head.kind == ROWS else None,
             "snapshot_table": head.qualified_table if head.table is not None else None,
             "trx_id": head.trx_id if head.table is not None else f"snapshot:{head.snapshot_id}",
             "gtid": head.gtid, "server_id": head.server_id, "commit_ts": head.snapshot_ts,
@@ -74,10 +75,12 @@ def change_batch(source: str, record: SnapshotRecord, schema: pa.Schema) -> pa.R
     images = after_images(record.columns, record.values)
     n = len(images)
     first = _first_change_seq(record, n)
-    constants = {"source": source, "trx_id": record.trx_id, "gtid": record.gtid, "server_id": record.server_id,
-                 "commit_ts": record.snapshot_ts, "trx_file": record.binlog_file, "trx_end_pos": record.binlog_pos,
+    constants = {"source": source, "trx_id": record.trx_id, "gtid": record.gtid,
+                 "server_id": record.server_id, "commit_ts": record.snapshot_ts,
+                 "trx_file": record.binlog_file, "trx_end_pos": record.binlog_pos,
                  "database": record.database, "table": record.table, "op": SNAPSHOT_OP,
-                 "statement": record.statement, "binlog_file": record.binlog_file, "binlog_pos": record.binlog_pos}
+                 "statement": record.statement, "binlog_file": record.binlog_file,
+                 "binlog_pos": record.binlog_pos}
     columns = []
     for field in schema:
         if field.name == "after":

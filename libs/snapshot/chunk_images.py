@@ -8,9 +8,11 @@ text is the server's bytes unchanged or the integer the bytes spell:
 
 | columns                                          | kernel                                    |
 |--------------------------------------------------|-------------------------------------------|
-| tinyint smallint mediumint int bigint year       | bytes -> int64 -> text (ZEROFILL's '007': '7'); a value beyond int64: cell by cell |
+| tinyint smallint mediumint int bigint year       | bytes -> int64 -> text (ZEROFILL's '007': '7'); |
+|                                                  | a value beyond int64: cell by cell        |
 | date time datetime timestamp                     | the bytes as text, when every value is ASCII |
-| char varchar *text, charset ascii/utf8/latin1    | the bytes as text, when every value is ASCII (the three decode ASCII alike) |
+| char varchar *text, charset ascii/utf8/latin1    | the bytes as text, when every value is ASCII |
+|                                                  | (the three decode ASCII alike)            |
 | binary data: varbinary *blob, no charset         | the bytes                                 |
 Everything else (decimal, float, double, bit, enum, set, json, binary(n), uuid, inet, geometry,
 any non-ASCII text): `column_value`, cell by cell.

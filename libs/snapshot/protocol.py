@@ -4,12 +4,12 @@
 1. What the shipper does on start (`plan_start`), from the source's last record in the topic
    alone (resume from Kafka, like the binlog):
 
-   | last record of the source        | --snapshot (initial)              | --resnapshot                      |
-   |----------------------------------|-----------------------------------|-----------------------------------|
-   | none                             | run: included tables, binlog at P | run: included tables, binlog at P |
-   | binlog event, ending at L        | follow the binlog from L          | run: included tables, binlog at L |
-   | snapshot record, run unfinished  | run: its remaining tables, binlog at the record's position (C) | same |
-   | snapshot record `end`            | follow the binlog from C          | run: included tables, binlog at C |
+   | last record of the source       | --snapshot (initial)              | --resnapshot                      |
+   |---------------------------------|-----------------------------------|-----------------------------------|
+   | none                            | run: included tables, binlog at P | run: included tables, binlog at P |
+   | binlog event, ending at L       | follow the binlog from L          | run: included tables, binlog at L |
+   | snapshot record, run unfinished | run: its remaining tables, binlog at the record's position (C) | same |
+   | snapshot record `end`           | follow the binlog from C          | run: included tables, binlog at C |
 
    P is the new run's consistent position, C the record's header position (where the binlog
    continues after a run). A run killed mid-way is not continued from its last chunk: its

@@ -103,7 +103,8 @@ class SnapshotRecord:
             raise ValueError(f"not a snapshot record ({type(exc).__name__}: {exc})") from None
         ts = data["snapshot_ts"]
         if isinstance(ts, dt.datetime):  # fastavro reads timestamp-micros as an aware datetime
-            data["snapshot_ts"] = (ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
+            data["snapshot_ts"] = ((ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc))
+                                   // dt.timedelta(microseconds=1))
         if data["tables"] is not None:
             data["tables"] = tuple(data["tables"])
         if data["columns"] is not None:

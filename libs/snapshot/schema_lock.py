@@ -111,5 +111,6 @@ def _lock(conn, tables: list, wait: bool) -> None:
             code = exc.args[0] if exc.args else None
             if code not in MOVED_CODES:
                 raise
-            why = "a DDL statement waits for it" if code == LOCK_WAIT_TIMEOUT and not wait else error_text(exc)
+            why = ("a DDL statement waits for it" if code == LOCK_WAIT_TIMEOUT and not wait
+                   else error_text(exc))
             raise _Moved(table.pair, why) from None

@@ -52,10 +52,10 @@ holds the same locks from before P). Per table, inside the snapshot transaction:
 TABLE (the `table` record's create_table), the columns (values.COLUMNS_QUERY), then ONE
 unbuffered SELECT of values.select_expression per column (rows are read as they arrive, a batch
 at a time), cut into `rows` records of at most chunk_rows rows and ~chunk_bytes of values
-(chunks.cut_chunks), so memory is bounded whatever the table size. Not primary-key ranges (one SELECT per chunk, as the
-issue first suggested): a killed run is never continued from its last chunk but re-read whole,
-per table, in a new run (libs/snapshot/protocol.py), so key ranges would buy nothing but more
-queries, and keyless tables would need another plan anyway.
+(chunks.cut_chunks), so memory is bounded whatever the table size. Not primary-key ranges (one
+SELECT per chunk, as the issue first suggested): a killed run is never continued from its last
+chunk but re-read whole, per table, in a new run (libs/snapshot/protocol.py), so key ranges
+would buy nothing but more queries, and keyless tables would need another plan anyway.
 """
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ class SourceTable:
 
     @property
     def qualified(self) -> str:
-        """'db.table', the text --include / --exclude match: not an identity (libs/contracts/table_names.py)."""
+        """'db.table', the text --include / --exclude match: not an identity
+        (libs/contracts/table_names.py)."""
         return f"{self.database}.{self.name}"
 
     @property
@@ -192,7 +193,8 @@ def refuse_versioned(tables: list[SourceTable], source: str) -> None:
             raise SnapshotError(
                 f"snapshot: table {table.pair.quoted()} is system-versioned (WITH SYSTEM VERSIONING), which "
                 f"is not replicated: its binlog rows carry the hidden row_start/row_end columns and every "
-                f"old version, the snapshot only the current rows; leave it out with --exclude", source=source)
+                f"old version, the snapshot only the current rows; leave it out with --exclude",
+                source=source)
 
 
 def _session(conn) -> None:
@@ -268,8 +270,8 @@ def _open_mysql(conn, info: str, settle) -> SnapshotPoint:
 
 def describe(conn, table: SourceTable) -> tuple[str, list]:
     """(SHOW CREATE TABLE text, values.SourceColumn list in ordinal order)."""
-    create = _text(query(conn, f"SHOW CREATE TABLE {quote_identifier(table.database)}.{quote_identifier(table.name)}"
-                          )[0][1])
+    create = _text(query(conn, f"SHOW CREATE TABLE {quote_identifier(table.database)}."
+                               f"{quote_identifier(table.name)}")[0][1])
     columns = [values.source_column(row)
                for row in query(conn, values.COLUMNS_QUERY, (table.database, table.name))]
     return create, sorted(columns, key=lambda c: c.ordinal)

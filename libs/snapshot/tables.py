@@ -97,7 +97,8 @@ class SnapshotTables:
 def _source_ddl(table: SnapshotTable) -> TableDDL:
     """The table's SHOW CREATE TABLE parsed, once per record: the catalog is rebuilt from every
     kept table whenever a new one arrives."""
-    (ddl,) = parse_ddl(f"USE {quote_identifier(table.database)};\n{table.create_table}", f"SHOW CREATE TABLE of {table.database}."
+    (ddl,) = parse_ddl(f"USE {quote_identifier(table.database)};\n{table.create_table}",
+                       f"SHOW CREATE TABLE of {table.database}."
                        f"{table.table} (source {table.source}, snapshot at {table.position})")
     return ddl
 

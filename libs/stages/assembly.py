@@ -79,9 +79,11 @@ def _decoded(frames: Iterable[InputFrame], ctx: DecodeContext, source: str) -> I
     for f in frames:  # positional arguments: this runs once per frame on the source's one core
         try:
             event = decode_event(f.raw, f.pos if f.pos is not None else 0, ctx, file=f.file, source=source)
-            yield AssembledInput(f.raw, f.file, f.pos, event, None, f.kafka_partition, f.kafka_offset, f.kind == FORMAT)
+            yield AssembledInput(f.raw, f.file, f.pos, event, None, f.kafka_partition, f.kafka_offset,
+                                 f.kind == FORMAT)
         except BinlogError as err:
-            yield AssembledInput(f.raw, f.file, f.pos, None, err, f.kafka_partition, f.kafka_offset, f.kind == FORMAT)
+            yield AssembledInput(f.raw, f.file, f.pos, None, err, f.kafka_partition, f.kafka_offset,
+                                 f.kind == FORMAT)
 
 
 def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFrame], store: SpillStore,
@@ -98,7 +100,8 @@ def assemble_group(source: str, state_row: dict | None, frames: Iterable[InputFr
     # Snapshot records pass through as they are: the apply stage orders them by their position
     # and supersedes older binlog changes (libs/snapshot/protocol.py), not this stage.
     records: list[dict] = [snapshot_changes.assembled_record(source, f.raw, f.file, f.pos, f.kafka_partition,
-                                                             f.kafka_offset) for f in frames if f.kind == SNAPSHOT]
+                                                             f.kafka_offset)
+                           for f in frames if f.kind == SNAPSHOT]
     beats = [(i, heartbeat_record(source, f)) for i, f in enumerate(frames) if f.kind == HEARTBEAT]
     records.extend(b for _, b in beats if b["kind"] == "quarantine")
     # The batch's last good heartbeat counts only if no transaction is open at its place, so
@@ -140,18 +143,20 @@ def heartbeat_record(source: str, frame: InputFrame) -> dict:
         beat = HeartbeatRecord.decode(frame.raw)
     except ValueError as exc:
         return {"kind": "quarantine", **where, "type_code": None, "q_kind": "bad_heartbeat_record",
-                "reason": f"heartbeat record: {exc} (source {source}, offset {frame.kafka_offset})", "raw": frame.raw}
+                "reason": f"heartbeat record: {exc} (source {source}, offset {frame.kafka_offset})",
+                "raw": frame.raw}
     return {"kind": "heartbeat", **where, "commit_ts": beat.caught_up_as_of_micros}
 
 
 def quarantine_record(q) -> dict:
-    return {"kind": "quarantine", "source": q.source, "binlog_file": q.binlog_file, "binlog_pos": q.binlog_pos,
-            "type_code": q.type_code, "q_kind": q.kind, "reason": q.reason, "raw": q.raw,
-            "kafka_partition": q.kafka_partition, "kafka_offset": q.kafka_offset}
+    return {"kind": "quarantine", "source": q.source, "binlog_file": q.binlog_file,
+            "binlog_pos": q.binlog_pos, "type_code": q.type_code, "q_kind": q.kind, "reason": q.reason,
+            "raw": q.raw, "kafka_partition": q.kafka_partition, "kafka_offset": q.kafka_offset}
 
 
 def _segment_frame(frame: Frame, event_index: int, context: bool) -> dict:
-    return {"file": frame.file, "pos": frame.pos, "raw": frame.raw, "event_index": event_index, "context": context}
+    return {"file": frame.file, "pos": frame.pos, "raw": frame.raw, "event_index": event_index,
+            "context": context}
 
 
 def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) -> Iterator[dict]:
@@ -196,7 +201,8 @@ def _versions_change_inside(segment: dict, hints: DecodeHints) -> bool:
     source, frames = segment["source"], segment["frames"]
     if not frames or not hints.versioned(source) or frames[0]["file"] is None or frames[-1]["file"] is None:
         return False
-    return hints.span(source, frames[0]["file"], frames[0]["pos"]) != hints.span(source, frames[-1]["file"], frames[-1]["pos"])
+    return (hints.span(source, frames[0]["file"], frames[0]["pos"])
+            != hints.span(source, frames[-1]["file"], frames[-1]["pos"]))
 
 
 @dataclass(frozen=True)
@@ -225,7 +231,8 @@ def segment_ddl(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[Dd
         sql = query_text(event)
         if sql is not None and is_ddl(sql):
             out.append(DdlEvent(segment["source"], f["file"], f["pos"], event.body.db or "", sql,
-                                segment["commit_ts"], ctx.fde.server_version if ctx.fde is not None else None))
+                                segment["commit_ts"],
+                                ctx.fde.server_version if ctx.fde is not None else None))
     return out
 
 
@@ -238,19 +245,23 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
     A snapshot record's segment (kind snapshot) holds its record as its one frame; its chunk's
     server bytes are converted here, by the binlog path's rules (libs/snapshot/changes.py)."""
     if segment.get("kind") == SNAPSHOT:
-        return snapshot_changes.change_records(segment["source"], SnapshotRecord.decode(segment["frames"][0]["raw"]))
+        return snapshot_changes.change_records(segment["source"],
+                                               SnapshotRecord.decode(segment["frames"][0]["raw"]))
     ctx = _context(segment["source"], segment["fde"], limits)
     if hints is not None:
         ctx.unsigned_overrides = hints.unsigned_overrides
         ctx.old_temporal_fsp = hints.old_temporal_fsp
         first = segment["frames"][0] if segment["frames"] else None
         if hints.versioned(segment["source"]) and first is not None and first["file"] is not None:
-            ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(segment["source"], first["file"], first["pos"])
+            ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(
+                segment["source"], first["file"], first["pos"])
     per_frame = hints is not None and _versions_change_inside(segment, hints)
     frames, index_of = [], {}
     for f in segment["frames"]:
-        if per_frame and f["file"] is not None:  # the schema version in force at the event (libs/targets/decoding.py)
-            ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(segment["source"], f["file"], f["pos"])
+        # the schema version in force at the event (libs/targets/decoding.py)
+        if per_frame and f["file"] is not None:
+            ctx.unsigned_overrides, ctx.old_temporal_fsp = hints.overrides_at(
+                segment["source"], f["file"], f["pos"])
         event = decode_event(f["raw"], f["pos"], ctx, file=f["file"], source=segment["source"])
         frames.append(Frame(f["file"], f["pos"], f["raw"], None, None, event))
         if not f["context"]:
@@ -258,7 +269,8 @@ def decode_segment(segment: dict, limits: DecodeLimits = DecodeLimits(), hints: 
     trx = Transaction(
         source=segment["source"], trx_id=segment["trx_id"], gtid=segment["gtid"], xid=segment["xid"],
         commit_ts_micros=segment["commit_ts"], server_id=segment["server_id"], file=segment["trx_file"],
-        end_pos=segment["trx_end_pos"], start_file=None, start_pos=None, event_count=len(frames), frames=frames)
+        end_pos=segment["trx_end_pos"], start_file=None, start_pos=None, event_count=len(frames),
+        frames=frames)
     records, last_key, row_in_event = [], None, 0
     for rec in iter_change_records(trx, hints):
         key = (rec["binlog_file"], rec["binlog_pos"])

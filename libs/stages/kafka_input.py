@@ -54,6 +54,7 @@ def rejected_record(source: str, problem: str, raw: bytes | None, file: str | No
     """The assemble stage's quarantine record (schemas/assembled_record.avsc) of a record that is
     not one of the pipeline's: its reason names its Kafka position (one incident per record)."""
     return {"kind": "quarantine", "source": source, "binlog_file": file, "binlog_pos": pos, "type_code": None,
-            "q_kind": KAFKA_RECORD, "reason": f"topic {topic} partition {partition} offset {offset}: {problem}",
+            "q_kind": KAFKA_RECORD,
+            "reason": f"topic {topic} partition {partition} offset {offset}: {problem}",
             "raw": b"" if raw is None else bytes(raw), "kafka_topic": topic, "kafka_partition": partition,
             "kafka_offset": offset}

@@ -259,7 +259,8 @@ def advance(context: ParserContext, event, flavour: str) -> Advance:
     retry = classify(event, flavour, INITIAL)
     state, ok = step(INITIAL.state, retry)
     if ok and retry is not B.IGNORE:
-        return Advance(ParserContext(state, _opening_after(Opening.NONE, event, retry, state)), retry, warning)
+        return Advance(ParserContext(state, _opening_after(Opening.NONE, event, retry, state)), retry,
+                       warning)
     return Advance(INITIAL, None, warning)
 
 
@@ -315,7 +316,8 @@ def advance_cached(context: ParserContext, event, flavour: str) -> Advance:
         extra = body.standalone
     elif isinstance(getattr(body, "query", None), bytes):
         sql = query_text(event)
-        extra = sql is not None and _may_begin(sql) and query_kind(sql) in (QueryKind.BEGIN, QueryKind.XA_START)
+        extra = (sql is not None and _may_begin(sql)
+                 and query_kind(sql) in (QueryKind.BEGIN, QueryKind.XA_START))
     else:
         extra = None
     # the context's two fields, not the context: its dataclass __hash__ is Python code, per frame

@@ -38,7 +38,8 @@ def parse_mark(user_metadata: str | None) -> tuple[str, int] | None:
         fields = json.loads(user_metadata)
     except ValueError:
         return None
-    if not isinstance(fields, dict) or not isinstance(fields.get(_APP), str) or type(fields.get(_BATCH)) is not int:
+    if (not isinstance(fields, dict) or not isinstance(fields.get(_APP), str)
+            or type(fields.get(_BATCH)) is not int):
         return None
     return fields[_APP], fields[_BATCH]
 

@@ -100,13 +100,15 @@ class TargetCatalog:
             declaration = by_name.get(source)
             ddl = schemas.get(source) if declaration else None
             if ddl is not None:
-                entry = {k: v for k, v in declaration.entry.items() if k not in ("columns", "leave_out", "source_columns")}
+                entry = {k: v for k, v in declaration.entry.items()
+                         if k not in ("columns", "leave_out", "source_columns")}
                 kept = {c.name.lower(): c.name for c in ddl.columns}  # names are case-insensitive
                 entry["defaults"] = {kept[c.lower()]: v for c, v in dict(entry.get("defaults") or {}).items()
                                      if c.lower() in kept}
                 declared_in = f"{target.declared_in} (as the source's DDL changed it)"
-                target = replace(_build_target(declaration.path, declaration.name, entry, declaration.settings, ddl),
-                                 declared_in=declared_in)
+                target = replace(
+                    _build_target(declaration.path, declaration.name, entry, declaration.settings, ddl),
+                    declared_in=declared_in)
             if declaration is not None:
                 target = replace(target, follows_source=True)
             targets.append(target)
@@ -142,31 +144,37 @@ def _settings(path: str, where: str, data: Mapping[str, Any], base: Mapping[str,
     out = dict(base)
     if "apply" in data:
         if not isinstance(data["apply"], str) or data["apply"] not in _APPLY:
-            raise _fail(path, f"{where}.apply", f"must be one of {sorted(_APPLY)}, got {quoted(data['apply'])}")
+            raise _fail(path, f"{where}.apply",
+                        f"must be one of {sorted(_APPLY)}, got {quoted(data['apply'])}")
         out["apply"] = _APPLY[data["apply"]]
     if "on_statement" in data:
         if not isinstance(data["on_statement"], str) or data["on_statement"] not in _ON_STATEMENT:
-            raise _fail(path, f"{where}.on_statement", f"must be one of {sorted(_ON_STATEMENT)}, got {quoted(data['on_statement'])}")
+            raise _fail(path, f"{where}.on_statement",
+                        f"must be one of {sorted(_ON_STATEMENT)}, got {quoted(data['on_statement'])}")
         out["on_statement"] = data["on_statement"]
     for name, choices in _CHOICES.items():
         if name in data:
             if data[name] not in choices:
-                raise _fail(path, f"{where}.{name}", f"must be one of {list(choices)}, got {quoted(data[name])}")
+                raise _fail(path, f"{where}.{name}",
+                            f"must be one of {list(choices)}, got {quoted(data[name])}")
             out[name] = data[name]
     if out.get("history") == model.HISTORY_SCD2 and out.get("delete") == model.DELETE_SOFT:
         own = {name for name in ("history", "delete") if name in data}
         if len(own) != 1:
-            raise _fail(path, where, "`history: scd2` and `delete: soft` together: an SCD2 target keeps a deleted "
-                                     "row as its closed version (`_deleted`) already; set one of them")
+            raise _fail(path, where, "`history: scd2` and `delete: soft` together: "
+                                     "an SCD2 target keeps a deleted row as its closed version (`_deleted`) "
+                                     "already; set one of them")
         # the entry's own setting wins over the other one it inherits from `defaults:`
         out.update(delete=None) if "history" in own else out.update(history=model.HISTORY_CURRENT)
     return out
 
 
-def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequence[TableDDL] = ()) -> TargetCatalog:
+def build_catalog(data: Mapping[str, Any] | None, path: str,
+                  ddl_tables: Sequence[TableDDL] = ()) -> TargetCatalog:
     """Validate a parsed YAML document (None = no YAML) together with parsed DDL tables."""
     data = _check_fields(path, "", data or {}, _TOP_FIELDS)
-    settings = _settings(path, "defaults", _check_fields(path, "defaults", data.get("defaults", {}), _SETTING_FIELDS),
+    settings = _settings(path, "defaults",
+                         _check_fields(path, "defaults", data.get("defaults", {}), _SETTING_FIELDS),
                          _BASE_SETTINGS)
     by_name: dict[TableName, TableDDL] = {}
     for table in ddl_tables:
@@ -189,7 +197,8 @@ def build_catalog(data: Mapping[str, Any] | None, path: str, ddl_tables: Sequenc
         else:
             targets.append(_build_target(path, name, entry, entry_settings, ddl))
             declarations.append(Declaration(name, entry, entry_settings, path,
-                                            ddl.create_table if ddl else yaml_create_table(name, entry["columns"])))
+                                            ddl.create_table if ddl
+                                            else yaml_create_table(name, entry["columns"])))
     for name, table in by_name.items():
         targets.append(_build_target(table.path, name, {}, settings, table))
         declarations.append(Declaration(name, {}, settings, table.path, table.create_table))

@@ -155,7 +155,8 @@ def _column(col_def: exp.ColumnDef, path: str, where: str, table_charset: str | 
         column = types.column_of(name, dtype, dtype.sql(dialect=MariaDB), nullable=nullable,
                                  charset=charset or table_charset)
     except KeyError:
-        raise TargetConfigError(path, f"{where}.{name}", f"unsupported MySQL type {dtype.sql(dialect=MariaDB)!r}") from None
+        raise TargetConfigError(path, f"{where}.{name}",
+                                f"unsupported MySQL type {dtype.sql(dialect=MariaDB)!r}") from None
     column = replace(column, generated=generated, auto_increment=auto_increment)
     return _with_default(column, default_node, path, f"{where}.{name}"), primary, unique
 
@@ -208,7 +209,8 @@ def _table(create: exp.Create, database: str | None, path: str, index: int) -> T
     db = table.db or database
     where = f"statement[{index}] CREATE TABLE {table.name}"
     if not db:
-        raise TargetConfigError(path, where, "no database: qualify the table (db.table) or add `USE db` before it")
+        raise TargetConfigError(path, where,
+                                "no database: qualify the table (db.table) or add `USE db` before it")
     columns, primary, uniques = [], (), []
     default_charset = table_charset(create)
     for item in schema.expressions:

@@ -103,7 +103,8 @@ def _check_known(path: str, where: str, names: Iterable[str], columns: Sequence[
     known = {c.name.lower() for c in columns}
     for name in names:
         if name.lower() not in known:
-            raise fail(path, where, f"{quoted(name)} is not a column of the target (columns: {[c.name for c in columns]})")
+            raise fail(path, where,
+                       f"{quoted(name)} is not a column of the target (columns: {[c.name for c in columns]})")
 
 
 # The job's own Delta tables live under delta_root next to the targets (libs/tables/system_tables.py).
@@ -140,7 +141,8 @@ def build_target(path: str, name: TableName, data: Mapping[str, Any], settings: 
     where = f"targets.{name.key()}"
     database, table = name
     if ddl is not None and "columns" in data:
-        raise fail(path, f"{where}.columns", f"the table is also declared as DDL in {ddl.path}; declare columns once")
+        raise fail(path, f"{where}.columns",
+                   f"the table is also declared as DDL in {ddl.path}; declare columns once")
     if ddl is None and "columns" not in data:
         raise fail(path, where, "no columns: add `columns:` or declare the table in a DDL file")
     if ddl is None and "leave_out" in data:
@@ -165,14 +167,17 @@ def build_target(path: str, name: TableName, data: Mapping[str, Any], settings: 
         key = _names(path, f"{where}.key", data["key"])
         _check_known(path, f"{where}.key", key, columns)
         if primary and tuple(k.lower() for k in key) != tuple(k.lower() for k in primary):
-            raise fail(path, f"{where}.key", f"the DDL declares PRIMARY KEY {list(primary)}; key would contradict it")
+            raise fail(path, f"{where}.key",
+                       f"the DDL declares PRIMARY KEY {list(primary)}; key would contradict it")
         primary = tuple(next(c.name for c in columns if c.name.lower() == k.lower()) for k in key)
     overrides = data.get("defaults", {})
     check_fields(path, f"{where}.defaults", overrides, {c.name for c in columns})
-    columns = [_default_for(c, overrides[c.name], path, f"{where}.defaults.{c.name}") if c.name in overrides else c
+    columns = [_default_for(c, overrides[c.name], path, f"{where}.defaults.{c.name}")
+               if c.name in overrides else c
                for c in columns]
     columns = [replace(c, zero_dates=settings["zero_dates"]) for c in columns]
-    source_columns = _names(path, f"{where}.source_columns", data["source_columns"]) if "source_columns" in data else ()
+    source_columns = (_names(path, f"{where}.source_columns", data["source_columns"])
+                      if "source_columns" in data else ())
     delta_table = data.get("delta_table", model.default_delta_table_name(database, table))
     check_delta_table(path, f"{where}.delta_table", delta_table)
     return model.Target(
@@ -200,12 +205,14 @@ def yaml_create_table(name: TableName, columns: Sequence[Mapping[str, Any]]) -> 
             elif _means_now(raw):
                 sql += " DEFAULT CURRENT_TIMESTAMP"
             else:
-                sql += f" DEFAULT {exp.Literal.string(str(int(raw)) if isinstance(raw, bool) else str(raw)).sql(dialect=MariaDB)}"
+                literal = exp.Literal.string(str(int(raw)) if isinstance(raw, bool) else str(raw))
+                sql += f" DEFAULT {literal.sql(dialect=MariaDB)}"
         definitions.append(sql)
     return f"CREATE TABLE {name.quoted()} ({', '.join(definitions)})"
 
 
-def override_entry(path: str, name: TableName, entry: Mapping[str, Any], settings: Mapping[str, Any]) -> TargetOverride:
+def override_entry(path: str, name: TableName, entry: Mapping[str, Any],
+                   settings: Mapping[str, Any]) -> TargetOverride:
     """An entry without columns, checked as far as it can be before the source schema comes."""
     where = f"targets.{name.key()}"  # its fields were checked against _TARGET_FIELDS, `columns` is absent
     if "source_columns" in entry:

@@ -18,15 +18,19 @@ knowledge the binlog lacks (decoding.py) and the change log all follow this tabl
 | DOUBLE, REAL                     | DOUBLE               | double                                           |
 | BIT(n), n <= 63 / BIT(64)        | BIGINT / DECIMAL(20,0)| bit: the bits as an unsigned number             |
 | YEAR                             | INT                  | year: 1901..2155, 0 for the zero year            |
-| DATE                             | DATE                 | date; zero and partial dates per Target.zero_dates|
+| DATE                             | DATE                 | date; zero and partial dates per                 |
+|                                  |                      | Target.zero_dates                                |
 | DATETIME(fsp)                    | TIMESTAMP_NTZ        | datetime: wall-clock, no time zone               |
-| TIMESTAMP(fsp)                   | TIMESTAMP            | timestamp: a UTC instant (any reader's zone shows it right) |
-| TIME(fsp)                        | STRING               | time: '[-]HHH:MM:SS[.fsp digits]' as the server prints it |
+| TIMESTAMP(fsp)                   | TIMESTAMP            | timestamp: a UTC instant (any reader's zone      |
+|                                  |                      | shows it right)                                  |
+| TIME(fsp)                        | STRING               | time: '[-]HHH:MM:SS[.fsp digits]' as the server  |
+|                                  |                      | prints it                                        |
 | CHAR, VARCHAR, *TEXT             | STRING               | string, decoded in the column's charset          |
 | ENUM / SET                       | STRING               | enum / set: the member label(s), 'a,b' for a SET |
 | JSON (MySQL binary JSON)         | STRING               | json: the server's JSON text                     |
 | MariaDB JSON (LONGTEXT CHECK json_valid) | STRING       | string: the stored text, as SELECT shows it      |
-| BINARY, VARBINARY, *BLOB, CHARACTER SET binary | BINARY | binary: the bytes, NUL bytes included; BINARY(n) padded to n with 0x00 as the server shows it |
+| BINARY, VARBINARY, *BLOB,        | BINARY               | binary: the bytes, NUL bytes included; BINARY(n) |
+| CHARACTER SET binary             |                      | padded to n with 0x00 as the server shows it     |
 | UUID (MariaDB)                   | STRING               | uuid: 'xxxxxxxx-xxxx-...' as the server prints it|
 | INET6 / INET4 (MariaDB)          | STRING               | inet6 / inet4: the server's address text         |
 | GEOMETRY, POINT, ... (spatial)   | BINARY               | geometry: 4-byte SRID + WKB, as HEX(col) shows   |

@@ -117,7 +117,8 @@ def from_text(column: Column, text: str) -> Any:
     try:
         return convert(column, text)
     except (ValueError, InvalidOperation, ArithmeticError) as exc:
-        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): cannot read {quoted(text)}: {exc}") from None
+        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): cannot read "
+                                   f"{quoted(text)}: {exc}") from None
 
 
 def from_binary(column: Column, data: bytes) -> Any:
@@ -132,8 +133,9 @@ def from_binary(column: Column, data: bytes) -> Any:
     try:
         return from_text(column, charsets.decode_text(bytes(data), column.charset or "utf8mb4"))
     except (UnicodeDecodeError, LookupError) as exc:
-        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): bytes {bytes(data)[:32].hex()} "
-                                   f"are not {column.charset or 'utf8mb4'} text: {exc}") from None
+        raise ValueConversionError(f"column {column.name!r} ({column.mysql_type}): bytes "
+                                   f"{bytes(data)[:32].hex()} are not {column.charset or 'utf8mb4'} text: "
+                                   f"{exc}") from None
 
 
 def from_column_value(column: Column, text: str | None, binary: bytes | None) -> Any:

@@ -1,7 +1,9 @@
 """Transaction assembler (DESIGN.md "Dataflow": assemble): WL#4162 boundaries -> COMPLETE
 transactions, per source."""
 from libs.stream.assembler.assembler import Assembler
-from libs.stream.assembler.change_records import iter_change_records, statement_op, statement_target, to_change_records
+from libs.stream.assembler.change_records import (
+    iter_change_records, statement_op, statement_target, to_change_records,
+)
 from libs.stream.assembler.model import (
     AssembledInput, AssemblerConfig, AssemblerOutput, Frame, Quarantined, SpillRef, StreamGapError,
     Transaction, UnknownEventPolicy,

@@ -24,9 +24,13 @@ from libs.binlog.file_names import split_epoch
 from libs.binlog.shapes import undecoded, undecoded_error
 from libs.stream.boundary import INITIAL, advance_cached
 
-from libs.stream.assembler.frames import DUPLICATE, NEW_FILE, NEXT, in_file, not_binlog_bytes, placed, plain_event
+from libs.stream.assembler.frames import (
+    DUPLICATE, NEW_FILE, NEXT, in_file, not_binlog_bytes, placed, plain_event,
+)
 from libs.stream.assembler.groups import TransactionGroups
-from libs.stream.assembler.model import AssembledInput, AssemblerConfig, AssemblerOutput, Frame, UnknownEventPolicy
+from libs.stream.assembler.model import (
+    AssembledInput, AssemblerConfig, AssemblerOutput, Frame, UnknownEventPolicy,
+)
 from libs.stream.assembler.spill import SpillStore
 from libs.stream.assembler.state import AssemblerState, evolve
 
@@ -50,7 +54,8 @@ class Assembler(TransactionGroups):
         # change was half of the assembler's time per frame (bench/README.md, issue #21).
         super().__init__(source, store, config, state)
         self._parser = state.parser
-        self._last_file, self._last_pos, self._last_end_pos = state.last_file, state.last_pos, state.last_end_pos
+        self._last_file, self._last_pos, self._last_end_pos = (state.last_file, state.last_pos,
+                                                               state.last_end_pos)
         self._plain: dict[tuple, bool] = {}  # plain_event's memo
 
     @property
@@ -167,7 +172,8 @@ class Assembler(TransactionGroups):
         raw = item.raw
         self._last_pos, self._last_end_pos = pos, pos + len(raw)  # _track_position's NEXT
         self._parser = step.context
-        self._accept(_make_frame(file, pos, raw, item.kafka_partition, item.kafka_offset, event), step.boundary, now)
+        self._accept(_make_frame(file, pos, raw, item.kafka_partition, item.kafka_offset, event),
+                     step.boundary, now)
         return True
 
     def _track_position(self, frame: Frame) -> str:

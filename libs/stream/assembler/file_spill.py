@@ -83,7 +83,8 @@ class FileSpillStore:
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise KeyError(f"spill chunk {chunk_no} of {trx_key} (source {source}) is missing at {path}") from None
+            raise KeyError(f"spill chunk {chunk_no} of {trx_key} (source {source}) is missing at "
+                           f"{path}") from None
 
     def delete(self, source: str, trx_key: str, chunk_count: int) -> None:
         shutil.rmtree(self._dir(source, trx_key), ignore_errors=True)
@@ -91,7 +92,8 @@ class FileSpillStore:
     def size(self, source: str, trx_key: str) -> int:
         """Bytes of the chunk files of one group (0 when it has none): one directory listing."""
         try:
-            return sum(e.stat().st_size for e in os.scandir(self._dir(source, trx_key)) if e.name.endswith(".chunk"))
+            return sum(e.stat().st_size for e in os.scandir(self._dir(source, trx_key))
+                       if e.name.endswith(".chunk"))
         except FileNotFoundError:
             return 0
 

@@ -13,7 +13,9 @@ from libs.binlog.constants import BoundaryType, EventType
 from libs.binlog.fastrec import fast_constructor
 from libs.stream.boundary import QueryKind, ends_prepared_xa, query_kind, query_text
 
-from libs.stream.assembler.model import AssemblerConfig, AssemblerOutput, Frame, Quarantined, Transaction, raw_type_code
+from libs.stream.assembler.model import (
+    AssemblerConfig, AssemblerOutput, Frame, Quarantined, Transaction, raw_type_code,
+)
 from libs.stream.assembler.payload import is_payload
 from libs.stream.assembler.spill import SpillStore, SpilledFrames, encode_chunk
 from libs.stream.assembler.state import AssemblerState, OpenGroup, PreparedXa, evolve
@@ -161,7 +163,8 @@ class TransactionGroups:
                 self._quarantine(frames, "xa_unknown", f"XA COMMIT of xid {key} whose XA PREPARE this "
                                  f"stream never saw (source {self.source}, file {end.file}, pos {end.pos})")
             return
-        self._state = evolve(self._state, xa_prepared={k: v for k, v in self._state.xa_prepared.items() if k != key})
+        self._state = evolve(self._state,
+                             xa_prepared={k: v for k, v in self._state.xa_prepared.items() if k != key})
         self._out.released.append(held.ref)
         if kind is QueryKind.XA_ROLLBACK:
             self._count("rollbacks")
@@ -190,7 +193,8 @@ class TransactionGroups:
         self._out.released.append(group.ref)
         self._quarantine(frames, kind, reason)
 
-    def _quarantine(self, frames: Iterable[Frame], kind: str, reason: str, type_code: int | None = None) -> None:
+    def _quarantine(self, frames: Iterable[Frame], kind: str, reason: str,
+                    type_code: int | None = None) -> None:
         n = 0
         for frame in frames:
             if frame.event is not None:

@@ -58,7 +58,8 @@ class AssembledInput(_InputFields):
                 format_record=False):
         if (event is None) == (error is None):
             raise ValueError("an input holds exactly one of event / error")
-        return tuple.__new__(cls, (raw, file, pos, event, error, kafka_partition, kafka_offset, format_record))
+        return tuple.__new__(cls, (raw, file, pos, event, error, kafka_partition, kafka_offset,
+                                   format_record))
 
     @property
     def type_code(self) -> int | None:

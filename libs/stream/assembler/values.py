@@ -38,7 +38,8 @@ def column_value(ordinal: int, name: str | None, type_code: int, value, charset:
     'silver'
     """
     if labels is not None and value is not None and type_code in (ColumnType.ENUM, ColumnType.SET):
-        return _row(ordinal, name, type_code, _label_text(type_code, value, labels, name or f"@{ordinal + 1}"), None)
+        return _row(ordinal, name, type_code,
+                    _label_text(type_code, value, labels, name or f"@{ordinal + 1}"), None)
     if family in _ADDRESS_TEXT and isinstance(value, (bytes, bytearray, memoryview)):
         text, width = _ADDRESS_TEXT[family]
         # A fixed-width binary value is logged without its trailing 0x00 pad (Field_string::pack).
@@ -48,7 +49,8 @@ def column_value(ordinal: int, name: str | None, type_code: int, value, charset:
 
 
 def _row(ordinal, name, type_code, text, binary) -> dict:
-    return {"ordinal": int(ordinal), "name": name, "type_code": int(type_code), "text": text, "binary": binary}
+    return {"ordinal": int(ordinal), "name": name, "type_code": int(type_code), "text": text,
+            "binary": binary}
 
 
 def _label_text(type_code: int, value: int, labels, column: str) -> str:
