@@ -40,6 +40,7 @@ from bench.apply_workloads import (  # noqa: E402
 )
 from bench.bench_support import load_average, private_broker  # noqa: E402
 from libs.runtime.paths import REPO_ROOT  # noqa: E402
+from pipelines.stages.apply_stage import ForwardingApplyStage  # noqa: E402
 
 ROW_OPS = ("insert", "update", "delete")
 
@@ -47,14 +48,15 @@ ROW_OPS = ("insert", "update", "delete")
 # -- workloads: bench/apply_workloads.py
 
 # -- pieces ----------------------------------------------------------------------------------------
-class Visible:
-    """Wraps the applier (same foreachBatch contract): when each batch's apply returned."""
+class Visible(ForwardingApplyStage):
+    """The applier, noting when each batch's apply returned."""
 
     def __init__(self, apply):
-        self.apply, self.at = apply, {}
+        super().__init__(apply)
+        self.at = {}
 
-    def __call__(self, changes_df, batch_id: int):
-        out = self.apply(changes_df, batch_id)
+    def __call__(self, changes_df, batch_id: int, caught_up=None, fused=None):
+        out = self.inner(changes_df, batch_id, caught_up, fused)
         self.at[batch_id] = time.time()
         return out
 

@@ -33,6 +33,7 @@ from libs.targets import load_targets
 from pipelines.apply import tables as D
 from pipelines.kafka import broker_config
 from pipelines.replicate import build_query, make_applier, stop_between_batches
+from pipelines.stages.apply_stage import ApplyStage, ForwardingApplyStage
 from pipelines.job.spark_session import SessionOptions, build_session
 
 SOURCE = "sim"
@@ -48,15 +49,15 @@ class EmbeddedOptions:
     root: Path = RUN_DIR / "embedded"
 
 
-class _Tally:
-    """Wraps the applier (same foreachBatch contract) to count what each batch applied."""
+class _Tally(ForwardingApplyStage):
+    """The applier, counting what each batch applied."""
 
-    def __init__(self, apply):
-        self.apply, self.total, self.last = apply, Counter(), Counter()
-        self.decode_hints = apply.decode_hints
+    def __init__(self, apply: ApplyStage):
+        super().__init__(apply)
+        self.total, self.last = Counter(), Counter()
 
-    def __call__(self, changes_df, batch_id: int) -> dict:
-        counts = self.apply(changes_df, batch_id)
+    def __call__(self, changes_df, batch_id: int, caught_up=None, fused=None) -> dict:
+        counts = self.inner(changes_df, batch_id, caught_up, fused)
         self.last = Counter({op: sum(c.get(op, 0) for c in counts.values()) for op in OPS})
         self.total.update(self.last)
         return counts

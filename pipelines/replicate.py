@@ -34,6 +34,7 @@ from pipelines.apply import DeltaApplier
 from pipelines.delta.delta_tables import CatalogSchemaStopped, ensure_schema
 from pipelines.job.job_metrics import JobMetrics, ProgressListener, observe_input
 from pipelines.reads.lineage_views import lineage_views
+from pipelines.stages.apply_stage import ApplyStage
 from pipelines.stages.sink import BatchPaths, ReplicateBatch
 from pipelines.job.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
 from pipelines.job.stopping import (StopRequested, StopSignals, await_query, last_committed_batch,
@@ -117,7 +118,7 @@ def stop_between_batches(query: StreamingQuery, timeout: float = 300.0, poll_s: 
 
 
 # -- the foreachBatch sink and the apply stage ------------------------------------------------------
-def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None,
+def make_sink(cfg: JobConfig, apply: ApplyStage | None = None, partitions: int | None = None,
               metrics: JobMetrics | None = None) -> ReplicateBatch:
     """The foreachBatch sink (rows -> quarantine -> apply -> releases). The apply stage's target
     declarations (its `decode_hints`) also tell the rows stage what the binlog may not say:
@@ -125,7 +126,7 @@ def make_sink(cfg: JobConfig, apply=None, partitions: int | None = None,
     stage's tasks (rows_partitions; 2 when no session is at hand)."""
     return ReplicateBatch(BatchPaths(cfg.delta_root, cfg.checkpoint, cfg.catalog_schema), apply,
                           partitions=partitions or cfg.rows.partitions or 2, limits=cfg.decode_limits,
-                          hints=getattr(apply, "decode_hints", None), bad_input=cfg.bad_input,
+                          hints=apply.decode_hints if apply is not None else None, bad_input=cfg.bad_input,
                           metrics=metrics)
 
 
@@ -148,13 +149,17 @@ def load_catalog(cfg: JobConfig) -> TargetCatalog | None:
     return catalog
 
 
-def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None) -> DeltaApplier | None:
+def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None,
+                 metrics: JobMetrics | None = None) -> DeltaApplier | None:
     """The Delta apply stage when targets are declared or may come from the source
-    (JobConfig.tables.from_source, the default); None writes change records."""
+    (JobConfig.tables.from_source, the default); None writes change records. `metrics`: told
+    which tables each batch is about to write (the lag gauge)."""
     catalog = catalog if catalog is not None else load_catalog(cfg)
     if catalog is None and not cfg.tables.from_source:
         return None
-    return DeltaApplier(catalog or TargetCatalog(()), cfg)
+    if metrics is None:
+        return DeltaApplier(catalog or TargetCatalog(()), cfg)
+    return DeltaApplier(catalog or TargetCatalog(()), cfg, tables_read=metrics.tables_read)
 
 
 def prepare_tables(spark: SparkSession, cfg: JobConfig) -> None:
@@ -249,7 +254,7 @@ def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: Target
         print(f"cdc-replicate: {stop}", file=sys.stderr)
         return 1
     metrics = watch_metrics(spark, cfg)
-    sink = make_sink(cfg, make_applier(cfg, catalog), rows_partitions(spark, cfg), metrics)
+    sink = make_sink(cfg, make_applier(cfg, catalog, metrics), rows_partitions(spark, cfg), metrics)
     sink.before_batch, signals.running = signals.check, lambda: sink.running
     query = build_query(spark, cfg, sink=sink)
     print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.table_root}", file=sys.stderr)

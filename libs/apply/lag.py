@@ -14,7 +14,8 @@ listener and the apply stage hand in plain values (pipelines/job/job_metrics.py)
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterable, Mapping
+from collections import Counter
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from libs.contracts.change import Change
 from libs.contracts.table_names import table_key
@@ -60,3 +61,12 @@ def commit_lags(changes: Iterable[Change], visible_at_s: float,
     """(source, table_key) -> seconds from its oldest applied commit (epoch micros) to visible_at_s."""
     return {key: max(0.0, visible_at_s - micros / 1e6)
             for key, micros in oldest_commits(changes, more).items()}
+
+
+class AppliedBatch(NamedTuple):
+    """What the last batch applied, for the job's metrics (pipelines/job/job_metrics.py)."""
+
+    commit_lags: dict[tuple[str, str], float] = {}  # (source, db.table) -> commit -> visible, s
+    quarantined: Counter = Counter()  # source -> changes the replay quarantined
+    folded: Counter = Counter()  # delta table -> row changes applied per row in Arrow (libs/apply/fold.py)
+    replayed: Counter = Counter()  # delta table -> row changes replayed change by change (libs/replay)

@@ -48,7 +48,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -63,7 +63,7 @@ from libs.contracts.change import ROW_OPS, Change, Op, changes_of
 from libs.apply.change_log import change_log_table
 from libs.config.job import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.runtime.gc_pause import gc_paused
-from libs.apply.lag import commit_lags, oldest_commits
+from libs.apply.lag import AppliedBatch, commit_lags, oldest_commits
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ReplayError, ReplayResult, ReplayStopped, replay
 from libs.replay.versions import replay_versions
@@ -147,8 +147,10 @@ class DeltaApplier:
     "quarantined": n, "already_applied": 0|1}} for every source table of the batch.
     """
 
-    def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = APP_ID):
+    def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = APP_ID,
+                 tables_read: Callable[[int, Mapping], None] = lambda batch_id, oldest: None):
         self.catalog, self.config, self.app_id = catalog, config, app_id
+        self.tables_read = tables_read  # the metrics' lag gauge: the tables about to be written
         self.declared = catalog  # by hand; self.catalog adds the targets derived from the source
         self.tables = config.table_root  # where every table lives
         self.undeclared = config.undeclared_tables
@@ -162,7 +164,6 @@ class DeltaApplier:
         self.ddl = BatchDdl(config, catalog, self.schema_history.history, self.known)
         self.writes = BatchWrites(config, app_id, self.known)
         self.last_batch = AppliedBatch()  # the last batch's lag and quarantined changes, for the metrics
-        self.tables_read = lambda batch_id, oldest: None  # the metrics' lag gauge, before the writes
 
     @property
     def quarantine_app_id(self) -> str:
@@ -391,10 +392,3 @@ class DeltaApplier:
         return read_touched(spark, path, target, lookups)  # a method: benchmarks and tests wrap it
 
 
-class AppliedBatch(NamedTuple):
-    """What the last batch applied, for the job's metrics (pipelines/job/job_metrics.py)."""
-
-    commit_lags: dict[tuple[str, str], float] = {}  # (source, db.table) -> commit -> visible, s
-    quarantined: Counter = Counter()  # source -> changes the replay quarantined
-    folded: Counter = Counter()  # delta table -> row changes applied per row in Arrow (libs/apply/fold.py)
-    replayed: Counter = Counter()  # delta table -> row changes replayed change by change (libs/replay)

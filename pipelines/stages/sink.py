@@ -43,6 +43,7 @@ from libs.tables.table_location import TableLocation, TableRoot
 from libs.targets.decoding import DecodeHints
 from pipelines.apply.snapshot_fusion import SnapshotFusion, chunk_groups
 from pipelines.delta.marked_appends import MarkedAppends
+from pipelines.stages.apply_stage import ApplyStage
 from pipelines.delta.quarantine import QuarantineWriter, assembler_rejects, failed_transaction_frames
 from pipelines.stages.rows import change_records, decode_rows
 
@@ -99,14 +100,12 @@ class ReplicateBatch:
 
     `partitions`: tasks of the rows stage (JobConfig.rows.partitions; pipelines/replicate.py)."""
 
-    def __init__(self, paths: BatchPaths, apply: Callable[[DataFrame, int], dict] | None,
+    def __init__(self, paths: BatchPaths, apply: ApplyStage | None,
                  partitions: int = 2, app_id: str = APP_ID, limits: DecodeLimits = DecodeLimits(),
                  hints: DecodeHints | None = None, bad_input: BadInputPolicy = BadInputPolicy(),
                  metrics=None):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
         self.metrics = metrics  # pipelines/job_metrics.JobMetrics: told what each batch read and applied
-        if metrics is not None and hasattr(apply, "tables_read"):
-            apply.tables_read = metrics.tables_read  # the tables it is about to write, for the lag gauge
         self.limits, self.hints, self.bad_input = limits, hints, bad_input
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self.running: int | None = None  # the batch id being written now (pipelines/job/stopping.py)
@@ -167,7 +166,7 @@ class ReplicateBatch:
         `last_batch`, pipelines/apply/applier.py; the assembler's: its counters records)."""
         if self.metrics is None:
             return
-        applied = getattr(self.apply, "last_batch", None)
+        applied = self.apply.last_batch if self.apply is not None else None
         if applied is not None:
             quarantined = quarantined + applied.quarantined
         self.metrics.batch(batch_id, applied.commit_lags if applied is not None else {}, seen.caught_up,
@@ -186,8 +185,7 @@ class ReplicateBatch:
         the rows stage what the binlog does not say (libs/snapshot/tables.py), and each row image
         reads with its table's schema version at its position (libs/schema_history). Returns
         the hints for the batch, and whether it holds DDL."""
-        prepare = getattr(self.apply, "prepare_batch", None)
-        if prepare is None:
+        if self.apply is None:
             return self.hints, False
         tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
                   .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
@@ -198,7 +196,7 @@ class ReplicateBatch:
                    .collect())
         ddl = [e for s in flagged for e in segment_ddl(s.asDict(recursive=True), self.limits)]
         # (every Query event that makes a `ddl` change record flags its segment: libs/stages/assembly.py)
-        return prepare(batch.sparkSession, truncates, batch_id, ddl), bool(flagged)
+        return self.apply.prepare_batch(batch.sparkSession, truncates, batch_id, ddl), bool(flagged)
 
     def _rows(self, batch: DataFrame, hints: DecodeHints | None, fused: SnapshotFusion | None) -> DecodedRows:
         """Segments and snapshot records -> decoded change records, spread over `partitions`
@@ -226,11 +224,10 @@ class ReplicateBatch:
 
     def _plan_fusion(self, batch: DataFrame, batch_id: int, has_ddl: bool) -> SnapshotFusion | None:
         """The applier's plan for the batch's snapshot chunks (None: they go the rows stage's way)."""
-        plan = getattr(self.apply, "plan_fusion", None)
-        if plan is None:
+        if self.apply is None:
             return None
         groups = chunk_groups(batch)
-        return plan(batch.sparkSession, batch_id, groups, has_ddl) if groups else None
+        return self.apply.plan_fusion(batch.sparkSession, batch_id, groups, has_ddl) if groups else None
 
     def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> bool:
         """The assembler's quarantine records and every frame of a failed transaction; False
@@ -264,20 +261,16 @@ class ReplicateBatch:
     def _record_caught_up(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int]) -> None:
         """A batch of heartbeats only: the sources' progress moves, nothing else is written.
         Kept short: the time it takes is how stale caught_up_as_of reads (issue #20 item 1)."""
-        record = getattr(self.apply, "record_caught_up", None)
         # also without heartbeats: it resets the applier's last_batch, which _report reads
-        if record is not None:
-            record(batch.sparkSession, batch_id, caught_up)
+        if self.apply is not None:
+            self.apply.record_caught_up(batch.sparkSession, batch_id, caught_up)
 
     def _apply(self, changes: DataFrame, batch_id: int, caught_up: dict[str, int], fused=None) -> None:
         """The apply stage when targets are declared; else the change records as they are.
         `caught_up`: the batch's heartbeats, for _cdc_progress (no progress without targets);
         `fused`: snapshot tables replayed from their chunks (given only when there are some)."""
         if self.apply is not None:
-            more = {"caught_up": caught_up} if caught_up else {}
-            if fused is not None:
-                more["fused"] = fused
-            self.apply(changes, batch_id, **more)
+            self.apply(changes, batch_id, caught_up, fused)
         else:
             self.appends.append(changes, self.paths.table(CHANGES), changes_app_id(self.app_id), batch_id)
 
