@@ -22,11 +22,12 @@ from dataclasses import dataclass
 import fastavro
 
 from libs.contracts.avro_schemas import avro_schema
-from libs.binlog.constants import COMMON_HEADER, COMMON_HEADER_LEN, EVENT_TYPE_OFFSET, EventType
+from libs.binlog.constants import COMMON_HEADER_LEN, EventType
 from libs.binlog.errors import MalformedError
 from libs.binlog.events_control import decode_heartbeat_v2
 
 from libs.binlog.framing import crc_matches
+from libs.binlog.header import event_type, header_fields
 
 _SCHEMA = fastavro.parse_schema(avro_schema("heartbeat_record"))
 
@@ -58,11 +59,11 @@ def server_position(frame: bytes) -> tuple[str, int]:
     Heartbeat_log_event_v2 (41, MySQL 8.0.26+): both are fields of the body, the position a u64
     (libs/binlog/events_control.py decode_heartbeat_v2). Raises MalformedError when a v2 body
     does not parse or names no position."""
-    log_pos = COMMON_HEADER.unpack_from(frame, 0)[4]
+    log_pos = header_fields(frame).log_pos
     body = frame[COMMON_HEADER_LEN:]
     if len(frame) > COMMON_HEADER_LEN + 4 and crc_matches(frame):
         body = body[:-4]
-    if frame[EVENT_TYPE_OFFSET] == EventType.HEARTBEAT_V2:
+    if event_type(frame) == EventType.HEARTBEAT_V2:
         beat = decode_heartbeat_v2(None, bytes(body), None)
         if beat.log_position is None:
             raise MalformedError(f"Heartbeat_v2 of {beat.log_file!r} without a log position field")

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from libs.binlog.constants import COMMON_HEADER, EVENT_TYPE_OFFSET, SERVER_ID_OFFSET
-from libs.binlog.wire import U32
+from libs.binlog.constants import COMMON_HEADER_LEN
+from libs.binlog.header import event_type, server_id
 
 HEADER_BINLOG_FILE = "binlog_file"  # base name of the binlog file, e.g. "mdb-bin.000001"
 HEADER_BINLOG_POS = "binlog_pos"    # start offset of the event in that file (decimal)
@@ -87,11 +87,11 @@ class KafkaRecord:
 
     @property
     def server_id(self) -> int:
-        return U32.unpack_from(self.value, SERVER_ID_OFFSET)[0]
+        return server_id(self.value)
 
     @property
     def event_type(self) -> int:
-        return self.value[EVENT_TYPE_OFFSET]
+        return event_type(self.value)
 
     @property
     def epoch(self) -> int:
@@ -125,7 +125,7 @@ class KafkaRecord:
         kind = h.get(HEADER_RECORD_KIND, BINLOG_EVENT.encode()).decode("utf-8")
         if kind not in (BINLOG_EVENT, *SIDE_KINDS):
             raise ValueError(f"record of unknown kind {kind!r}")
-        if kind == BINLOG_EVENT and (value is None or len(value) < COMMON_HEADER.size):
+        if kind == BINLOG_EVENT and (value is None or len(value) < COMMON_HEADER_LEN):
             raise ValueError(f"record value of {0 if value is None else len(value)} bytes is not "
                              f"a binlog event")
         source = h[HEADER_SOURCE].decode("utf-8")

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from libs.binlog import check_magic
-from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, EventType
+from libs.binlog.constants import COMMON_HEADER_LEN, EventType
+from libs.binlog.header import event_size, event_type
 from libs.binlog.errors import BinlogError, TruncatedError
 from libs.binlog.file_names import binlog_sort_key
-from libs.binlog.wire import U32 as _U32
 
 from libs.shipper.binlog_dir import Inputs, contained
 from libs.source.errors import IncompleteFileError, ShipError
@@ -86,7 +86,7 @@ class FileReader:
             if len(head) < COMMON_HEADER_LEN:
                 raise IncompleteFileError("no Format_description at position 4",
                                           source=self.source, file=self.name, pos=4)
-            fde_size = _U32.unpack_from(head, EVENT_LEN_OFFSET)[0]
+            fde_size = event_size(head)
             check_event_size(fde_size, source=self.source, file=self.name, pos=4)
             self.check.skip_to(head + self._fh.read(fde_size - COMMON_HEADER_LEN))
         self._fh.seek(self.pos)
@@ -104,7 +104,7 @@ class FileReader:
 
     def incomplete(self, why: str) -> IncompleteFileError:
         what = (f"a partial event ({self.pending} of "
-                f"{_U32.unpack_from(self._buf, EVENT_LEN_OFFSET)[0]} bytes)"
+                f"{event_size(self._buf)} bytes)"
                 if self.pending >= COMMON_HEADER_LEN
                 else f"{self.pending} bytes, less than an event header")
         return IncompleteFileError(f"file ends inside an event: {what}; {why}",
@@ -119,7 +119,7 @@ class FileReader:
             consumed = 0
             buf, n = self._buf, len(self._buf)
             while n - consumed >= COMMON_HEADER_LEN:
-                size = _U32.unpack_from(buf, consumed + EVENT_LEN_OFFSET)[0]
+                size = event_size(buf, consumed)
                 check_event_size(size, source=self.source, file=self.name, pos=self.pos)
                 if n - consumed < size:
                     break
@@ -128,7 +128,7 @@ class FileReader:
                 yield self.pos, frame
                 self.pos += size
                 consumed += size
-                self.last_type = frame[EVENT_TYPE_OFFSET]
+                self.last_type = event_type(frame)
             self._buf = buf[consumed:]
             if not chunk:
                 return

@@ -16,9 +16,10 @@ from __future__ import annotations
 import zlib
 
 from libs.binlog import DecodeContext, decode_event
-from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_TYPE_OFFSET, EventType
+from libs.binlog.constants import COMMON_HEADER_LEN, EventType
 from libs.binlog.errors import BinlogError
 from libs.binlog.framing import crc_matches
+from libs.binlog.header import event_type
 from libs.binlog.wire import U32 as _U32, U64 as _U64
 
 from libs.shipper.binlog_dir import plain_name_problem
@@ -70,7 +71,7 @@ class FrameCheck:
         return FrameError(message, source=self.source, file=self.file, pos=pos)
 
     def check(self, pos: int, frame: bytes) -> None:
-        type_code = frame[EVENT_TYPE_OFFSET]
+        type_code = event_type(frame)
         if self.ctx.fde is None or type_code == FDE:
             try:
                 decode_event(frame, pos, self.ctx, file=self.file, source=self.source)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from libs.binlog import DecodeContext, MariaGtid, decode_event
 from libs.binlog.constants import BoundaryType, EventType
 from libs.binlog.errors import BinlogError
+from libs.binlog.header import event_type, is_standalone_maria_gtid
 from libs.stream.boundary import INITIAL, Opening, ParserContext, advance
 
 B = BoundaryType
@@ -101,8 +102,7 @@ class GroupTracker:
         tracker = GroupTracker(state)
         if open_gtid is not None and not state.covers(open_gtid):
             tracker.open_gtid = open_gtid
-            standalone = (last_frame is not None and last_frame[4] == EventType.MARIA_GTID
-                          and last_frame[19 + 12] & 1)
+            standalone = last_frame is not None and is_standalone_maria_gtid(last_frame)
             # after a standalone GTID one statement ends the group; else statements are INSIDE
             tracker.parser = (ParserContext(B.START, Opening.GTID) if standalone
                               else ParserContext(B.INSIDE, Opening.EXPLICIT))
@@ -117,7 +117,7 @@ class GroupTracker:
     def feed(self, frame: bytes, pos: int) -> str | None:
         """Advance over one frame; returns the GTID of the group it belongs to (None outside
         GTID groups)."""
-        if frame[4] == EventType.FORMAT_DESCRIPTION:
+        if event_type(frame) == EventType.FORMAT_DESCRIPTION:
             self.format_description(frame)
             return self.open_gtid
         try:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pymysql.err import MySQLError
 
 from libs.binlog.errors import BinlogError
+from libs.binlog.header import event_type
 
 from libs.source import replica_source
 from libs.source.errors import ShipError
@@ -206,7 +207,7 @@ def _caught_up(cfg, frame: bytes, tracker: StreamTracker) -> bool:
     try:
         return is_caught_up(frame, tracker.file, tracker.pos)
     except BinlogError as exc:
-        raise ShipError(f"server heartbeat (type {frame[4]}): {exc}", source=cfg.source,
+        raise ShipError(f"server heartbeat (type {event_type(frame)}): {exc}", source=cfg.source,
                         file=tracker.file, pos=tracker.pos) from None
 
 

@@ -42,7 +42,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from libs.binlog import DecodeContext, decode_event
-from libs.binlog.constants import COMMON_HEADER, COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from libs.binlog.constants import COMMON_HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from libs.binlog.header import event_type, header_fields
 from libs.binlog.errors import BinlogError
 
 from libs.source.errors import FrameError, ShipError
@@ -114,7 +115,7 @@ class StreamTracker:
         step = self._feed(frame)
         if not self.awaiting_group or step.kind not in (PUBLISH, ARTIFICIAL_FDE):
             return step
-        etype = frame[4]
+        etype = event_type(frame)
         if etype == FDE:
             self._held_fde = frame
         elif etype in GROUP_STARTS:
@@ -125,7 +126,7 @@ class StreamTracker:
     def _feed(self, frame: bytes) -> Step:
         if len(frame) < COMMON_HEADER_LEN:
             raise self._error(f"packet of {len(frame)} bytes is shorter than an event header")
-        ts, etype, _server_id, size, log_pos, flags = COMMON_HEADER.unpack_from(frame, 0)
+        ts, etype, _server_id, size, log_pos, flags = header_fields(frame)
         if size != len(frame):
             raise self._error(f"event_size {size} but the packet holds {len(frame)} bytes "
                               f"(type {etype})")

@@ -23,6 +23,7 @@ from libs.stream.assembler import (
 from libs.stream.assembler.change_records import ROWS_PER_EVENT, is_ddl
 from libs.binlog import BinlogError, DecodeContext, DecodeLimits, RowsQuery, decode_event
 from libs.binlog.constants import STMT_END_F
+from libs.binlog.header import event_type
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.stream.boundary import QUERY_TYPES, query_text
 from libs.contracts.heartbeat import HeartbeatRecord
@@ -225,7 +226,8 @@ def segment_ddl(segment: dict, limits: DecodeLimits = DecodeLimits()) -> list[Dd
     ctx = _context(segment["source"], bytes(fde) if fde is not None else None, limits)
     out = []
     for f in segment["frames"]:
-        if f["context"] or f["raw"][4] not in QUERY_TYPES:  # a CREATE ... SELECT's rows stay undecoded
+        # a CREATE ... SELECT's rows stay undecoded
+        if f["context"] or event_type(f["raw"]) not in QUERY_TYPES:
             continue
         event = decode_event(bytes(f["raw"]), f["pos"], ctx, file=f["file"], source=segment["source"])
         sql = query_text(event)

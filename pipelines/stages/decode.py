@@ -18,7 +18,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from libs.binlog.constants import COMMON_HEADER_LEN, EVENT_LEN_OFFSET
+from libs.binlog.constants import COMMON_HEADER_LEN
+from libs.binlog.header import EVENT_SIZE_FIELD
 from libs.stages.kafka_input import DECIMAL_PATTERN, RECORD_KIND_NAMES, UNATTRIBUTED_PREFIX
 from libs.contracts.topic import (
     BINLOG_EVENT, FORMAT, HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND,
@@ -65,7 +66,8 @@ def _event_length() -> Column:
     """The u32 little-endian event_size of the value's common header (log_event.h: timestamp 4,
     type 1, server_id 4, then event_size), read without Python: its 4 bytes as hex, byte order
     reversed."""
-    hexed = F.hex(F.substring(F.col("value"), EVENT_LEN_OFFSET + 1, 4))
+    offset, length = EVENT_SIZE_FIELD
+    hexed = F.hex(F.substring(F.col("value"), offset + 1, length))
     big_endian = F.concat(*(F.substring(hexed, i, 2) for i in (7, 5, 3, 1)))
     return F.conv(big_endian, 16, 10).cast("long")
 

@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Any, Iterator, NamedTuple
 
 from libs.binlog.errors import BinlogError
+from libs.binlog.header import event_type
 
 
 class UnknownEventPolicy(Enum):
@@ -69,7 +70,7 @@ class AssembledInput(_InputFields):
 
 
 def raw_type_code(raw: bytes) -> int | None:
-    return raw[4] if len(raw) > 4 else None  # common header: timestamp u32, then type u8
+    return event_type(raw) if len(raw) > 4 else None  # common header: timestamp u32, then type u8
 
 
 @dataclass(frozen=True, slots=True)
