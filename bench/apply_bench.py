@@ -19,7 +19,7 @@
    the second half of the input (after the catch-up of the first batches).
 3. scaling: DeltaApplier called directly on one batch of N decoded change records (N = 10k,
    100k, 1M; 10 % inserts into sim.t_pk then minimal-image UPDATEs of those rows, codec-encoded
-   and decoded by libs/stream_assembly), beside a plain Delta append of the same DataFrame:
+   and decoded by libs/stages/assembly), beside a plain Delta append of the same DataFrame:
    rows, seconds, us/row. The final table is checked against the generator's rows.
 """
 from __future__ import annotations

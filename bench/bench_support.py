@@ -57,7 +57,7 @@ def load_average() -> str:
 
 @contextlib.contextmanager
 def private_broker(data_dir: Path):
-    """The project's own single-node broker (libs/kafka_broker, as `cdc-kafka start`) on a free
+    """The project's own single-node broker (libs/local/kafka_broker, as `cdc-kafka start`) on a free
     port with its own data directory; stopped (our child only) on exit."""
     from libs.local.kafka_broker import free_port_pair, start, stop
     from pipelines.kafka import broker_config

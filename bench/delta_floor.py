@@ -3,7 +3,7 @@ our code runs (issue #21 goal 3, bench/README.md). Prints its figures; not a tes
 
     .venv/bin/python bench/delta_floor.py [--rounds 10] [--stream-seconds 30]
 
-In the project's own session (pipelines/spark_session.build_session), on tables shaped like an
+In the project's own session (pipelines/job/spark_session.build_session), on tables shaped like an
 applier target (column mapping, column DEFAULTs, `_row_id`, `_lineage`):
 
 * append: 1 row appended (what the change log and the progress table each take per batch);

@@ -1,7 +1,7 @@
 """A snapshot batch without server or broker (issue #37 goal c, where its seconds go): --rows
 sysbench-shaped rows (id INT PK, k INT, c CHAR(120), pad CHAR(60)) as snapshot records of
 --chunk-rows rows (the shipper's layout, libs/snapshot/record.py), handed to the job's foreachBatch
-(pipelines/replicate_batch.ReplicateBatch) as the assembler hands them over, and the seconds of
+(pipelines/stages/sink.ReplicateBatch) as the assembler hands them over, and the seconds of
 its steps (wrapped functions; threads overlap, so steps are sums, not walls):
 
   prepare   the run's start (its table record, the source schema)

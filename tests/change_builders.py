@@ -1,4 +1,4 @@
-"""Hand-built change records (libs/apply/change.Change) for the replay unit tests and the
+"""Hand-built change records (libs/contracts/change.Change) for the replay unit tests and the
 Spark apply tests alike: one builder, so both tiers feed their code the same shape of record.
 Pure Python (no Spark), so the unit tier can import it."""
 

@@ -2,7 +2,7 @@
 
     replay(target, current_rows, changes, *, mode="strict") -> ReplayResult
 
-`changes`: change records (libs/apply/change.Change) of ONE target table, in commit
+`changes`: change records (libs/contracts/change.Change) of ONE target table, in commit
 order (transactions in commit order, then change_seq; see `commit_order`). `current_rows`: the
 target rows the batch may touch, each a mapping of target column -> typed value plus
 `_row_id` (ROW_ID_COLUMN), in the table's scan order (e.g. sorted by _row_id).

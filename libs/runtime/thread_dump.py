@@ -6,7 +6,7 @@ from inside the C signal handler while those threads go on running, and a driver
 (tests/integration/replicate/test_stopping.py, every 0.2 s) died of SIGSEGV in CI. This handler runs
 in the main thread between bytecodes with the GIL held, so no thread changes its frames while they
 are read (sys._current_frames). The job's main thread waits in a 0.2 s poll of the query
-(pipelines/stopping.await_query), so the dump comes within that. Lines as faulthandler writes
+(pipelines/job/stopping.await_query), so the dump comes within that. Lines as faulthandler writes
 them: `Thread 0x... (most recent call first):` (`Current thread` for the main thread's),
 then `  File "<path>", line <n> in <function>`, innermost first.
 """

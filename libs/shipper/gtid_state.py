@@ -12,7 +12,7 @@ a GTID resume sends it again from its start.
     >>> state.covers("3-2-39"), state.covers("0-1-8")
     (True, False)
 
-GroupTracker follows the transaction boundaries of a stream (the WL#4162 parser, libs/boundary)
+GroupTracker follows the transaction boundaries of a stream (the WL#4162 parser, libs/stream/boundary)
 and advances the state when a GTID group ends. MySQL GTID sets are not tracked (yet): a MySQL
 stream's state stays unknown, and cdc-ship then cannot follow another server by GTID.
 """

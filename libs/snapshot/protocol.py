@@ -54,7 +54,7 @@ class LastRecord:
 
     position: Position                          # binlog event: its end; snapshot record: header position C
     snapshot_kind: str | None = None            # None for a binlog event
-    remaining: tuple[str, ...] | None = None    # a snapshot record's `tables` (libs/table_names.table_key)
+    remaining: tuple[str, ...] | None = None  # a snapshot record's `tables` (table_names.table_key)
 
 
 @dataclass(frozen=True)

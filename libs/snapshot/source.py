@@ -328,7 +328,7 @@ class Run:
 def run_records(conn, run: Run, tables: list[SourceTable]) -> Iterator[SnapshotRecord]:
     """begin, per table: table, rows..., table_end; then end. `tables` of every record = the
     run's tables not finished yet (a table's own records include it until its table_end), each
-    as libs/table_names.table_key's text."""
+    as libs/contracts/table_names.table_key's text."""
     remaining = [t.pair.key() for t in tables]
     yield run.record(BEGIN, remaining)
     for table in tables:

@@ -331,7 +331,7 @@ class DeltaApplier:
     @staticmethod
     def _collect(changes_df: DataFrame) -> pa.Table:
         """The batch's changes as one Arrow table, commit_ts as epoch micros (no local-zone
-        conversion). The replay takes them as Changes (libs/apply/change.changes_of, ~15-25 us per
+        conversion). The replay takes them as Changes (libs/contracts/change.changes_of, ~15-25 us per
         change; Row.asDict(recursive=True) over nested images cost ~0.4 ms); the change log
         copies its columns from the table itself (libs.apply.change_log)."""
         columns = [F.unix_micros("commit_ts").alias("commit_ts") if c == "commit_ts"

@@ -105,7 +105,7 @@ class ReplicateBatch:
                  hints: DecodeHints | None = None, bad_input: BadInputPolicy = BadInputPolicy(),
                  metrics=None):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
-        self.metrics = metrics  # pipelines/job_metrics.JobMetrics: told what each batch read and applied
+        self.metrics = metrics  # pipelines/job/job_metrics.JobMetrics: told what each batch read and applied
         self.limits, self.hints, self.bad_input = limits, hints, bad_input
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self.running: int | None = None  # the batch id being written now (pipelines/job/stopping.py)

@@ -118,7 +118,7 @@ def is_target(table: str) -> bool:
 
 def is_schema_rewrite(actions: list[dict]) -> bool:
     """A commit's actions: a target's schema rewrite (a WRITE with a new schema), or, from an
-    earlier release, its own commit under the schema txn app id (libs/system_tables.schema_app_id)."""
+    earlier release, its own commit under the schema txn app id (libs/tables/system_tables.schema_app_id)."""
     operation = next((a["commitInfo"].get("operation") for a in actions if "commitInfo" in a), None)
     return (operation == "WRITE" and any("metaData" in a for a in actions)) or any(
         a["txn"]["appId"].endswith(f":{SCHEMA}") for a in actions if "txn" in a)

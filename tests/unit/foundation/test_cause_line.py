@@ -1,4 +1,4 @@
-"""libs/config_errors.cause_line: the one line a user reads when the job fails without --verbose."""
+"""libs/settings/errors.cause_line: the one line a user reads when the job fails without --verbose."""
 import pytest
 
 from libs.settings.errors import cause_line

@@ -1,6 +1,6 @@
 """Issue #38 item 9: no operator YAML file, however small or large, makes load_config or
 load_targets run long, grow memory, or answer with more than one short line
-(libs/settings/yaml_files.py, libs/config_errors.quoted)."""
+(libs/settings/yaml_files.py, libs/settings/errors.quoted)."""
 import json
 import re
 import subprocess
