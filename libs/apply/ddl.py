@@ -19,9 +19,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from libs.contracts.change import Change, Op
 from libs.apply.plan import with_ddl_truncates
-from libs.contracts.position import change_sort_key
+from libs.contracts.position import BinlogPosition, change_sort_key
 from libs.apply.stops import SchemaChangeStopped
-from libs.config.bad_input import BinlogPosition
 from libs.config.job import SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.settings.errors import one_line
 from libs.replay.lineage import Lineage
@@ -32,7 +31,6 @@ from libs.schema_history.history import SchemaHistory, Version, changes_columns
 from libs.schema_history.table_renames import RenameChainError, TableRename, table_renames
 from libs.schema_history.table_schema import TableSchema
 from libs.schema_history.target_schemas import version_columns
-from libs.snapshot.protocol import Position
 from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
 from libs.targets.model import Target
@@ -104,7 +102,7 @@ class DdlPlan:
     def accepted(self, source: str, file: str, pos: int) -> bool:
         """Is the DDL at file:pos within the job's accept_schema_changes_through for its source?"""
         through = dict(self.config.accept_schema_changes_through).get(source)
-        return through is not None and BinlogPosition.of(file, pos) <= through
+        return through is not None and BinlogPosition(file, pos) <= through
 
     def follows(self, target: Target | None) -> bool:
         return (target is not None and target.follows_source
@@ -246,6 +244,6 @@ class DdlPlan:
                         self.server_version(change))
                 and self._version_at(change.database, change.table, change) is not None)
 
-def _position(change: Change) -> Position:
+def _position(change: Change) -> BinlogPosition:
     """Where a change record's event is in its source's binlog."""
-    return Position(change.binlog_file, int(change.binlog_pos))
+    return BinlogPosition(change.binlog_file, int(change.binlog_pos))

@@ -38,11 +38,12 @@ import numpy as np
 import pyarrow as pa
 
 from libs.contracts.change import Op
+from libs.apply.modes.select import mode_of
 from libs.apply.fold_values import ColumnValues, ImageEntries, image_keys, plain
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, canonical_text, make_row_ids, to_utc_naive
 from libs.replay.logging_format import ERROR, ROW, decide_apply_format
 from libs.targets import values
-from libs.targets.model import HISTORY_CURRENT, Target
+from libs.targets.model import Target
 
 # op column text
 INSERT, UPDATE, DELETE, SNAPSHOT = (op.value for op in (Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT))
@@ -71,8 +72,7 @@ class Folded:
 def foldable(target: Target) -> bool:
     """The table-level conditions (module docstring)."""
     return (bool(target.primary_key) and target.enforced_keys == (target.primary_key,)
-            and target.lookup_keys == (target.primary_key,) and not target.soft_delete
-            and target.history == HISTORY_CURRENT
+            and target.lookup_keys == (target.primary_key,) and mode_of(target).folds
             and decide_apply_format(ROW, target.can_apply_rows, target.can_apply_statements).format != ERROR)
 
 

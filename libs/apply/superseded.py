@@ -15,12 +15,14 @@ import numpy as np
 import pyarrow as pa
 
 from libs.contracts.position import commit_key
-from libs.snapshot.protocol import Position, superseded
+from libs.snapshot.protocol import superseded
+from libs.contracts.position import BinlogPosition
 
 COMMIT = ("source", "trx_file", "trx_end_pos", "commit_ts")  # change_sort_key's fields but change_seq
 
 
-def superseded_rows(ordered: pa.Table, start: tuple | None, snapshots: Mapping[str, Position]) -> np.ndarray:
+def superseded_rows(ordered: pa.Table, start: tuple | None,
+                    snapshots: Mapping[str, BinlogPosition]) -> np.ndarray:
     """Per row of `ordered` (COMMIT + change_seq columns, rows in change_sort_key order): is it
     superseded? `start`: change_sort_key of the batch's last truncate of the table (None: none);
     `snapshots`: source -> the table's latest snapshot position."""
@@ -37,7 +39,7 @@ def superseded_rows(ordered: pa.Table, start: tuple | None, snapshots: Mapping[s
     for begin, end in zip(starts, [*starts[1:], n]):
         head = {name: column[int(begin)].as_py() for name, column in zip(COMMIT, columns)}
         at = snapshots.get(head["source"])
-        if superseded(at, Position(head["trx_file"], int(head["trx_end_pos"]))):
+        if superseded(at, BinlogPosition(head["trx_file"], int(head["trx_end_pos"]))):
             gone[begin:end] = True
         elif start is not None:
             commit = (head["source"],

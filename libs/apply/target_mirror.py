@@ -14,7 +14,7 @@ that same function, so a lookup answered here equals the one Delta would answer.
 `_lineage` is kept beside it, not in it: lookups return what a touched-row read returns (no
 lineage), and `whole_rows` gives the table's complete content for a whole-table write.
 
-A soft-delete target's deleted rows (libs/apply/soft_deletes.py) are kept apart too: in
+A soft-delete target's deleted rows (libs/apply/modes/soft_delete.py) are kept apart too: in
 `whole_rows`, never in a lookup (the replay never sees them).
 
 Lookup semantics equal the applier's touched-row read (libs.apply.plan.Lookups): a row is
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from libs.apply.soft_deletes import is_deleted
+from libs.apply.modes.soft_delete import is_deleted
 from libs.apply.plan import Lookups
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 

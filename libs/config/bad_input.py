@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from libs.binlog.file_names import binlog_sort_key
+from libs.contracts.position import BinlogPosition
 from libs.settings.errors import quoted
 from libs.stages.kafka_input import RECORD_KINDS
 
@@ -40,31 +40,6 @@ FAIL, QUARANTINE = "fail", "quarantine"
 POLICIES = (FAIL, QUARANTINE)
 UNKNOWN_EVENT = "unknown_event"  # libs/binlog/errors.py UnknownEventError.kind
 CONSEQUENCE = "bad_transaction"  # libs/stream/assembler: the frames around a bad one
-
-@dataclass(frozen=True, order=True)
-class BinlogPosition:
-    """A position in a source's binlog, ordered as the server writes them: by the file's
-    sequence number (base.000123), then the byte offset."""
-
-    sequence: tuple[int, str, int]  # (epoch, base, number): binlog_sort_key without the name
-    pos: int
-    file: str
-
-    @staticmethod
-    def of(file: str, pos: int) -> "BinlogPosition":
-        return BinlogPosition(binlog_sort_key(file)[:3], pos, file)
-
-    @staticmethod
-    def parse(text: str) -> "BinlogPosition":
-        """'mdb-bin.000003:1234' -> the position; ValueError naming the expected form."""
-        file, sep, pos = str(text).rpartition(":")
-        if not sep or not file or not pos.isdigit():
-            raise ValueError(f"must be FILE:POS (e.g. mdb-bin.000003:1234), got {quoted(text)}")
-        return BinlogPosition.of(file, int(pos))
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.pos}"
-
 
 @dataclass(frozen=True, order=True)
 class KafkaPosition:
@@ -123,7 +98,7 @@ class Incident:
         """Per source, by binlog position; those without one after, by Kafka position."""
         if self.first is not None:
             return (self.source, 0, self.first, KafkaPosition("", 0, 0))
-        return (self.source, 1, BinlogPosition((0, "", 0), 0, ""), self.kafka or KafkaPosition("", 0, 0))
+        return (self.source, 1, BinlogPosition("", 0), self.kafka or KafkaPosition("", 0, 0))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from libs.settings.errors import ConfigError, one_line, quoted  # noqa: F401  (o
 from libs.settings.fields import check_fields, setting
 from libs.config.sections import AssemblySettings, RowsSettings, TablesSettings, WritesSettings  # noqa: F401
 from libs.settings.yaml_files import YamlFileError, read_yaml_file
-from libs.config.bad_input import BadInputPolicy, BinlogPosition, KafkaPosition, accepted_positions
+from libs.config.bad_input import BadInputPolicy, KafkaPosition, accepted_positions
+from libs.contracts.position import BinlogPosition
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.tables.table_location import TableRoot, parse_catalog_schema
 

@@ -8,10 +8,46 @@ number grows."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import total_ordering
 from typing import Any, Iterable, Mapping
 
 from libs.binlog.file_names import binlog_sort_key
 from libs.contracts.change import Change, Commit
+from libs.settings.errors import quoted
+
+
+def position_key(file: str, pos: int) -> tuple:
+    """The one order of binlog positions: the file in the servers' order (binlog_sort_key), then
+    the byte offset. Every other order here extends it."""
+    return (*binlog_sort_key(file), pos)
+
+
+@total_ordering
+@dataclass(frozen=True)
+class BinlogPosition:
+    """A place in a source's binlog: a file (`EPOCH/NAME` after a server move) and a byte offset,
+    ordered by position_key."""
+
+    file: str
+    pos: int
+
+    def key(self) -> tuple:
+        return position_key(self.file, self.pos)
+
+    def __lt__(self, other: "BinlogPosition") -> bool:
+        return self.key() < other.key()
+
+    @staticmethod
+    def parse(text: str) -> "BinlogPosition":
+        """'mdb-bin.000003:1234' -> the position; ValueError naming the expected form."""
+        file, sep, pos = str(text).rpartition(":")
+        if not sep or not file or not pos.isdigit():
+            raise ValueError(f"must be FILE:POS (e.g. mdb-bin.000003:1234), got {quoted(text)}")
+        return BinlogPosition(file, int(pos))
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.pos}"
 
 
 def commit_order(change: Change | Commit) -> tuple:
@@ -26,7 +62,7 @@ def commit_order(change: Change | Commit) -> tuple:
 def commit_key(trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
     """commit_order from the fields themselves (a whole column's transaction heads:
     libs/apply/superseded.py)."""
-    return binlog_sort_key(trx_file), trx_end_pos, commit_ts, change_seq
+    return (*position_key(trx_file, trx_end_pos), commit_ts, change_seq)
 
 
 def change_sort_key(change: Change) -> tuple:

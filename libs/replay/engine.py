@@ -38,12 +38,12 @@ Images are REPLAYED on top of those rows in order (STYLE practice 10), never "la
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from libs.contracts.change import ROW_OPS, Change, Op
 from libs.replay.errors import (
-    BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNUSABLE_BEFORE_IMAGE, ReplayError,
-    ReplayStopped,
+    BAD_VALUE, DUPLICATE_KEY, ROW_NOT_FOUND, STATEMENT_FORMAT, UNKNOWN_OP, UNUSABLE_BEFORE_IMAGE,
+    ReplayError, ReplayStopped,
 )
 from libs.replay.images import present_columns, typed_columns
 from libs.replay.json_diff import JsonDiffError, apply_json_diff, is_json_diff
@@ -101,7 +101,7 @@ class ReplayResult:
     warnings: tuple[ReplayWarning, ...]
     transient: tuple[RowDelete, ...] = ()
     """Rows the batch inserted and a source change deleted: nothing stored to delete; a
-    soft-delete target keeps them (libs/apply/soft_deletes.py)."""
+    soft-delete target keeps them (libs/apply/modes/soft_delete.py)."""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -291,6 +291,22 @@ class _Replayer:
                 self.state.delete(row, lineage)
         self._entry(change, lineage, "table_replaced")
 
+    # -- dispatch --------------------------------------------------------------------------
+    HANDLERS: ClassVar[Mapping[Op, Callable[["_Replayer", Change, Lineage], None]]] = {
+        Op.INSERT: insert, Op.UPDATE: update, Op.DELETE: delete, Op.STATEMENT: statement, Op.DDL: ddl,
+        Op.SNAPSHOT: snapshot, Op.TRUNCATE: truncate, Op.SUPERSEDED: superseded,
+    }
+    """Each change op -> the operation that replays it (every Op: libs/contracts/change.py)."""
+
+    def _handler(self, change: Change, lineage: Lineage) -> Callable[["_Replayer", Change, Lineage], None]:
+        handler = self.HANDLERS.get(change.op)
+        if handler is None:  # a change op added without its operation here: no change may be lost
+            raise ReplayStopped(ReplayError(
+                UNKNOWN_OP, f"op '{change.op}' has no handler in the replay's dispatch table "
+                f"(_Replayer.HANDLERS, libs/replay/engine.py)", self.target.qualified_name, None, lineage,
+                change.statement))
+        return handler
+
     def run(self, change: Change) -> None:
         if (change.database, change.table) != (self.target.database, self.target.table):
             raise ValueError(f"change for {change.database}.{change.table} replayed on "
@@ -301,8 +317,9 @@ class _Replayer:
             self._error(STATEMENT_FORMAT,
                         "row-format change for a target that can only apply statements (WL#3303)",
                         change, lineage, None, skippable=False, outcome="")
+        handler = self._handler(change, lineage)
         try:
-            getattr(self, op)(change, lineage)
+            handler(self, change, lineage)
         except (values.ValueConversionError, JsonDiffError) as exc:
             raise ReplayStopped(ReplayError(BAD_VALUE, str(exc), self.target.qualified_name, None,
                                                 lineage, change.statement)) from None

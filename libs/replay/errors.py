@@ -16,6 +16,7 @@ DUPLICATE_KEY = "duplicate_key"  # ER_DUP_ENTRY 1062: insert/update would duplic
 STATEMENT_FORMAT = "statement_format"  # WL#3303: statement DML for a rows-only target
 UNUSABLE_BEFORE_IMAGE = "unusable_before_image"  # WL#5092 R2: BI holds no target column
 BAD_VALUE = "bad_value"  # a value cannot be converted to the target column type
+UNKNOWN_OP = "unknown_op"  # a change op the replay has no handler for (libs/replay/engine.py)
 
 CODES = {ROW_NOT_FOUND: 1032, DUPLICATE_KEY: 1062}
 

@@ -80,7 +80,7 @@ class VersionedResult(ReplayResult):
 
 
 class HistoryRows(NamedTuple):
-    """One batch's write of an SCD2 target (pipelines/apply/history_writes.py)."""
+    """One batch's write of an SCD2 target (pipelines/apply/modes/scd2.py)."""
 
     closings: list[dict[str, Any]]  # _row_id + CLOSING_COLUMNS, per stored open version the batch closes
     openings: list[dict[str, Any]]  # whole version rows: target columns, _row_id, _lineage, HISTORY_COLUMNS

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from libs.settings.errors import one_line
 from libs.schema_history import statements as S
 from libs.schema_history.table_schema import SchemaChangeError, TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 
 # TableChange kinds
 CREATED, ALTERED, RENAMED, DROPPED, TRUNCATED, UNSUPPORTED = (
@@ -33,7 +33,7 @@ CREATED, ALTERED, RENAMED, DROPPED, TRUNCATED, UNSUPPORTED = (
 class HistoryError(ValueError):
     """A DDL the history cannot apply: unreadable, or not fitting the table's version."""
 
-    def __init__(self, source: str, position: Position, statement: str, reason: str,
+    def __init__(self, source: str, position: BinlogPosition, statement: str, reason: str,
                  names: tuple[S.TableName, ...] = ()):
         self.source, self.position, self.statement, self.reason = source, position, statement, reason
         self.names = names  # the tables it names, when it could be read
@@ -42,7 +42,7 @@ class HistoryError(ValueError):
 
 @dataclass(frozen=True)
 class Version:
-    position: Position
+    position: BinlogPosition
     schema: TableSchema | None  # None: the table does not exist from `position` on
     statement: str | None = None  # the DDL that made it; None for a snapshot's starting schema
     error: str | None = None  # the DDL could not be applied: the schema is unknown from here (`refuse`)
@@ -68,10 +68,10 @@ class SchemaHistory:
 
     _tables: dict[tuple[str, str, str], list[Version]] = field(default_factory=dict)
     # (source, position) -> the server version each DDL was read with, whatever it changed
-    _read_with: dict[tuple[str, Position], str] = field(default_factory=dict)
+    _read_with: dict[tuple[str, BinlogPosition], str] = field(default_factory=dict)
 
     # -- reading --------------------------------------------------------------------------------
-    def at(self, source: str, database: str, table: str, position: Position) -> TableSchema | None:
+    def at(self, source: str, database: str, table: str, position: BinlogPosition) -> TableSchema | None:
         """The version in force for a row logged at `position` (None: unknown or dropped)."""
         versions = self._tables.get((source, database, table), ())
         key = position.key()
@@ -86,7 +86,7 @@ class SchemaHistory:
     def versions(self, source: str, database: str, table: str) -> tuple[Version, ...]:
         return tuple(self._tables.get((source, database, table), ()))
 
-    def server_version(self, source: str, position: Position) -> str | None:
+    def server_version(self, source: str, position: BinlogPosition) -> str | None:
         """The source server's version the DDL at `position` was read with (applied, restored or
         refused); None: no such DDL, or its version was not known. A change record of the DDL
         re-reads the statement with it (libs/schema_history/executed_text.py)."""
@@ -104,7 +104,7 @@ class SchemaHistory:
         return None
 
     # -- building -------------------------------------------------------------------------------
-    def start(self, source: str, schema: TableSchema, position: Position,
+    def start(self, source: str, schema: TableSchema, position: BinlogPosition,
               statement: str | None = None) -> None:
         """A table's schema at `position` (a snapshot's SHOW CREATE TABLE); ignored when the
         table already has a later version."""
@@ -112,7 +112,7 @@ class SchemaHistory:
         if not self._superseded(source, name, position):
             self._add(source, name, Version(position, schema, statement))
 
-    def refuse(self, source: str, position: Position, names, statement: str, reason: str,
+    def refuse(self, source: str, position: BinlogPosition, names, statement: str, reason: str,
                server_version: str | None = None) -> None:
         """A DDL of these tables that could not be applied (HistoryError): from `position` on
         their schema is unknown, until a snapshot or a CREATE TABLE gives them one again."""
@@ -131,7 +131,7 @@ class SchemaHistory:
         if not self._superseded(source, name, version.position):
             self._add(source, name, version)
 
-    def apply(self, source: str, position: Position, statement: str, default_db: str,
+    def apply(self, source: str, position: BinlogPosition, statement: str, default_db: str,
               server_version: str | None = None) -> list[TableChange]:
         """One DDL of the stream at `position`; the tables it changed, in the statement's order.
         `server_version`: the source server's (its Format_description's), which says what the
@@ -166,7 +166,7 @@ class SchemaHistory:
                 self._add(source, name, Version(position, schema, statement, server_version=server_version))
         return [c for c in out if c.name not in stale and c.renamed_from not in stale]
 
-    def added_at(self, source: str, position: Position) -> list[tuple[S.TableName, Version]]:
+    def added_at(self, source: str, position: BinlogPosition) -> list[tuple[S.TableName, Version]]:
         """The versions a DDL at `position` gave (what the job keeps of it: the versions in force)."""
         return [(S.TableName(d, t), v) for (s, d, t), versions in sorted(self._tables.items())
                 if s == source for v in versions if v.position == position]
@@ -237,7 +237,7 @@ class SchemaHistory:
                 out.append(TableChange(DROPPED, name, before, None))
         return out
 
-    def _superseded(self, source: str, name: S.TableName, position: Position) -> bool:
+    def _superseded(self, source: str, name: S.TableName, position: BinlogPosition) -> bool:
         versions = self._tables.get((source, name.database, name.table))
         return bool(versions) and versions[-1].position.key() > position.key()
 

@@ -22,7 +22,7 @@ from libs.shipper.gtid_state import GroupTracker, GtidState
 from libs.contracts.heartbeat import HeartbeatRecord, is_caught_up
 from libs.shipper.kafka_sink import last_record
 from libs.shipper.purge import is_purged, purged_error
-from libs.contracts.topic import FORMAT, HEARTBEAT, KafkaRecord, Origin
+from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.source.replica_source import ConnectError, ServerOptions
 from libs.shipper.resume import StartPoint, resume_point
 from libs.source.server_identity import MARIADB, ServerIdentity, read_identity
@@ -188,8 +188,8 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
                 now = time.time_ns()
                 beat = HeartbeatRecord(cfg.source, now // 1000, frame)
                 progress.heartbeat(now / 1e9, tracker.file, tracker.pos)
-                sink.send(KafkaRecord(cfg.source, tracker.file, tracker.pos, beat.encode(), HEARTBEAT,
-                                      origin=origin(None)))
+                sink.send(KafkaRecord(cfg.source, tracker.file, tracker.pos, beat.encode(),
+                                      TopicKind.HEARTBEAT, origin=origin(None)))
                 stats.heartbeats += 1
             else:
                 sink.poll()
@@ -214,4 +214,4 @@ def _caught_up(cfg, frame: bytes, tracker: StreamTracker) -> bool:
 def _send_format(cfg, sink, groups, step, fde: bytes, origin) -> None:
     if groups is not None:
         groups.format_description(fde)
-    sink.send(KafkaRecord(cfg.source, step.file, step.pos, fde, FORMAT, origin=origin(None)))
+    sink.send(KafkaRecord(cfg.source, step.file, step.pos, fde, TopicKind.FORMAT, origin=origin(None)))

@@ -34,7 +34,7 @@ from libs.contracts.heartbeat import FollowBeat, HeartbeatRecord
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES, KafkaSink, last_record
 from libs.shipper.progress import Progress
 from libs.shipper.purge import PurgeWatch
-from libs.contracts.topic import HEARTBEAT, KafkaRecord
+from libs.contracts.topic import KafkaRecord, TopicKind
 from libs.source.replica_source import ServerOptions
 from libs.shipper.resume import StartPoint
 from libs.shipper.server_dump import retryable, stream_once
@@ -96,7 +96,7 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
     def on_idle(name: str, pos: int, at_ns: int) -> None:
         if beats.due(at_ns, stats.events):  # everything the file held at at_ns is sent
             record = HeartbeatRecord(cfg.source, at_ns // 1000)
-            sink.send(KafkaRecord(cfg.source, name, pos, record.encode(), HEARTBEAT))
+            sink.send(KafkaRecord(cfg.source, name, pos, record.encode(), TopicKind.HEARTBEAT))
             progress.heartbeat(at_ns / 1e9, name, pos)
             stats.heartbeats += 1
         else:

@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from libs.snapshot import chunk_values, oversized, schema_lock, source
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.chunks import last_state
-from libs.snapshot.protocol import INITIAL, RUN, Position, StartPlan, plan_start
+from libs.snapshot.protocol import INITIAL, RUN, StartPlan, plan_start
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.record import ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.contracts.sql_names import quote_identifier
 from libs.contracts.table_names import TableName, parse_table_key
 
 from libs.shipper.kafka_sink import KafkaSink, last_record
 from libs.shipper.purge import is_purged
-from libs.contracts.topic import SNAPSHOT, KafkaRecord, Origin
+from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.source.replica_source import ServerOptions, binary_logs, connect, is_mariadb
 from libs.shipper.resume import epoch_for, last_identity
 from libs.source.server_identity import read_identity
@@ -129,7 +130,7 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
     for line in notes:
         _log(line)
     source.refuse_versioned(tables, name)
-    at = plan.binlog_from or Position(point.file, point.pos)
+    at = plan.binlog_from or BinlogPosition(point.file, point.pos)
     # chunks cut under the record limit: only a single row over it makes a record too large
     run = source.Run(name, uuid.uuid4().hex, point, chunk_rows=snap.chunk_rows,
                      chunk_bytes=min(DEFAULT_CHUNK_BYTES, max(1, sink.max_event_bytes // 2)),
@@ -147,7 +148,7 @@ def _run(conn, name, sink, snap: SnapshotOptions, plan: StartPlan, stats: Snapsh
             create_table, table_rows = rec.create_table, 0
         elif rec.kind == ROWS and len(value) > sink.max_event_bytes:
             raise _oversized_error(rec, create_table, table_rows, len(value), sink.max_event_bytes, name)
-        sink.send(KafkaRecord(name, at.file, at.pos, value, kind=SNAPSHOT, origin=origin))
+        sink.send(KafkaRecord(name, at.file, at.pos, value, kind=TopicKind.SNAPSHOT, origin=origin))
         if rec.kind == ROWS:
             stats.rows += rec.row_count
             table_rows += rec.row_count

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from libs.contracts.assembled import RecordKind
 from libs.contracts.change import Op
 from libs.stream.assembler.change_records import ROWS_PER_EVENT
 from libs.snapshot.chunk_images import after_images
@@ -39,9 +40,10 @@ def assembled_record(source: str, raw: bytes, file: str | None, pos: int | None,
     try:
         head = SnapshotRecord.decode(raw, head_only=True)
     except ValueError as err:
-        return {"kind": "quarantine", **where, "type_code": None, "q_kind": "bad_snapshot_record",
-                "reason": f"{err} (source {source}, offset {kafka_offset})", "raw": raw}
-    return {"kind": "snapshot", **where, "snapshot_kind": head.kind,
+        return {"kind": RecordKind.QUARANTINE.value, **where, "type_code": None,
+                "q_kind": "bad_snapshot_record", "reason": f"{err} (source {source}, offset {kafka_offset})",
+                "raw": raw}
+    return {"kind": RecordKind.SNAPSHOT.value, **where, "snapshot_kind": head.kind,
             "snapshot_rows": head.row_count if head.kind == ROWS else None,
             "snapshot_table": head.qualified_table if head.table is not None else None,
             "trx_id": head.trx_id if head.table is not None else f"snapshot:{head.snapshot_id}",

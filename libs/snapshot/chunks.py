@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from libs.contracts.topic import KafkaRecord
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
-from libs.snapshot.protocol import LastRecord, Position
+from libs.snapshot.protocol import LastRecord
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.record import SnapshotRecord
 
 VALUE_OVERHEAD = 8  # bytes counted per value besides its length (Arrow: a 4-byte offset, validity)
@@ -79,7 +80,7 @@ def last_state(record: KafkaRecord | None) -> LastRecord | None:
     snapshot record's header position C with its kind and remaining tables."""
     if record is None:
         return None
-    position = Position(record.binlog_file, record.end_pos)
+    position = BinlogPosition(record.binlog_file, record.end_pos)
     if not record.is_snapshot:  # a binlog event or a dump's Format_description
         return LastRecord(position)
     snap = SnapshotRecord.decode(record.value, head_only=True)  # its rows are not needed

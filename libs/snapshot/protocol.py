@@ -30,29 +30,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from libs.binlog.file_names import binlog_sort_key
+from libs.contracts.position import BinlogPosition
 
 FOLLOW, RUN = "follow", "run"
 INITIAL, RESNAPSHOT = "initial", "resnapshot"
 
 
 @dataclass(frozen=True)
-class Position:
-    file: str
-    pos: int
-
-    def key(self) -> tuple:
-        return (*binlog_sort_key(self.file), self.pos)
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.pos}"
-
-
-@dataclass(frozen=True)
 class LastRecord:
     """What the shipper needs of the source's last record in the topic."""
 
-    position: Position                          # binlog event: its end; snapshot record: header position C
+    position: BinlogPosition                    # binlog event: its end; snapshot record: header position C
     snapshot_kind: str | None = None            # None for a binlog event
     remaining: tuple[str, ...] | None = None  # a snapshot record's `tables` (table_names.table_key)
 
@@ -60,7 +48,7 @@ class LastRecord:
 @dataclass(frozen=True)
 class StartPlan:
     action: str                                 # FOLLOW | RUN
-    binlog_from: Position | None                # None: at the new run's consistent position
+    binlog_from: BinlogPosition | None                # None: at the new run's consistent position
     tables: tuple[str, ...] | None = None       # RUN: the run's tables (table_key); None = all included
 
 
@@ -77,7 +65,7 @@ def plan_start(last: LastRecord | None, mode: str) -> StartPlan:
     return StartPlan(RUN, last.position)
 
 
-def superseded(snapshot_at: Position | None, change_at: Position) -> bool:
+def superseded(snapshot_at: BinlogPosition | None, change_at: BinlogPosition) -> bool:
     """Rule 2: is a binlog change at `change_at` already in the rows of a table snapshot taken
     at `snapshot_at` (None: the table has no snapshot)?"""
     return snapshot_at is not None and change_at.key() <= snapshot_at.key()

@@ -18,7 +18,8 @@ from libs.targets.ddl import TableDDL, parse_ddl
 
 from libs.contracts.change import Change, Op
 
-from libs.snapshot.protocol import Position, superseded
+from libs.snapshot.protocol import superseded
+from libs.contracts.position import BinlogPosition
 
 SNAPSHOT_OPS = frozenset({Op.SNAPSHOT, Op.TRUNCATE})
 
@@ -29,14 +30,14 @@ class SnapshotTable:
     database: str
     table: str
     snapshot_id: str
-    position: Position
+    position: BinlogPosition
     create_table: str
 
     @classmethod
     def of_change(cls, change: Change) -> "SnapshotTable":
         """From a snapshot `truncate` change record (libs/snapshot/changes.py)."""
         return cls(change.source, change.database, change.table, change.trx_id,
-                   Position(change.trx_file, int(change.trx_end_pos)), change.statement)
+                   BinlogPosition(change.trx_file, int(change.trx_end_pos)), change.statement)
 
 
 class SnapshotTables:
@@ -66,7 +67,7 @@ class SnapshotTables:
     def get(self, source: str, database: str, table: str) -> SnapshotTable | None:
         return self._latest.get((source, database, table))
 
-    def positions(self, database: str, table: str) -> dict[str, Position]:
+    def positions(self, database: str, table: str) -> dict[str, BinlogPosition]:
         """source -> the position of the table's latest snapshot from it (is_superseded's rule,
         for a replay away from here: pipelines/apply/executor_replay.py)."""
         return {s: t.position for (s, d, n), t in self._latest.items() if (d, n) == (database, table)}
@@ -78,7 +79,7 @@ class SnapshotTables:
         latest = self._latest.get((change.source, change.database, change.table))
         if latest is None:
             return False
-        return superseded(latest.position, Position(change.trx_file, int(change.trx_end_pos)))
+        return superseded(latest.position, BinlogPosition(change.trx_file, int(change.trx_end_pos)))
 
     def derived_ddl(self, declared: Iterable[tuple[str, str]] = ()) -> list[TableDDL]:
         """The source schema of every snapshot table not declared by hand (one per table: a

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
+from libs.contracts.assembled import RecordKind
 from libs.stream.assembler import AssemblerState, SpillStore
-
-COUNTERS = "counters"  # the assembled record's kind
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class SourceCounters:
                    state.counters["spilled_bytes"], held, oldest_kafka_ms)
 
     def record(self) -> dict:
-        return {"kind": COUNTERS, **asdict(self)}
+        return {"kind": RecordKind.COUNTERS.value, **asdict(self)}
 
     @classmethod
     def from_record(cls, row: Mapping) -> "SourceCounters":

@@ -29,7 +29,7 @@ accept_bad_input_through to go past it (libs/config/bad_input.py).
 """
 from __future__ import annotations
 
-from libs.contracts.topic import BINLOG_EVENT, SIDE_KINDS
+from libs.contracts.assembled import RecordKind
 
 KAFKA_RECORD = "kafka_record"  # the quarantine kind of a record that is not one of the pipeline's
 # Quarantine kinds of a whole Kafka record the job could not read: its binlog position is only
@@ -40,7 +40,6 @@ RECORD_KINDS = frozenset({KAFKA_RECORD, "bad_snapshot_record", "bad_heartbeat_re
 # A decimal header that fits a signed 64-bit long (Spark's binlog_pos column). Checked before the
 # cast, so no ANSI cast error can stop the job (issue #38 item 7).
 DECIMAL_PATTERN = r"^[0-9]{1,18}$"
-RECORD_KIND_NAMES = (BINLOG_EVENT, *SIDE_KINDS)
 UNATTRIBUTED_PREFIX = "kafka:"
 
 
@@ -53,8 +52,8 @@ def rejected_record(source: str, problem: str, raw: bytes | None, file: str | No
                     topic: str, partition: int, offset: int) -> dict:
     """The assemble stage's quarantine record (schemas/assembled_record.avsc) of a record that is
     not one of the pipeline's: its reason names its Kafka position (one incident per record)."""
-    return {"kind": "quarantine", "source": source, "binlog_file": file, "binlog_pos": pos, "type_code": None,
-            "q_kind": KAFKA_RECORD,
+    return {"kind": RecordKind.QUARANTINE.value, "source": source, "binlog_file": file, "binlog_pos": pos,
+            "type_code": None, "q_kind": KAFKA_RECORD,
             "reason": f"topic {topic} partition {partition} offset {offset}: {problem}",
             "raw": b"" if raw is None else bytes(raw), "kafka_topic": topic, "kafka_partition": partition,
             "kafka_offset": offset}

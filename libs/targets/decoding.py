@@ -21,7 +21,7 @@ from bisect import bisect_left, bisect_right
 from functools import cached_property
 from typing import Iterable, Mapping, Protocol, Sequence
 
-from libs.binlog.file_names import binlog_sort_key
+from libs.contracts.position import position_key
 from libs.targets.column_hint import ColumnHint, hint_of
 from libs.targets.model import Column, Target
 
@@ -99,7 +99,7 @@ class DecodeHints:
         if found is None:
             return None
         keys, layouts = found
-        index = bisect_left(keys, _position_key(file, pos)) - 1
+        index = bisect_left(keys, position_key(file, pos)) - 1
         return layouts[index] if index >= 0 else None
 
     def versioned(self, source: str) -> bool:
@@ -108,7 +108,7 @@ class DecodeHints:
     def span(self, source: str, file: str, pos: int) -> int:
         """How many versions of a versioned source start before file:pos (equal spans: the
         same versions are in force)."""
-        return bisect_left(self._boundaries[source], _position_key(file, pos))
+        return bisect_left(self._boundaries[source], position_key(file, pos))
 
     def overrides_at(self, source: str, file: str, pos: int) -> tuple[dict, dict]:
         """(DecodeContext.unsigned_overrides, .old_temporal_fsp) for an event at file:pos of a
@@ -154,8 +154,3 @@ class DecodeHints:
 
 def _hint_or_none(column: Column | None) -> ColumnHint | None:
     return hint_of(column) if column is not None else None
-
-
-def _position_key(file: str, pos: int) -> tuple:
-    """libs/snapshot/protocol.Position.key() of file:pos, without the Position."""
-    return (*binlog_sort_key(file), pos)

@@ -30,7 +30,7 @@ HISTORY_CURRENT = "current"  # the target holds each row's current state (a repl
 HISTORY_SCD2 = "scd2"  # ... one row per version of each source row (libs/replay/versions.py)
 HISTORIES = (HISTORY_CURRENT, HISTORY_SCD2)
 DELETE_HARD = "hard"  # a row the source deletes leaves the Delta table
-DELETE_SOFT = "soft"  # ... stays, flagged `_deleted` with the deleting change (libs/apply/soft_deletes.py)
+DELETE_SOFT = "soft"  # ... stays, flagged `_deleted` with the deleting change (apply/modes/soft_delete.py)
 DELETE_MODES = (DELETE_HARD, DELETE_SOFT)
 
 

@@ -56,8 +56,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
-from libs.apply.merge_scope import ReadRecorder, merge_scope
-from libs.apply.soft_deletes import first_truncate, table_writes
+from libs.apply.merge_scope import ReadRecorder
+from libs.apply.modes.select import mode_of
 from libs.apply.plan import Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates
 from libs.contracts.change import ROW_OPS, Change, Op, changes_of
 from libs.apply.change_log import change_log_table
@@ -65,8 +65,7 @@ from libs.config.job import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfi
 from libs.runtime.gc_pause import gc_paused
 from libs.apply.lag import AppliedBatch, commit_lags, oldest_commits
 from libs.reads.lineage_sql import quote_identifier
-from libs.replay import ReplayError, ReplayResult, ReplayStopped, replay
-from libs.replay.versions import replay_versions
+from libs.replay import ReplayError, ReplayResult, ReplayStopped
 from libs.replay.lineage import ChangeLogEntry
 from libs.replay.logging_format import on_statement_under_policy
 from libs.snapshot.tables import SnapshotTable
@@ -76,21 +75,21 @@ from libs.tables.table_location import TableLocation, TableNameError
 from libs.contracts.table_names import table_key
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
-from libs.targets.model import DELETE_HARD, HISTORY_SCD2, Target
+from libs.targets.model import DELETE_HARD, Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
 from libs.apply.ddl import Evolve
 from pipelines.apply.batch_ddl import BatchDdl
 from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.executor_parts import replay_parts, split_batch
-from pipelines.apply.history_writes import history_plan
 from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.modes.plans import plan_of
 from pipelines.apply.schema_changes import Carried
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.shadow_writes import ended_shadows
 from pipelines.apply.snapshot_fusion import SnapshotFusion, plan_fusion
 from pipelines.apply.source_schemas import SourceSchemas
 from libs.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameStopped
-from pipelines.apply.target_writes import OP_COLUMN, TablePlan
+from pipelines.apply.target_writes import TablePlan
 from pipelines.apply.touched_rows import read_touched
 
 
@@ -322,7 +321,7 @@ class DeltaApplier:
         on_statement = on_statement_under_policy(target.on_statement, self.config.statement_format_policy)
         # the declarations' `delete:` first; unset and the job's hard: None, hard (no new Target);
         # an SCD2 target keeps a deleted row as its closed version already (README "History targets")
-        soft_default = self.config.tables.delete != DELETE_HARD and target.history != HISTORY_SCD2
+        soft_default = self.config.tables.delete != DELETE_HARD and mode_of(target).takes_job_delete
         delete = target.delete or (self.config.tables.delete if soft_default else None)
         if on_statement == target.on_statement and delete == target.delete:
             return target
@@ -344,37 +343,23 @@ class DeltaApplier:
         if (carried is None and path not in known.ready and path not in known.schema_checked
                 and D.is_delta_table(spark, path)):
             known.check_schema(spark, path, target)
-        # the table starts anew (since_last_truncate): nothing to read
-        truncated = changes[0].op == Op.TRUNCATE
-        scd2 = target.history == HISTORY_SCD2  # its open versions are its rows (history_writes.py)
-        if truncated:
+        mode = mode_of(target)  # libs/apply/modes/
+        if changes[0].op == Op.TRUNCATE:  # the table starts anew (since_last_truncate): nothing to read
             read = None
             known.mirrors.pop(path, None)
         elif carried is not None:
             read = partial(read_touched, carried.table.sparkSession, carried.table, target)
-        elif scd2:  # never a mirror: it would hold every version (read_touched reads the open ones)
+        elif not mode.mirrors:  # (an SCD2 target's mirror would hold every version)
             read = partial(self._read_touched, spark, path, target) if known.exists(spark, path) else None
         else:
             read = self._reader(spark, path, target)
         recorder = ReadRecorder(read) if read is not None else None  # what a MERGE can match
         try:
-            result = replay_touched(target, changes, recorder, mode=self.config.exec_mode,
-                                    run=replay_versions if scd2 else replay)
+            result = replay_touched(target, changes, recorder, mode=self.config.exec_mode, run=mode.replay)
         except ReplayStopped as stop:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
-        if scd2:
-            return history_plan(target, path, result, recorder.rows if recorder is not None else (),
-                                carried), result
-        # (a soft target's deletes: libs/apply/soft_deletes.py)
-        upserts, deletes = table_writes(target, result)
-        upserts = [{**u, OP_COLUMN: "upsert"} for u in upserts]
-        deletes = [{**d, OP_COLUMN: "delete"} for d in deletes]
-        only_new = not deletes and all(w.lineage.operation == Op.SNAPSHOT for w in result.upserts)
-        only_new = only_new and len(upserts) == len(result.upserts)  # (no tombstone of a stored row)
-        replace = any(c.op == Op.TRUNCATE for c in changes)  # the rows left after the last truncate
-        scope = merge_scope(target, recorder.rows if recorder is not None else ())
-        truncated = first_truncate(changes) if target.soft_delete else None
-        return TablePlan(target, path, upserts, deletes, replace, only_new, scope, carried, truncated), result
+        read_rows = recorder.rows if recorder is not None else ()
+        return plan_of(target, path, result, read_rows, changes, carried), result
 
     def _reader(self, spark: SparkSession, path: TableLocation, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

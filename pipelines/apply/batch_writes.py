@@ -18,7 +18,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 import pipelines.apply.tables as D
-from libs.apply.soft_deletes import SOFT_DELETE_COLUMNS
+from libs.apply.modes.soft_delete import SOFT_DELETE_COLUMNS
 from libs.apply.plan import progress_rows, quarantine_row
 from libs.config.job import JobConfig
 from libs.replay import ROW_ID_COLUMN
@@ -28,12 +28,12 @@ from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from pipelines.apply.batch_versions import BatchVersions
 from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay
-from pipelines.apply.history_writes import HistoryPlan, history_write
+from pipelines.apply.modes.scd2 import HistoryPlan, history_write
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
 from pipelines.apply.shadow_writes import remove_tables
 from pipelines.apply.snapshot_warmer import SnapshotWarmer
-from pipelines.apply.soft_deletes import flag_live
+from pipelines.apply.modes.soft_delete import flag_live
 from pipelines.apply.target_writes import (
     TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
 )
@@ -235,7 +235,7 @@ class BatchWrites:
 
     def _write_history(self, spark: SparkSession, batch_id: int, plan: HistoryPlan) -> None:
         """An SCD2 target's closings and versions, ONE Delta write idempotent per (txn app id,
-        batch_id): a MERGE, or the carried table's overwrite (pipelines/apply/history_writes.py)."""
+        batch_id): a MERGE, or the carried table's overwrite (pipelines/apply/modes/scd2.py)."""
         # txn confs: the frame's session
         session = spark if plan.carried is None else plan.carried.table.sparkSession
         if plan.carried is None:

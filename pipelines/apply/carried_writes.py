@@ -10,8 +10,8 @@ the tool copied: a row whose data (the columns both have, by name) equals the re
 the same primary key keeps that row's `_lineage`, the change that last changed its data (the
 copy itself stays in the change log, under the tool's table, as the statement it was).
 
-A soft-delete target (libs/apply/soft_deletes.py) keeps its deleted rows: a delete flags the
-carried row, a TRUNCATE flags every live one (pipelines/apply/soft_deletes.py).
+A soft-delete target (libs/apply/modes/soft_delete.py) keeps its deleted rows: a delete flags the
+carried row, a TRUNCATE flags every live one (pipelines/apply/modes/soft_delete.py).
 """
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from libs.apply.write_op import WriteOp
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.targets.model import Target
-from pipelines.apply.soft_deletes import flag_deleted, flag_live
+from pipelines.apply.modes.soft_delete import flag_deleted, flag_live
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
 from pipelines.delta.delta_tables import exists, located, writer
 
@@ -38,7 +39,7 @@ def carried_write(spark: SparkSession, plan: TablePlan, rows: pa.Table, source_s
     changed = spark.createDataFrame(rows, source_schema)
     touched = changed.select(F.col(ROW_ID_COLUMN).alias("_cdc_touched"))
     kept = base.join(touched, base[ROW_ID_COLUMN] == touched["_cdc_touched"], "left_anti")
-    upserts = changed.where(F.col(OP_COLUMN) == F.lit("upsert")).select(
+    upserts = changed.where(F.col(OP_COLUMN) == F.lit(WriteOp.UPSERT)).select(
         *(F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in base.schema.fields))
     content = kept.union(upserts)
     if plan.target.soft_delete:

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from libs.contracts.change import Change, Op
 from libs.apply.partition import executor_eligible, snapshot_rows_eligible
-from libs.targets.model import HISTORY_SCD2
+from libs.apply.modes.select import mode_of
 from libs.contracts.position import change_sort_key
 from libs.config.job import JobConfig
 from libs.tables.table_location import TableLocation
@@ -42,7 +42,7 @@ def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig
         if (database, table) in made:
             continue
         target = catalog.get(database, table)
-        if target is None or not config.tables.selects(database, table) or target.history == HISTORY_SCD2:
+        if target is None or not config.tables.selects(database, table) or not mode_of(target).on_executors:
             continue  # (an SCD2 target's versions are made by the driver's replay: README "History targets")
         if snapshot_rows_eligible(ops, min_changes, batch_ops):
             snapshots.add((database, table))

@@ -29,18 +29,19 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 import pipelines.apply.tables as D
 from libs.apply.partition import components, key_text, split_key
-from libs.apply.soft_deletes import table_writes
+from libs.apply.modes.select import mode_of
 from libs.apply.plan import quarantine_row, replay_touched
 from libs.contracts.change import Op, changes_of
 from libs.apply.fold import Folded, fold, foldable
 from libs.apply.fold_values import ImageEntries, commit_order_of, image_keys
 from libs.apply.superseded import COMMIT, superseded_rows
+from libs.apply.write_op import WriteOp
 from libs.apply.change_log import change_log_table, decided_change_log
 from libs.runtime.gc_pause import gc_paused
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN, ReplayStopped
 from libs.replay.lineage import LINEAGE_COLUMN
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN
@@ -83,8 +84,8 @@ class ExecutorReplay:
     def target_rows(self) -> DataFrame:
         """The upserts as target rows (new_rows parts)."""
         names = [n for n in self.merge_names if n != OP_COLUMN]
-        return self.out.filter(F.col(OP_COLUMN) == "upsert").select(*(F.col(quote_identifier(n))
-                                                                      for n in names))
+        return self.out.filter(F.col(OP_COLUMN) == WriteOp.UPSERT).select(
+            *(F.col(quote_identifier(n)) for n in names))
 
     def change_log(self) -> DataFrame:
         return self.out.filter(F.col(LOG).isNotNull()).select(f"{LOG}.*")
@@ -159,7 +160,7 @@ class ReplayGroup:
     output frame's rows (output_schema). The common case is folded per row in Arrow
     (libs/apply/fold.py), the rest replayed change by change (libs/replay)."""
 
-    def __init__(self, target: Target, mode: str, batch_id: int, snapshots: Mapping[str, Position],
+    def __init__(self, target: Target, mode: str, batch_id: int, snapshots: Mapping[str, BinlogPosition],
                  start: tuple | None = None, fold: bool = True):
         self.target, self.mode, self.batch_id = target, mode, batch_id
         self.snapshots = snapshots  # source -> the table's latest snapshot position (libs/snapshot/tables.py)
@@ -208,8 +209,8 @@ class ReplayGroup:
             "row_id": folded.log.row_ids, "key": folded.log.keys,
             "delta_table": [self.target.delta_table] * n,
             "outcome": ["applied"] * n}, self.batch_id, self.log_schema)
-        merge = pa.concat_tables([self._merge_part(folded.upserts, "upsert"),
-                                  self._merge_part(folded.deletes, "delete")])
+        merge = pa.concat_tables([self._merge_part(folded.upserts, WriteOp.UPSERT),
+                                  self._merge_part(folded.deletes, WriteOp.DELETE)])
         return [self._beside(merge, LOG, self._struct(log))]
 
     def _replayed(self, records: pa.Table, stored: pa.Table) -> tuple[pa.Table, bool]:
@@ -220,12 +221,12 @@ class ReplayGroup:
             result = replay_touched(self.target, rows, lambda _lookups: stored_rows, mode=self.mode)
         except ReplayStopped as stop:
             return self._rows([{STOP: str(stop.error)}]), True
-        upserts, deletes = table_writes(self.target, result)  # (a soft target's: libs/apply/soft_deletes.py)
+        upserts, deletes = mode_of(self.target).table_writes(self.target, result)  # (its mode's rows)
         log = change_log_table(records, result.change_log, range(len(rows)), self.batch_id, self.log_schema)
         now = now_utc()
         return pa.concat_tables([
-            self._rows([{**u, OP_COLUMN: "upsert"} for u in upserts]
-                       + [{**d, OP_COLUMN: "delete"} for d in deletes]),
+            self._rows([{**u, OP_COLUMN: WriteOp.UPSERT} for u in upserts]
+                       + [{**d, OP_COLUMN: WriteOp.DELETE} for d in deletes]),
             self._column(LOG, self._struct(log)),
             self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine])]), False
 
@@ -242,7 +243,7 @@ class ReplayGroup:
     def _rows(self, rows: list[dict[str, Any]]) -> pa.Table:
         return pa.Table.from_pylist(rows, schema=self.schema)
 
-    def _merge_part(self, rows: pa.Table, op: str) -> pa.Table:
+    def _merge_part(self, rows: pa.Table, op: WriteOp) -> pa.Table:
         """Folded MERGE rows (some of the output's columns) with their op."""
         return self._part({**{name: rows.column(name) for name in rows.column_names},
                            OP_COLUMN: pa.array([op] * rows.num_rows, pa.string())}, rows.num_rows)
@@ -278,7 +279,7 @@ def spread(changes: DataFrame, parallelism: int) -> DataFrame:
 
 def replay_on_executors(spark: SparkSession, changes: DataFrame, source_table: tuple[str, str],
                         target: Target, path: TableLocation, exists: bool, mode: str, batch_id: int,
-                        snapshots: Mapping[str, Position], parallelism: int,
+                        snapshots: Mapping[str, BinlogPosition], parallelism: int,
                         fold: bool = True) -> ExecutorReplay:
     """`changes`: the table's change records (commit_ts as epoch micros). `exists`: the Delta
     table exists (else nothing is read). `parallelism`: the tasks the work spreads over; keys
@@ -324,8 +325,8 @@ class Tally(NamedTuple):
 def tallied(out: DataFrame) -> Tally:
     """An output frame's counts (one job: it computes the persisted frame), its stop, how many
     changes were folded and replayed (ExecutorReplay's fields), and its first undecodable chunk."""
-    stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == "upsert", 1)).alias("rows_upserted"),
-                    F.count(F.when(F.col(OP_COLUMN) == "delete", 1)).alias("rows_deleted"),
+    stats = out.agg(F.count(F.when(F.col(OP_COLUMN) == WriteOp.UPSERT, 1)).alias("rows_upserted"),
+                    F.count(F.when(F.col(OP_COLUMN) == WriteOp.DELETE, 1)).alias("rows_deleted"),
                     F.count(QUARANTINED).alias("quarantined"),
                     F.sum(SUPERSEDED).alias("superseded_by_snapshot"),
                     F.first(STOP, ignorenulls=True).alias(STOP),

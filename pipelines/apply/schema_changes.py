@@ -43,9 +43,10 @@ from libs.tables.system_tables import schema_app_id
 from libs.tables.table_location import TableLocation
 from libs.replay.versions import IS_CURRENT
 from libs.targets.model import HISTORY_SCD2, Target
-from pipelines.apply.soft_deletes import with_soft_columns
+from pipelines.apply.modes.soft_delete import with_soft_columns
 from pipelines.delta.delta_tables import located, read
 from pipelines.delta.delta_txn import committed_version, table_version
+from pipelines.apply.modes.columns import soft_delete_fields
 
 
 class Carried(NamedTuple):
@@ -108,7 +109,7 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
     table = (read(spark, source, table_version(spark, source)) if source is not None
              else spark.createDataFrame([], D.target_schema(target)))
     table = with_soft_columns(table, target)
-    soft = [f.name for f in D.soft_delete_fields(target)]
+    soft = [f.name for f in soft_delete_fields(target)]
     extras = [f.name for f in D.extra_fields(target)]  # the history or soft-delete columns
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN, *extras)]

@@ -24,7 +24,7 @@ from libs.schema_history.history import RENAMED, HistoryError, SchemaHistory, Ta
 from libs.schema_history.row_layout import history_layouts
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_schema import TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.tables import SnapshotTable
 from libs.stages.assembly import DdlEvent
 from libs.tables.system_tables import SCHEMA_HISTORY, table_app_id
@@ -60,7 +60,7 @@ class SchemaHistoryTable:
         first = not self._loaded
         if first:
             self._load(spark, kept)
-        new, ddl = list(new), sorted(ddl, key=lambda e: (e.source, Position(e.file, e.pos).key()))
+        new, ddl = list(new), sorted(ddl, key=lambda e: (e.source, BinlogPosition(e.file, e.pos).key()))
         for t in new:
             _start(self.history, t)
         rows, changes = [], []
@@ -77,7 +77,7 @@ class SchemaHistoryTable:
         return history_layouts(self.history, self._layouts)
 
     def _apply(self, event: DdlEvent, batch_id: int, changes: list) -> list[dict]:
-        position = Position(event.file, event.pos)
+        position = BinlogPosition(event.file, event.pos)
         try:
             applied = self.history.apply(event.source, position, event.statement, event.default_db,
                                          event.server_version)
@@ -97,7 +97,8 @@ class SchemaHistoryTable:
                  "batch_id": batch_id}
                 for name, version in self.history.added_at(event.source, position)]
 
-    def _refuse_unreplicated_rename(self, event: DdlEvent, position: Position, change: TableChange) -> None:
+    def _refuse_unreplicated_rename(self, event: DdlEvent, position: BinlogPosition,
+                                    change: TableChange) -> None:
         """A replicated table renamed FROM one the job does not replicate (the swap of gh-ost or
         pt-online-schema-change with its ghost table not in tables.include): its rows are in no
         Delta table, so the name's rows from the rename on are refused (quarantined) until a new
@@ -119,7 +120,7 @@ class SchemaHistoryTable:
         steps = [(t.source, t.position.key(), 0, partial(_start, self.history, t)) for t in kept]
         if is_delta_table(spark, self.path):
             for r in read(spark, self.path).collect():
-                position = Position(r["binlog_file"], r["binlog_pos"])
+                position = BinlogPosition(r["binlog_file"], r["binlog_pos"])
                 schema = TableSchema.parse(r["create_table"], r["database"]) if r["create_table"] else None
                 version = Version(position, schema, r["statement"], r["error"],
                                   r.asDict().get("server_version"))

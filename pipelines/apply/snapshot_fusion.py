@@ -37,8 +37,9 @@ from libs.stream.assembler.change_records import ROWS_PER_EVENT
 from libs.config.job import JobConfig
 from libs.tables.table_location import TableLocation
 from libs.contracts.table_names import parse_table_key, table_key
+from libs.apply.modes.select import mode_of
 from libs.targets import TargetCatalog
-from libs.targets.model import HISTORY_SCD2, Target
+from libs.targets.model import Target
 from pipelines.apply.executor_parts import latest_starts
 from pipelines.apply.executor_replay import ExecutorReplay
 from pipelines.apply.known_targets import KnownTargets
@@ -154,7 +155,7 @@ def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]]
     planned = {}
     for name, n in sorted(rows.items()):
         declared = catalog.get(*name)
-        if declared is None or not config.tables.selects(*name) or declared.history == HISTORY_SCD2:
+        if declared is None or not config.tables.selects(*name) or not mode_of(declared).on_executors:
             continue
         if not snapshot_rows_eligible({Op.SNAPSHOT: n}, config.executor_apply_min_changes,
                                       [Op.DDL] if batch_has_ddl else []):

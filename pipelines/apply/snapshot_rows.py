@@ -29,6 +29,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from libs.contracts.assembled import RecordKind
 from libs.runtime.gc_pause import gc_paused
 from libs.snapshot.changes import change_batch
 from libs.snapshot.record import ROWS, SnapshotRecord
@@ -85,7 +86,7 @@ class ChunkRows:
 
 def is_chunk() -> Column:
     """Over the rows stage's input: a snapshot chunk (kind snapshot, snapshot_kind rows)."""
-    return (F.col("kind") == "snapshot") & (F.col("snapshot_kind") == ROWS)
+    return (F.col("kind") == RecordKind.SNAPSHOT) & (F.col("snapshot_kind") == ROWS)
 
 
 def snapshot_chunks(segments: DataFrame) -> DataFrame:

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from libs.contracts.change import Change, Op
 from libs.contracts.position import change_sort_key
 
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.config.job import TablesSettings
 from libs.schema_history.declared_schemas import followed_declarations
 from libs.schema_history.history import SchemaHistory
@@ -62,7 +62,8 @@ class SourceSchemas:
             return SnapshotTables()
         rows = read(spark, self.path).collect()
         return SnapshotTables(SnapshotTable(r["source"], r["database"], r["table"], r["snapshot_id"],
-                                            Position(r["binlog_file"], r["binlog_pos"]), r["create_table"])
+                                            BinlogPosition(r["binlog_file"], r["binlog_pos"]),
+                                            r["create_table"])
                               for r in rows)
 
     def append(self, spark: SparkSession, tables: list[SnapshotTable], batch_id: int) -> None:

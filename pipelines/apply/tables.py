@@ -33,11 +33,13 @@ from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.replay.lineage import to_utc_naive
 from libs.runtime.stops import JobStopped
 from libs.tables.table_location import TableLocation, TableRoot
-from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, HISTORY_SCD2, LITERAL_DEFAULT, Column, Target
+from libs.targets.model import CURRENT_TIMESTAMP_DEFAULT, LITERAL_DEFAULT, Column, Target
 from pipelines.delta.delta_tables import append, located, read
 from pipelines.delta.delta_txn import forget_last_commit_version, is_delta_table, last_commit_version
 from pipelines.apply.write_features import DELETION_VECTORS
 from pipelines.job.schemas import spark_record_schema, spark_schema
+from libs.apply.modes.select import mode_of
+from pipelines.apply.modes.columns import mode_mismatches
 
 BATCH_ID_COLUMN = "batch_id"
 TABLE_PROPERTIES = {
@@ -55,11 +57,6 @@ _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 def lineage_type() -> T.StructType:
     return spark_record_schema("lineage", "Lineage")
-
-
-def soft_delete_fields(target: Target) -> list[T.StructField]:
-    """The soft-delete columns of a `delete: soft` target (libs/apply/soft_deletes.py); none else."""
-    return list(spark_schema("soft_delete").fields) if target.soft_delete else []
 
 
 def change_log_schema() -> T.StructType:
@@ -101,14 +98,11 @@ def target_schema(target: Target) -> T.StructType:
                                   T.StructField(LINEAGE_COLUMN, lineage_type(), True), *extra_fields(target)])
 
 
-def history_fields(target: Target) -> list[T.StructField]:
-    """The history columns of an SCD2 target (none for a current one)."""
-    return spark_schema("history_columns").fields if target.history == HISTORY_SCD2 else []
-
-
 def extra_fields(target: Target) -> list[T.StructField]:
-    """The columns after `_lineage`: an SCD2 target's history, a soft-delete target's flags."""
-    return [*history_fields(target), *soft_delete_fields(target)]
+    """The columns after `_lineage` its mode keeps (libs/apply/modes/): an SCD2 target's history,
+    a soft-delete target's flags."""
+    columns = mode_of(target).columns
+    return list(spark_schema(columns).fields) if columns else []
 
 
 def table_path(delta_root: str, name: str) -> str:
@@ -177,18 +171,6 @@ def create_target_sql(path: TableLocation | str, target: Target, deletion_vector
             + f"\n) USING delta TBLPROPERTIES ({props})")
 
 
-def _soft_delete_mismatches(fields: dict, target: Target) -> list[str]:
-    """A table made in the other `delete:` mode: its deleted rows would read as live, or the other way."""
-    soft = [f.name for f in spark_schema("soft_delete").fields]
-    has = [name for name in soft if name in fields]
-    if target.soft_delete and has != soft:
-        return [f"it was made with `delete: hard` (no {', '.join(n for n in soft if n not in has)}), "
-                f"the target says `delete: soft`"]
-    if not target.soft_delete and has:
-        return [f"it was made with `delete: soft` ({', '.join(has)}), the target says `delete: hard`"]
-    return []
-
-
 class TargetSchemaMismatch(JobStopped):
     """An existing target table's Delta schema differs from what its declaration maps to."""
 
@@ -208,11 +190,7 @@ def schema_mismatches(actual: T.StructType, target: Target) -> list[str]:
         elif column.delta_nullable and not field.nullable:
             problems.append(f"column {column.name!r} is NOT NULL, {column.mysql_type} maps to a nullable "
                             f"column (zero dates read as NULL)")
-    problems += [f"column {f.name!r} is missing (a `history: scd2` target's, schemas/history_columns.avsc)"
-                 for f in history_fields(target) if f.name.lower() not in fields]
-    if target.history != HISTORY_SCD2:  # (an SCD2 target's own `_deleted` is a history column)
-        problems += _soft_delete_mismatches(fields, target)
-    return problems
+    return problems + mode_mismatches(fields, target)
 
 
 def check_target_schema(spark: SparkSession, path: TableLocation | str, target: Target) -> None:

@@ -14,7 +14,8 @@ from pyspark.sql import types as T
 
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import MergeScope
-from libs.apply.soft_deletes import DELETED, SOFT_DELETE_COLUMNS
+from libs.apply.modes.soft_delete import DELETED, SOFT_DELETE_COLUMNS
+from libs.apply.write_op import WriteOp
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.tables.table_location import TableLocation
@@ -23,8 +24,9 @@ from pipelines.apply.key_predicates import key_in
 from pipelines.delta.arrow_frames import arrow_table
 from pipelines.delta.delta_tables import delta_table, writer
 from pipelines.job.schemas import spark_schema
+from pipelines.apply.modes.columns import soft_delete_fields
 
-OP_COLUMN = "_cdc_op"  # MERGE source only: 'upsert' | 'delete'
+OP_COLUMN = "_cdc_op"  # MERGE source only: a WriteOp (libs/apply/write_op.py)
 
 
 @dataclasses.dataclass
@@ -63,8 +65,8 @@ def merge_source(plan: TablePlan) -> tuple[pa.Table, T.StructType, list[str]]:
 def mirrored_upserts(plan: TablePlan, rows: pa.Table) -> list[dict[str, Any]]:
     """The upserts in the representation of a Delta read (D.python_rows), as a mirror holds rows."""
     kept = list(plan.target.column_names) + [ROW_ID_COLUMN, LINEAGE_COLUMN]
-    kept += [f.name for f in D.soft_delete_fields(plan.target)]
-    return D.python_rows(rows.filter(pc.equal(rows[OP_COLUMN], "upsert")).select(kept))
+    kept += [f.name for f in soft_delete_fields(plan.target)]
+    return D.python_rows(rows.filter(pc.equal(rows[OP_COLUMN], WriteOp.UPSERT)).select(kept))
 
 
 def whole_table(spark: SparkSession, rows: list[dict[str, Any]], target: Target) -> DataFrame:
@@ -91,11 +93,11 @@ def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: Ta
     clauses run in this order (Delta: the first matching clause wins). With a `scope`, the
     condition also bounds the stored row's key, which Delta uses to skip files by their key
     statistics (libs/apply/merge_scope.py: it matches the same rows).
-    `soft` (a `delete: soft` target, libs/apply/soft_deletes.py): a delete sets the stored
+    `soft` (a `delete: soft` target, libs/apply/modes/soft_delete.py): a delete sets the stored
     row's soft-delete columns instead; `truncated`: those columns for every live stored row
     the source does not name (a TRUNCATE, or a snapshot starting the table anew, in the batch)."""
     assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
-    is_delete = _col("s", OP_COLUMN) == F.lit("delete")
+    is_delete = _col("s", OP_COLUMN) == F.lit(WriteOp.DELETE)
     condition = _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN)
     if scope is not None and truncated is None:
         condition = in_scope(scope) & condition

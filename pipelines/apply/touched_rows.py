@@ -10,18 +10,18 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from libs.apply.merge_scope import IN_LIST_MAX, OR_LIST_MAX
-from libs.apply.soft_deletes import DELETED
+from libs.apply.modes.select import mode_of
 from libs.apply.plan import Lookups
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
-from libs.replay.versions import IS_CURRENT
 from libs.apply.target_mirror import MirrorOverflow, TargetMirror
 from libs.tables.table_location import TableLocation
-from libs.targets.model import HISTORY_SCD2, Target
+from libs.targets.model import Target
 import pipelines.apply.tables as D
 from pipelines.apply.key_predicates import key_in
 from pipelines.delta.arrow_frames import arrow_frame
 from pipelines.delta.delta_tables import read
+from pipelines.apply.modes.columns import soft_delete_fields
 
 # Key lookups up to IN_LIST_MAX / OR_LIST_MAX read through a filter instead of a broadcast join
 # (read_touched). Whole-image lookups (keyless tables, null-safe, every column) stay joins.
@@ -36,11 +36,10 @@ def rows_of(table: DataFrame, target: Target, *extra: str) -> list[dict[str, Any
 
 def live_rows(table: DataFrame, target: Target) -> DataFrame:
     """The table's rows the replay may see: a soft-delete target's deleted rows are not there
-    for it (libs/apply/soft_deletes.py), an SCD2 target's closed versions neither (its open
+    for it (libs/apply/modes/soft_delete.py), an SCD2 target's closed versions neither (its open
     versions are its rows: libs/replay/versions.py)."""
-    if target.history == HISTORY_SCD2:
-        return table.where(F.col(IS_CURRENT))
-    return table.where(~F.col(DELETED)) if target.soft_delete else table
+    live = mode_of(target).live
+    return table if live is None else table.where(F.col(live[0]) == F.lit(live[1]))
 
 
 def read_touched(spark: SparkSession, path: TableLocation | str | DataFrame, target: Target,
@@ -84,5 +83,5 @@ def load_mirror(spark: SparkSession, path: TableLocation | str, target: Target, 
     table = read(spark, path, version)
     if table.count() > max_rows:  # answered from Delta's file statistics
         raise MirrorOverflow(path)
-    soft = [f.name for f in D.soft_delete_fields(target)]  # deleted rows: kept apart by the mirror
+    soft = [f.name for f in soft_delete_fields(target)]  # deleted rows: kept apart by the mirror
     return TargetMirror(rows_of(table, target, LINEAGE_COLUMN, *soft), version, max_rows)

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from libs.contracts.assembled import RecordKind
 from libs.tables.system_tables import QUARANTINE, quarantine_app_id
 from libs.tables.table_location import TableRoot, as_root
 from pipelines.delta.arrow_frames import arrow_frame
@@ -65,7 +66,7 @@ class QuarantineWriter:
 # -- the stream stages' rejects ----------------------------------------------------------------
 def assembler_rejects(batch: DataFrame) -> DataFrame:
     """The assemble stage's quarantine records of the batch (kind == 'quarantine')."""
-    q = batch.filter(F.col("kind") == "quarantine")
+    q = batch.filter(F.col("kind") == RecordKind.QUARANTINE)
     return q.select("source", "binlog_file", "binlog_pos", "type_code", F.col("q_kind").alias("kind"),
                     "reason", "raw", "kafka_topic", "kafka_partition", "kafka_offset",
                     F.current_timestamp().alias("quarantined_at")).select(*quarantine_schema().fieldNames())

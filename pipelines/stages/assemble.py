@@ -12,6 +12,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
+from libs.contracts.assembled import RecordKind
 from libs.stream.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleAction, idle_action
 from libs.stream.assembler.file_spill import FileSpillStore
 from libs.binlog.fastrec import fast_constructor
@@ -63,7 +64,8 @@ def _rejected(source: str, pdf: pd.DataFrame) -> tuple[list[dict], pd.DataFrame]
 def _with_topic(records: list[dict], pdf: pd.DataFrame) -> list[dict]:
     """Quarantine records of this batch's frames name their topic when the batch has one (the
     job subscribes to one topic; libs/stages/assembly.py's frames carry only partition and offset)."""
-    untold = [r for r in records if r["kind"] == "quarantine" and r.get("kafka_topic") is None
+    quarantine = RecordKind.QUARANTINE  # looked up once, not per record
+    untold = [r for r in records if r["kind"] == quarantine and r.get("kafka_topic") is None
               and r.get("kafka_offset") is not None]
     topics = pdf["kafka_topic"].unique() if untold else ()
     if len(topics) == 1:

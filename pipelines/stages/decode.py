@@ -20,10 +20,9 @@ from pyspark.sql import functions as F
 
 from libs.binlog.constants import COMMON_HEADER_LEN
 from libs.binlog.header import EVENT_SIZE_FIELD
-from libs.stages.kafka_input import DECIMAL_PATTERN, RECORD_KIND_NAMES, UNATTRIBUTED_PREFIX
+from libs.stages.kafka_input import DECIMAL_PATTERN, UNATTRIBUTED_PREFIX
 from libs.contracts.topic import (
-    BINLOG_EVENT, FORMAT, HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND,
-    HEADER_SOURCE,
+    HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND, HEADER_SOURCE, TopicKind,
 )
 
 
@@ -77,7 +76,7 @@ def _not_one_event(kind: Column) -> Column:
     stream by event_size. A value of another size is not what its headers say (one past the
     event_size would also move the source's next expected position past the real frames)."""
     length = F.octet_length(F.col("value"))
-    framed = F.col("value").isNotNull() & kind.isin(BINLOG_EVENT, FORMAT)
+    framed = F.col("value").isNotNull() & kind.isin(TopicKind.BINLOG, TopicKind.FORMAT)
     return (F.when(framed & (length < COMMON_HEADER_LEN),
                    F.format_string(f"value of %d bytes is shorter than a binlog event header "
                                    f"({COMMON_HEADER_LEN})",
@@ -102,10 +101,10 @@ def record_problem() -> Column:
         F.when(pos.isNull(), F.lit(f"no {HEADER_BINLOG_POS} header")),
         _not_a_number(HEADER_BINLOG_POS),
         _not_a_number(HEADER_BINLOG_EPOCH),
-        F.when(kind.isNotNull() & ~kind.isin(*RECORD_KIND_NAMES),
+        F.when(kind.isNotNull() & ~kind.isin(*TopicKind),
                F.concat(F.lit(f"{HEADER_RECORD_KIND} header "), _quoted(kind),
-                        F.lit(f" is not one of {', '.join(RECORD_KIND_NAMES)}"))),
-        _not_one_event(F.coalesce(kind, F.lit(BINLOG_EVENT))))
+                        F.lit(f" is not one of {', '.join(TopicKind)}"))),
+        _not_one_event(F.coalesce(kind, F.lit(TopicKind.BINLOG))))
     return F.nullif(problems, F.lit(""))
 
 
@@ -126,7 +125,7 @@ def frames(kafka_df: DataFrame) -> DataFrame:
         _source().alias("source"),
         _binlog_file().alias("binlog_file"),
         _decimal(_header(HEADER_BINLOG_POS)).alias("binlog_pos"),
-        F.coalesce(_header(HEADER_RECORD_KIND), F.lit(BINLOG_EVENT)).alias("record_kind"),
+        F.coalesce(_header(HEADER_RECORD_KIND), F.lit(TopicKind.BINLOG)).alias("record_kind"),
         F.col("topic").alias("kafka_topic"),
         F.col("partition").alias("kafka_partition"),
         F.col("offset").alias("kafka_offset"),

@@ -25,7 +25,7 @@ from libs.contracts.arrow_rows import rows as arrow_rows
 from libs.binlog.errors import BinlogError
 from libs.binlog.limits import DecodeLimits
 from libs.runtime.gc_pause import gc_paused
-from libs.contracts.topic import SNAPSHOT
+from libs.contracts.assembled import RecordKind
 from libs.snapshot.changes import change_batch
 from libs.snapshot.record import ROWS, SnapshotRecord
 from libs.stages.assembly import decode_segment
@@ -81,7 +81,7 @@ def _snapshot_rows(seg: dict, schema: pa.Schema) -> pa.RecordBatch | None:
     """A snapshot chunk's change records as one Arrow batch, built column by column
     (libs/snapshot/changes.change_batch: no dict per row); None for anything else, and for a
     record that does not decode (decode_segment then makes its error row)."""
-    if seg.get("kind") != SNAPSHOT:
+    if seg.get("kind") != RecordKind.SNAPSHOT:
         return None
     try:
         record = SnapshotRecord.decode(seg["frames"][0]["raw"])

@@ -28,14 +28,15 @@ from pyspark.sql import functions as F
 from libs.stream.assembler.file_spill import FileSpillStore
 from libs.stream.assembler.release_log import Release, ReleaseLog
 from libs.config.bad_input import (
-    CONSEQUENCE, BadInputPolicy, BinlogPosition, Incident, KafkaPosition, stop_message,
+    CONSEQUENCE, BadInputPolicy, Incident, KafkaPosition, stop_message,
 )
+from libs.contracts.position import BinlogPosition
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
+from libs.contracts.assembled import RecordKind
 from libs.contracts.change import Change
-from libs.contracts.topic import SNAPSHOT
 from libs.snapshot.record import TABLE, SnapshotRecord
-from libs.stages.counters import COUNTERS, SourceCounters
+from libs.stages.counters import SourceCounters
 from libs.runtime.stops import JobStopped
 from libs.stages.assembly import segment_ddl
 from libs.tables.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
@@ -48,8 +49,8 @@ from pipelines.delta.quarantine import QuarantineWriter, assembler_rejects, fail
 from pipelines.stages.rows import change_records, decode_rows
 
 RELEASES_DIR = "spill_releases"
-HEARTBEAT, RELEASE = "heartbeat", "release"
-IDLE_KINDS = frozenset({HEARTBEAT, RELEASE, COUNTERS})  # a batch of only these has no row to decode
+# a batch of only these has no row to decode
+IDLE_KINDS = frozenset({RecordKind.HEARTBEAT, RecordKind.RELEASE, RecordKind.COUNTERS})
 _FAILED_SCHEMA = "source string, trx_id string, reason string, kind string, trx_file string, trx_end_pos long"
 
 
@@ -139,7 +140,7 @@ class ReplicateBatch:
                 self._record_caught_up(batch, batch_id, caught_up)
             else:
                 quarantined.update(self._replicate_records(batch, batch_id, caught_up, seen.kinds))
-            if RELEASE in seen.kinds:
+            if RecordKind.RELEASE in seen.kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
             self._report(batch_id, seen, quarantined)
         finally:
@@ -149,7 +150,7 @@ class ReplicateBatch:
                            kinds: set[str]) -> Counter:
         """The stages; returns the transactions the rows stage quarantined, per source."""
         hints, has_ddl = self._prepare(batch, batch_id)  # source schemas of snapshot tables -> targets
-        fused = self._plan_fusion(batch, batch_id, has_ddl) if SNAPSHOT in kinds else None
+        fused = self._plan_fusion(batch, batch_id, has_ddl) if RecordKind.SNAPSHOT in kinds else None
         rows = self._rows(batch, hints, fused)          # change records | failed transactions
         try:
             if self._quarantine(batch, rows, batch_id):         # -> _cdc_quarantine
@@ -187,11 +188,11 @@ class ReplicateBatch:
         the hints for the batch, and whether it holds DDL."""
         if self.apply is None:
             return self.hints, False
-        tables = (batch.filter((F.col("kind") == "snapshot") & (F.col("snapshot_kind") == TABLE))
+        tables = (batch.filter((F.col("kind") == RecordKind.SNAPSHOT) & (F.col("snapshot_kind") == TABLE))
                   .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
         truncates = [Change.of(c) for r in tables
                      for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
-        flagged = (batch.filter((F.col("kind") == "segment") & F.col("ddl"))
+        flagged = (batch.filter((F.col("kind") == RecordKind.SEGMENT) & F.col("ddl"))
                    .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts"))
                    .collect())
         ddl = [e for s in flagged for e in segment_ddl(s.asDict(recursive=True), self.limits)]
@@ -203,7 +204,7 @@ class ReplicateBatch:
         tasks (pipelines/stages/rows.py). The snapshot chunks of tables the applier plans to
         replay from their bytes skip it (pipelines/apply/snapshot_fusion.py); those it then
         refuses are decoded here after all."""
-        segments = batch.filter(F.col("kind").isin("segment", "snapshot"))
+        segments = batch.filter(F.col("kind").isin(RecordKind.SEGMENT, RecordKind.SNAPSHOT))
         rest = segments if fused is None else segments.filter(~fused.taken())
         decoded = decode_rows(rest, self.partitions, self.limits, hints).persist()
         try:
@@ -243,7 +244,7 @@ class ReplicateBatch:
         the batch's quarantine rows."""
         if not self.bad_input.can_stop:
             return
-        rows = (batch.filter((F.col("kind") == "quarantine") & (F.col("q_kind") != CONSEQUENCE))
+        rows = (batch.filter((F.col("kind") == RecordKind.QUARANTINE) & (F.col("q_kind") != CONSEQUENCE))
                 .groupBy("source", "q_kind", "reason")
                 .agg(F.min(F.struct("binlog_file", "binlog_pos")).alias("first"),
                      F.max(F.struct("binlog_file", "binlog_pos")).alias("last"),
@@ -252,7 +253,7 @@ class ReplicateBatch:
         incidents = [Incident(r["source"], r["q_kind"], r["reason"], _binlog_position(r["first"]),
                               _binlog_position(r["last"]), _kafka_position(r["kafka"])) for r in rows]
         for r in failed_rows:  # a rows-stage rejection covers its whole transaction
-            end = BinlogPosition.of(r["trx_file"], r["trx_end_pos"])
+            end = BinlogPosition(r["trx_file"], r["trx_end_pos"])
             incidents.append(Incident(r["source"], r["kind"], r["reason"], end, end))
         stop = self.bad_input.first_stop(incidents)
         if stop is not None:
@@ -275,7 +276,7 @@ class ReplicateBatch:
             self.appends.append(changes, self.paths.table(CHANGES), changes_app_id(self.app_id), batch_id)
 
     def _record_releases(self, batch: DataFrame, batch_id: int) -> None:
-        releases = batch.filter(F.col("kind") == "release").select(
+        releases = batch.filter(F.col("kind") == RecordKind.RELEASE).select(
             "source", "release_trx_key", "release_chunk_count").collect()
         self.release_log.record(batch_id, (Release(*r) for r in releases))
 
@@ -304,16 +305,17 @@ def _kinds(batch: DataFrame) -> BatchKinds:
           for c in ("ignorable_events", "dummy_events", "spilled_bytes_total", "spill_bytes")),
         F.min("oldest_kafka_ms").alias("oldest_kafka_ms")).collect()
     return BatchKinds({r["kind"] for r in rows},
-                      {r["source"]: r["at"] for r in rows if r["kind"] == HEARTBEAT},
-                      Counter({r["source"]: r["n"] for r in rows if r["kind"] == "quarantine"}),
-                      [SourceCounters.from_record(r) for r in rows if r["kind"] == COUNTERS],
-                      {r["source"]: r["at"] for r in rows if r["kind"] == "segment" and r["at"] is not None})
+                      {r["source"]: r["at"] for r in rows if r["kind"] == RecordKind.HEARTBEAT},
+                      Counter({r["source"]: r["n"] for r in rows if r["kind"] == RecordKind.QUARANTINE}),
+                      [SourceCounters.from_record(r) for r in rows if r["kind"] == RecordKind.COUNTERS],
+                      {r["source"]: r["at"] for r in rows
+                       if r["kind"] == RecordKind.SEGMENT and r["at"] is not None})
 
 
 def _binlog_position(row) -> BinlogPosition | None:
     """(binlog_file, binlog_pos) -> the position; None when a record named none
     (libs/stages/kafka_input.py)."""
-    return None if row is None or None in tuple(row) else BinlogPosition.of(*row)
+    return None if row is None or None in tuple(row) else BinlogPosition(*row)
 
 
 def _kafka_position(row) -> KafkaPosition | None:

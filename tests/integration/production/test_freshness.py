@@ -16,7 +16,7 @@ from delta.tables import DeltaTable
 
 from libs.config.job import JobConfig
 from libs.shipper.kafka_sink import last_record
-from libs.contracts.topic import HEARTBEAT
+from libs.contracts.topic import TopicKind
 from libs.reads.lineage_sql import delta_path_ref, latest_progress
 from libs.tables.system_tables import APP_ID, PROGRESS
 from pipelines.replicate import build_query, make_applier, stop_between_batches
@@ -140,7 +140,8 @@ def test_a_file_follower_at_the_end_of_its_file_keeps_caught_up_as_of_moving(
         stop_between_batches(query)
     assert code == 0, output
     # the follower's own position: the file's end, where the next event would start
-    assert (beat.kind, beat.binlog_file, beat.binlog_pos) == (HEARTBEAT, "mdb-bin.000001", len(data))
+    assert (beat.kind, beat.binlog_file, beat.binlog_pos) == (TopicKind.HEARTBEAT, "mdb-bin.000001",
+                                                              len(data))
     assert shipped["cdc_ship_heartbeats_total"][0][1] >= 8  # ~1 per idle second
     moved = (row["caught_up_as_of"] - first["caught_up_as_of"]).total_seconds()
     stale = (asked - row["caught_up_as_of"]).total_seconds()

@@ -15,7 +15,7 @@ from libs.binlog.framing import iter_events
 from libs.stream.boundary import QueryKind, query_kind, query_text
 from libs.schema_history.history import HistoryError, SchemaHistory
 from libs.schema_history.table_schema import TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 
 pytestmark = pytest.mark.integration
 
@@ -80,11 +80,12 @@ def read_back(mariadb):
         sql = query_text(event)
         if sql is not None and query_kind(sql) is QueryKind.STATEMENT:
             try:  # as the job does (pipelines/apply/schema_history_table.py)
-                history.apply("src", Position(file, event.pos), sql, event.body.db or "", server_version)
+                history.apply("src", BinlogPosition(file, event.pos), sql, event.body.db or "",
+                              server_version)
             except HistoryError as exc:
                 history.refuse("src", exc.position, exc.names, sql, exc.reason)
     assert server_version and "mariadb" in server_version.lower()
-    return {k: (server, history.at("src", DB, _table(k), Position(file, pos)))
+    return {k: (server, history.at("src", DB, _table(k), BinlogPosition(file, pos)))
             for k, (pos, server) in after.items()}
 
 

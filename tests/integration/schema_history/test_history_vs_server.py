@@ -14,7 +14,7 @@ from libs.binlog.framing import iter_events
 from libs.stream.boundary import QueryKind, query_kind, query_text
 from libs.schema_history.history import SchemaHistory
 from libs.schema_history.table_schema import TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 
 from .helpers import server_target
 
@@ -70,13 +70,13 @@ def test_the_history_from_the_binlog_equals_the_server_after_every_ddl(mariadb):
         sql = query_text(event)
         if sql is None or query_kind(sql) is not QueryKind.STATEMENT:
             continue
-        history.apply("src", Position(file, event.pos), sql, event.body.db or "")
+        history.apply("src", BinlogPosition(file, event.pos), sql, event.body.db or "")
         ddl_seen += 1
     assert ddl_seen == len(STEPS)
 
     for statement, pos, tables in expected:
         for table, server in tables.items():
-            version = history.at("src", DB, table, Position(file, pos))
+            version = history.at("src", DB, table, BinlogPosition(file, pos))
             if server is None:
                 assert version is None, f"after {statement!r}: {table} exists in the history only"
                 continue

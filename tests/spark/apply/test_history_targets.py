@@ -1,4 +1,4 @@
-"""SCD2 history targets (`history: scd2`, libs/replay/versions.py, pipelines/apply/history_writes.py)
+"""SCD2 history targets (`history: scd2`, libs/replay/versions.py, pipelines/apply/modes/scd2.py)
 through DeltaApplier: a target derived from the source's SHOW CREATE TABLE (the job's
 tables.history default), MINIMAL row images, several changes of one row in one transaction, a
 key-changing update, a delete, an ADD COLUMN and a TRUNCATE TABLE. The versions are as the rule

@@ -1,4 +1,4 @@
-"""`delete: soft` targets (libs/apply/soft_deletes.py) through DeltaApplier on every write path:
+"""`delete: soft` targets (libs/apply/modes/soft_delete.py) through DeltaApplier on every write path:
 the driver's whole-table overwrite of a small mirrored table, its MERGE (no mirror), the
 executors' replay and MERGE, and snapshot rows made on the executors. A deleted row stays with
 `_deleted` and the deleting change's time, GTID and position; a key inserted again is a new

@@ -71,16 +71,18 @@ def test_an_image_that_does_not_fit_its_schema_version_is_one_error_row_the_othe
     from libs.schema_history.history import SchemaHistory
     from libs.schema_history.row_layout import history_layouts
     from libs.schema_history.table_schema import TableSchema
-    from libs.snapshot.protocol import Position
+    from libs.contracts.position import BinlogPosition
     from libs.targets.decoding import DecodeHints
     from tests.unit.schema_history.test_rows_by_version import FILE, _segments
 
     segs = _segments({0: 1, 1: 10, 2: -1}, {0: 2, 1: 20, 2: -2}, {0: 3, 1: 30, 2: -3})
     history = SchemaHistory()
     history.start("src", TableSchema.parse("CREATE TABLE sim.t (id INT PRIMARY KEY, x INT, y INT)", "sim"),
-                  Position(FILE, 4))
-    history.apply("src", Position(FILE, segs[1]["frames"][0]["pos"] - 1), "ALTER TABLE t DROP y", "sim")
-    history.apply("src", Position(FILE, segs[2]["frames"][0]["pos"] - 1), "ALTER TABLE t ADD y INT", "sim")
+                  BinlogPosition(FILE, 4))
+    history.apply("src", BinlogPosition(FILE, segs[1]["frames"][0]["pos"] - 1), "ALTER TABLE t DROP y",
+                  "sim")
+    history.apply("src", BinlogPosition(FILE, segs[2]["frames"][0]["pos"] - 1), "ALTER TABLE t ADD y INT",
+                  "sim")
     hints = DecodeHints((), history_layouts(history, {}))
 
     got = pa.Table.from_batches(

@@ -1,11 +1,12 @@
-"""libs/apply/soft_deletes.py: what a replayed batch writes to a `delete: soft` target, as a
+"""libs/apply/modes/soft_delete.py: what a replayed batch writes to a `delete: soft` target, as a
 table of cases run through the real replay (libs/replay), against the hard target's writes.
 Also the mirror's part (libs/apply/target_mirror.py) and the setting's validation."""
 import dataclasses
 
 import pytest
 
-from libs.apply.soft_deletes import DELETED, first_truncate, live, table_writes
+from libs.apply.modes.select import mode_of
+from libs.apply.modes.soft_delete import DELETED, first_truncate, live
 from libs.apply.plan import Lookups
 from libs.config.job import ConfigError, JobConfig, TablesSettings
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage, replay
@@ -54,8 +55,8 @@ CASES = [
 @pytest.mark.parametrize("case, changes, expected", CASES, ids=[c[0] for c in CASES])
 def test_soft_writes_against_the_hard_ones(case, changes, expected):
     batch = changes()
-    hard_upserts, hard_deletes = table_writes(HARD, replay(HARD, STORED, batch))
-    upserts, deletes = table_writes(SOFT, replay(SOFT, STORED, batch))
+    hard_upserts, hard_deletes = mode_of(HARD).table_writes(HARD, replay(HARD, STORED, batch))
+    upserts, deletes = mode_of(SOFT).table_writes(SOFT, replay(SOFT, STORED, batch))
     got = {}
     for row in upserts:
         kind = "tombstone" if row[DELETED] else "live"
@@ -84,7 +85,7 @@ def test_soft_writes_against_the_hard_ones(case, changes, expected):
 
 def test_a_hard_target_writes_as_before():
     batch = [T.insert({"id": 3, "v": 30}), T.delete({"id": 3}), T.delete({"id": 1})]
-    upserts, deletes = table_writes(HARD, replay(HARD, STORED, batch))
+    upserts, deletes = mode_of(HARD).table_writes(HARD, replay(HARD, STORED, batch))
     assert upserts == [] and [set(d) for d in deletes] == [{ROW_ID_COLUMN, LINEAGE_COLUMN}]
 
 

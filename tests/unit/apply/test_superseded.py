@@ -9,7 +9,8 @@ import pytest
 from libs.apply.fold_values import commit_order_of
 from libs.apply.superseded import COMMIT, superseded_rows
 from libs.contracts.position import sort_key_of
-from libs.snapshot.protocol import Position, superseded
+from libs.snapshot.protocol import superseded
+from libs.contracts.position import BinlogPosition
 
 SCHEMA = pa.schema([("source", pa.string()), ("trx_file", pa.string()), ("trx_end_pos", pa.int64()),
                     ("commit_ts", pa.int64()), ("change_seq", pa.int64())])
@@ -20,7 +21,7 @@ def _per_row(rows, start, snapshots):
     def gone(r):
         if start is not None and sort_key_of(**r) < start:
             return True
-        return superseded(snapshots.get(r["source"]), Position(r["trx_file"], r["trx_end_pos"]))
+        return superseded(snapshots.get(r["source"]), BinlogPosition(r["trx_file"], r["trx_end_pos"]))
     return [gone(r) for r in rows]
 
 
@@ -47,7 +48,7 @@ START = sort_key_of(**row("s1", "b.000002", 1250, 10, (1 << 20) + 2))
      sort_key_of(**row("s1", "b.999999", 5, 1, 0)), {}, [False, True]),
     # rule 2 per source: at or before its snapshot position
     ([row("s1", "b.000002", 1250, 1, 0), row("s1", "b.000002", 1251, 1, 0), row("s2", "b.000002", 1, 1, 0)],
-     None, {"s1": Position("b.000002", 1250)}, [True, False, False]),
+     None, {"s1": BinlogPosition("b.000002", 1250)}, [True, False, False]),
 ])
 def test_superseded_rows(rows, start, snapshots, expected):
     ordered = _ordered(rows)
@@ -65,7 +66,7 @@ def test_random_batches_mark_what_the_per_row_rules_mark():
                     rng.choice([4, 120, 1250]), rng.choice([1, 2]), rng.randrange(4))
                 for _ in range(rng.randrange(0, 40))]
         start = sort_key_of(**rng.choice(rows)) if rows and rng.random() < 0.7 else None
-        snapshots = ({"s1": Position(rng.choice(["b.000009", "b.000010"]), rng.choice([4, 1250]))}
+        snapshots = ({"s1": BinlogPosition(rng.choice(["b.000009", "b.000010"]), rng.choice([4, 1250]))}
                      if rng.random() < 0.5 else {})
         ordered = _ordered(rows)
         got = superseded_rows(ordered, start, snapshots)

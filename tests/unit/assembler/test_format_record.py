@@ -6,7 +6,7 @@ import zlib
 
 from libs.stream.assembler import InMemorySpillStore
 from libs.binlog.constants import EventType
-from libs.contracts.topic import FORMAT
+from libs.contracts.topic import TopicKind
 from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from tests.unit.shipper.frames import ROW_FULL, frames_of
 
@@ -29,9 +29,8 @@ def _from_second_transaction():
 
 def test_a_format_record_lets_a_mid_file_stream_decode():
     pos, fde, tail = _from_second_transaction()
-    records, state = assemble_group("s", None,
-                                    [InputFrame(_artificial(fde), ROW_FULL.name, pos, kind=FORMAT)] + tail,
-                                    InMemorySpillStore())
+    head = InputFrame(_artificial(fde), ROW_FULL.name, pos, kind=TopicKind.FORMAT)
+    records, state = assemble_group("s", None, [head] + tail, InMemorySpillStore())
     kinds = [r["kind"] for r in records]
     assert "quarantine" not in kinds and kinds.count("segment") >= 1
     changes = [c for r in records if r["kind"] == "segment" for c in decode_segment(r)]
@@ -49,9 +48,9 @@ def test_without_it_every_event_is_quarantined():
 
 def test_a_format_record_that_is_no_format_description_is_kept_in_quarantine():
     pos, fde, tail = _from_second_transaction()
-    records, _ = assemble_group("s", None, [InputFrame(_artificial(fde), ROW_FULL.name, pos, kind=FORMAT),
-                                            InputFrame(tail[0].raw, ROW_FULL.name, pos, kind=FORMAT)] + tail,
-                                InMemorySpillStore())
+    heads = [InputFrame(_artificial(fde), ROW_FULL.name, pos, kind=TopicKind.FORMAT),
+             InputFrame(tail[0].raw, ROW_FULL.name, pos, kind=TopicKind.FORMAT)]
+    records, _ = assemble_group("s", None, heads + tail, InMemorySpillStore())
     (bad,) = [r for r in records if r["kind"] == "quarantine"]
     assert bad["q_kind"] == "bad_format_record" and bad["raw"] == tail[0].raw
     assert f"pos {pos}" in bad["reason"]

@@ -5,11 +5,12 @@ import dataclasses
 import pytest
 
 from libs.config.bad_input import (
-    BadInputPolicy, BinlogPosition, Incident, KafkaPosition, accepted_positions, stop_message,
+    BadInputPolicy, Incident, KafkaPosition, accepted_positions, stop_message,
 )
+from libs.contracts.position import BinlogPosition
 from libs.config.job import ConfigError, JobConfig
 
-P = BinlogPosition.of
+P = BinlogPosition
 
 
 def incident(kind: str, file="mdb-bin.000002", first=100, last=100, source="m1") -> Incident:

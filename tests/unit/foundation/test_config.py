@@ -89,9 +89,9 @@ def test_yaml_syntax_errors_are_one_line(tmp_path):
 
 
 def test_accept_schema_changes_through_is_a_position_per_source():
-    from libs.config.bad_input import BinlogPosition
+    from libs.contracts.position import BinlogPosition
     cfg = JobConfig(schema_changes="fail", accept_schema_changes_through={"m1": "mdb-bin.000002:7"})
-    assert cfg.accept_schema_changes_through == (("m1", BinlogPosition.of("mdb-bin.000002", 7)),)
+    assert cfg.accept_schema_changes_through == (("m1", BinlogPosition("mdb-bin.000002", 7)),)
     assert JobConfig().accept_schema_changes_through == ()
     with pytest.raises(ConfigError, match="accept_schema_changes_through: m1: must be FILE:POS"):
         JobConfig(accept_schema_changes_through={"m1": 7})

@@ -15,7 +15,7 @@ import pytest
 from libs.schema_history.declared_schemas import declared_schema, followed_declarations
 from libs.schema_history.history import HistoryError, SchemaHistory, Version
 from libs.schema_history.table_schema import TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.targets import model
 from libs.targets.config import build_catalog
 from libs.targets.ddl import parse_ddl
@@ -27,8 +27,8 @@ ID, A, B, C7 = "id INT", "a INT", "b VARCHAR(10) DEFAULT 'rep'", "c INT DEFAULT 
 AS_DECLARED = (ID, A, B)
 
 
-def at(pos: int) -> Position:
-    return Position("bin.000001", pos)
+def at(pos: int) -> BinlogPosition:
+    return BinlogPosition("bin.000001", pos)
 
 
 def version(statement: str | None, schema: str | None = SOURCE, error: str | None = None):

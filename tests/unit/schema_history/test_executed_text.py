@@ -24,7 +24,7 @@ from libs.schema_history.table_schema import TableSchema
 from libs.simulator.master import Master, Session
 from libs.simulator.schema import Table, int_col
 from libs.simulator.sinks import FileSink
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.stages.assembly import InputFrame, assemble_group, segment_ddl
 
 MARIADB, MYSQL = "10.11.6-MariaDB-log", "8.0.33"
@@ -91,13 +91,13 @@ def test_serial_default_value_only_as_three_words():
 
 def test_the_history_keeps_the_server_version_it_read_each_ddl_with():
     history = SchemaHistory()
-    history.start("s", BASE, Position("bin.1", 4))
-    history.apply("s", Position("bin.1", 100), "ALTER TABLE t /*!40000 CHANGE v w INT */", "d", MARIADB)
-    (_, version), = history.added_at("s", Position("bin.1", 100))
+    history.start("s", BASE, BinlogPosition("bin.1", 4))
+    history.apply("s", BinlogPosition("bin.1", 100), "ALTER TABLE t /*!40000 CHANGE v w INT */", "d", MARIADB)
+    (_, version), = history.added_at("s", BinlogPosition("bin.1", 100))
     assert version.server_version == MARIADB and version.schema.column_names == ("id", "w")
-    assert history.server_version("s", Position("bin.1", 100)) == MARIADB
+    assert history.server_version("s", BinlogPosition("bin.1", 100)) == MARIADB
     with pytest.raises(HistoryError, match="not known here"):
-        history.apply("s", Position("bin.1", 200), "ALTER TABLE t /*!40000 DROP w */", "d")
+        history.apply("s", BinlogPosition("bin.1", 200), "ALTER TABLE t /*!40000 DROP w */", "d")
 
 
 def _ddl(statement, table="t", pos=100):

@@ -8,7 +8,7 @@ from libs.schema_history.history import SchemaHistory
 from libs.schema_history.row_layout import RowLayout, history_layouts
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_schema import TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 
 
 def layout(columns: str) -> RowLayout:
@@ -71,11 +71,11 @@ def test_a_refusing_layout_refuses_every_image():
 
 def test_the_layouts_of_a_history():
     history = SchemaHistory()
-    history.start("s", TableSchema.parse("CREATE TABLE d.t (a INT)", "d"), Position("b.000001", 10))
-    history.apply("s", Position("b.000001", 20), "ALTER TABLE t ADD b INT", "d")
-    history.apply("s", Position("b.000001", 30), "DROP TABLE t", "d")
-    history.apply("s", Position("b.000001", 40), "CREATE TABLE t (a INT)", "d")
-    history.refuse("s", Position("b.000001", 50), [TableName("d", "t")], "ALTER TABLE t FROBNICATE",
+    history.start("s", TableSchema.parse("CREATE TABLE d.t (a INT)", "d"), BinlogPosition("b.000001", 10))
+    history.apply("s", BinlogPosition("b.000001", 20), "ALTER TABLE t ADD b INT", "d")
+    history.apply("s", BinlogPosition("b.000001", 30), "DROP TABLE t", "d")
+    history.apply("s", BinlogPosition("b.000001", 40), "CREATE TABLE t (a INT)", "d")
+    history.refuse("s", BinlogPosition("b.000001", 50), [TableName("d", "t")], "ALTER TABLE t FROBNICATE",
                    "cannot read the DDL")
     cache = {}
     (key, versions), = history_layouts(history, cache).items()

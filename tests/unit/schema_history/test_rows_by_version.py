@@ -16,7 +16,7 @@ from libs.simulator.master import Master, Session
 from libs.simulator.schema import Table, int_col
 from libs.simulator.sinks import FileSink
 from libs.simulator.statements import Insert
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.stages.assembly import InputFrame, assemble_group, decode_segment
 from libs.targets.decoding import DecodeHints
 
@@ -47,10 +47,10 @@ def _rows(segments, hints):
 
 def test_each_row_takes_the_names_of_the_version_at_its_position():
     first, second = _segments({0: 1, 1: 10, 2: -1}, {0: 2, 1: 20, 2: -2})
-    between = Position(FILE, second["frames"][0]["pos"] - 1)  # a DDL logged between the two
+    between = BinlogPosition(FILE, second["frames"][0]["pos"] - 1)  # a DDL logged between the two
     history = SchemaHistory()
     history.start("src", TableSchema.parse("CREATE TABLE sim.t (id INT PRIMARY KEY, a INT, b INT)", "sim"),
-                  Position(FILE, 4))
+                  BinlogPosition(FILE, 4))
     history.apply("src", between, "ALTER TABLE t CHANGE a c INT UNSIGNED AFTER b", "sim")
     assert _rows([first, second], _hints(history)) == [
         {"id": "1", "a": "10", "b": "-1"},
@@ -74,7 +74,7 @@ def test_without_a_version_the_declaration_reads_as_before():
 def test_an_image_that_does_not_fit_its_version_is_refused_with_its_position(create, reason):
     (segment,) = _segments({0: 1, 1: 10, 2: -1})
     history = SchemaHistory()
-    history.start("src", TableSchema.parse(create, "sim"), Position(FILE, 4))
+    history.start("src", TableSchema.parse(create, "sim"), BinlogPosition(FILE, 4))
     (rows_pos,) = [c["binlog_pos"] for c in decode_segment(segment) if c["op"] == "insert"]
     with pytest.raises(RowImageMismatch) as err:
         decode_segment(segment, hints=_hints(history))
@@ -86,7 +86,7 @@ def test_a_dropped_table_has_no_layout_and_reads_as_before():
     (segment,) = _segments({0: 1, 1: 10, 2: -1})
     history = SchemaHistory()
     history.start("src", TableSchema.parse("CREATE TABLE sim.t (id INT PRIMARY KEY, a INT)", "sim"),
-                  Position(FILE, 4))
-    history.apply("src", Position(FILE, 5), "DROP TABLE t", "sim")
+                  BinlogPosition(FILE, 4))
+    history.apply("src", BinlogPosition(FILE, 5), "DROP TABLE t", "sim")
     (change,) = [c for c in decode_segment(segment, hints=_hints(history)) if c["op"] == "insert"]
     assert [v["text"] for v in change["after"]] == ["1", "10", "-1"]

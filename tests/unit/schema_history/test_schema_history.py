@@ -8,13 +8,13 @@ from libs.schema_history.history import (
     ALTERED, CREATED, DROPPED, RENAMED, TRUNCATED, UNSUPPORTED, HistoryError, SchemaHistory)
 from libs.schema_history.statements import TableName
 from libs.schema_history.table_schema import TableSchema
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 
 T = TableSchema.parse("CREATE TABLE d.t (id INT PRIMARY KEY, a INT)", "d")
 
 
 def at(pos, file="mdb-bin.000002"):
-    return Position(file, pos)
+    return BinlogPosition(file, pos)
 
 
 def history():

@@ -7,7 +7,7 @@ import pytest
 
 from libs.shipper.file_source import Inputs, iter_file_events
 from libs.contracts.heartbeat import FollowBeat, HeartbeatRecord, is_caught_up, server_position
-from libs.contracts.topic import HEARTBEAT, KafkaRecord
+from libs.contracts.topic import KafkaRecord, TopicKind
 
 from .frames import ROW_FULL, frames_of, heartbeat
 from .test_rebuild import rebuild, records
@@ -39,7 +39,7 @@ def test_only_a_heartbeat_at_the_shippers_own_position_says_caught_up(file, pos,
 
 
 def test_a_heartbeat_record_takes_no_room_and_is_parsed_back_from_kafka():
-    rec = KafkaRecord("s1", "mdb-bin.000001", 1131, HeartbeatRecord("s1", 5).encode(), HEARTBEAT)
+    rec = KafkaRecord("s1", "mdb-bin.000001", 1131, HeartbeatRecord("s1", 5).encode(), TopicKind.HEARTBEAT)
     assert rec.is_side and rec.end_pos == 1131
     back = KafkaRecord.from_kafka(rec.key(), rec.value, rec.headers())
     assert back == rec
@@ -48,7 +48,7 @@ def test_a_heartbeat_record_takes_no_room_and_is_parsed_back_from_kafka():
 def test_heartbeat_records_between_events_are_skipped_by_the_rebuild():
     recs = records(ROW_FULL)
     at = recs[5].binlog_pos
-    beat = KafkaRecord("s", ROW_FULL.name, at, HeartbeatRecord("s", 5).encode(), HEARTBEAT)
+    beat = KafkaRecord("s", ROW_FULL.name, at, HeartbeatRecord("s", 5).encode(), TopicKind.HEARTBEAT)
     files = rebuild(recs[:5] + [beat] + recs[5:] + [beat])
     assert files[ROW_FULL.name].content() == ROW_FULL.read_bytes()
 

@@ -38,11 +38,11 @@ def test_file_shipped_from_the_middle_cannot_be_written_whole():
 
 
 def test_snapshot_records_between_events_are_skipped():
-    from libs.contracts.topic import SNAPSHOT
+    from libs.contracts.topic import TopicKind
     from libs.snapshot.record import ROWS, SnapshotRecord
     recs = records(ROW_FULL)
     at = recs[5].binlog_pos
     snap = KafkaRecord("s", ROW_FULL.name, at, SnapshotRecord(ROWS, "r", ROW_FULL.name, at, 1, 0).encode(),
-                       SNAPSHOT)
+                       TopicKind.SNAPSHOT)
     files = rebuild(recs[:5] + [snap] + recs[5:])
     assert files[ROW_FULL.name].content() == ROW_FULL.read_bytes()

@@ -38,7 +38,7 @@ def test_a_binlog_event_has_no_record_kind_header():
 def test_snapshot_record_round_trips_and_takes_no_room_in_the_binlog():
     from libs.snapshot.record import BEGIN, SnapshotRecord
     value = SnapshotRecord(BEGIN, "run-1", "mdb-bin.000002", 1234, 1, 0, tables=("d.t",)).encode()
-    rec = KafkaRecord("s", "mdb-bin.000002", 1234, value, record.SNAPSHOT)
+    rec = KafkaRecord("s", "mdb-bin.000002", 1234, value, record.TopicKind.SNAPSHOT)
     assert dict(rec.headers())["record_kind"] == b"snapshot"
     back = KafkaRecord.from_kafka(rec.key(), rec.value, rec.headers())
     assert back == rec and back.is_snapshot

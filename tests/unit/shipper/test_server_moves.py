@@ -9,7 +9,7 @@ from libs.binlog.file_names import binlog_sort_key, epoch_file, split_epoch
 from libs.source.errors import ServerChangedError, ShipError
 from libs.shipper.gtid_state import GroupTracker, GtidState
 from libs.shipper.purge import PurgeWatch, is_purged, purge_risk
-from libs.contracts.topic import FORMAT, KafkaRecord, Origin
+from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.shipper.resume import epoch_for, resume_point
 from libs.source.server_identity import ServerIdentity
 
@@ -143,7 +143,7 @@ def test_epoch_grows_when_the_server_changes(last, now, epoch):
 
 def test_a_format_record_resumes_at_its_own_position():
     pos, fde = frames_of(ROW_FULL)[0]
-    last = KafkaRecord("s", "mdb-bin.000002", 900, fde, FORMAT, Origin(M2.text(), "0-1-7", None, 1))
+    last = KafkaRecord("s", "mdb-bin.000002", 900, fde, TopicKind.FORMAT, Origin(M2.text(), "0-1-7", None, 1))
     start = resume_point(last, M2, follow_gtid=False, server="h:2")
     assert (start.file, start.pos, start.last_frame) == ("mdb-bin.000002", 900, None)
 

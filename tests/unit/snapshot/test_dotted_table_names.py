@@ -8,7 +8,8 @@ import pytest
 
 from libs.shipper import snapshot_run
 from libs.snapshot import source
-from libs.snapshot.protocol import RUN, Position, StartPlan
+from libs.snapshot.protocol import RUN, StartPlan
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.record import SnapshotRecord
 from libs.contracts.table_names import TableName, parse_table_key, table_key
 from tests.unit.snapshot.test_snapshot_source import FakeConn
@@ -56,7 +57,7 @@ def test_snapshot_records_name_each_table_apart():
 
 
 def _resume(conn, remaining):
-    return snapshot_run._run_tables(conn, StartPlan(RUN, Position("mdb-bin.000001", 4), remaining),
+    return snapshot_run._run_tables(conn, StartPlan(RUN, BinlogPosition("mdb-bin.000001", 4), remaining),
                                     snapshot_run.SnapshotOptions(), "src")
 
 

@@ -10,13 +10,14 @@ from libs.source.errors import ShipError
 from libs.shipper.kafka_sink import KafkaSink
 from libs.contracts.topic import Origin
 from libs.snapshot import oversized, source, values
-from libs.snapshot.protocol import RUN, Position, StartPlan
+from libs.snapshot.protocol import RUN, StartPlan
+from libs.contracts.position import BinlogPosition
 from libs.contracts.table_names import TableName
 from tests.unit.snapshot.test_snapshot_source import POINT, FakeConn, rows_from_the_fake  # noqa: F401 - autouse
 
 LIMIT = 2000  # the test's limit: the record of the 3000-byte row below is over it
 BASE = b"BASE TABLE"
-C = Position("mdb-bin.000001", 4)
+C = BinlogPosition("mdb-bin.000001", 4)
 
 
 class FakeProducer:

@@ -3,7 +3,7 @@ the apply stage's view of snapshot tables (libs/snapshot/tables.py)."""
 import pytest
 
 from libs.snapshot.changes import assembled_record, change_records
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.record import BEGIN, END, ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.schema_history.target_schemas import with_source_targets
 from libs.snapshot.tables import SnapshotTable, SnapshotTables
@@ -65,7 +65,7 @@ def test_an_undecodable_snapshot_record_is_quarantined_with_its_bytes():
 
 
 def _table(pos, run="r"):
-    return SnapshotTable("src", "d", "t", run, Position("mdb-bin.000003", pos), CREATE)
+    return SnapshotTable("src", "d", "t", run, BinlogPosition("mdb-bin.000003", pos), CREATE)
 
 
 def _change(op, pos, table="t"):

@@ -2,11 +2,12 @@
 import pytest
 
 from libs.snapshot.protocol import (
-    FOLLOW, INITIAL, RESNAPSHOT, RUN, LastRecord, Position, StartPlan, plan_start, superseded,
+    FOLLOW, INITIAL, RESNAPSHOT, RUN, LastRecord, StartPlan, plan_start, superseded,
 )
+from libs.contracts.position import BinlogPosition
 
-L = Position("mdb-bin.000003", 900)
-C = Position("mdb-bin.000002", 120)
+L = BinlogPosition("mdb-bin.000003", 900)
+C = BinlogPosition("mdb-bin.000002", 120)
 
 START_TABLE = [
     # last record,                                      mode,       plan
@@ -33,16 +34,16 @@ def test_unknown_mode_is_refused():
         plan_start(None, "always")
 
 
-SNAP = Position("mdb-bin.000009", 5000)
+SNAP = BinlogPosition("mdb-bin.000009", 5000)
 SUPERSEDED_TABLE = [
     # snapshot at, change at,                           superseded
-    (SNAP,  Position("mdb-bin.000009", 4999),  True),
-    (SNAP,  Position("mdb-bin.000009", 5000),  True),   # the transaction ending at P is in the snapshot
-    (SNAP,  Position("mdb-bin.000009", 5001),  False),
-    (SNAP,  Position("mdb-bin.000010", 4),     False),  # numbered order, not text order
-    (SNAP,  Position("mdb-bin.000008", 99999), True),
-    (Position("mdb-bin.999999", 4), Position("mdb-bin.1000000", 4), False),
-    (None,  Position("mdb-bin.000001", 4),     False),  # no snapshot: every change applies
+    (SNAP,  BinlogPosition("mdb-bin.000009", 4999),  True),
+    (SNAP,  BinlogPosition("mdb-bin.000009", 5000),  True),   # the transaction ending at P is in the snapshot
+    (SNAP,  BinlogPosition("mdb-bin.000009", 5001),  False),
+    (SNAP,  BinlogPosition("mdb-bin.000010", 4),     False),  # numbered order, not text order
+    (SNAP,  BinlogPosition("mdb-bin.000008", 99999), True),
+    (BinlogPosition("mdb-bin.999999", 4), BinlogPosition("mdb-bin.1000000", 4), False),
+    (None,  BinlogPosition("mdb-bin.000001", 4),     False),  # no snapshot: every change applies
 ]
 
 

@@ -11,10 +11,11 @@ import pytest
 from pymysql.err import OperationalError
 
 from libs.source.privileges import SourceAccessError
-from libs.contracts.topic import SNAPSHOT, KafkaRecord
+from libs.contracts.topic import KafkaRecord, TopicKind
 from libs.snapshot import chunk_values, source, values
 from libs.snapshot.chunks import VALUE_OVERHEAD, TableProgress, cut_chunks, last_state, row_sizes
-from libs.snapshot.protocol import LastRecord, Position
+from libs.snapshot.protocol import LastRecord
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.record import SnapshotRecord
 from libs.snapshot.table_filter import TableFilter
 from tests.unit.snapshot.row_packets import FakePackets, row_section
@@ -335,14 +336,14 @@ def test_error_mid_table_names_source_table_and_position():
 
 def snapshot_kafka_record(kind, tables, header=("mdb-bin.000002", 120)):
     rec = SnapshotRecord(kind, "id1", "mdb-bin.000003", 1234, 7, NOW_US, tables=tables)
-    return KafkaRecord("src", *header, rec.encode(), kind=SNAPSHOT)
+    return KafkaRecord("src", *header, rec.encode(), kind=TopicKind.SNAPSHOT)
 
 
 def test_last_state_of_binlog_and_snapshot_records():
     assert last_state(None) is None
     event = KafkaRecord("src", "mdb-bin.000004", 500, bytes(19 + 10))
-    assert last_state(event) == LastRecord(Position("mdb-bin.000004", 529))
-    C = Position("mdb-bin.000002", 120)  # the header position, not the run's own P (1234)
+    assert last_state(event) == LastRecord(BinlogPosition("mdb-bin.000004", 529))
+    C = BinlogPosition("mdb-bin.000002", 120)  # the header position, not the run's own P (1234)
     assert last_state(snapshot_kafka_record("rows", ("d.a", "d.b"))) == LastRecord(C, "rows", ("d.a", "d.b"))
     assert last_state(snapshot_kafka_record("table_end", ())) == LastRecord(C, "table_end", ())
     assert last_state(snapshot_kafka_record("end", None)) == LastRecord(C, "end", ())

@@ -3,7 +3,7 @@ counts only where no transaction is open, the batch's last good one wins, a malf
 quarantined, and none changes what is applied."""
 from libs.stream.assembler import InMemorySpillStore
 from libs.contracts.heartbeat import HeartbeatRecord
-from libs.contracts.topic import HEARTBEAT
+from libs.contracts.topic import TopicKind
 from libs.stages.assembly import InputFrame, assemble_group
 
 from .test_stream_assembly import CORPUS, changes_of, frames_of
@@ -14,7 +14,7 @@ FILE = f"{CORPUS}/row_full/mdb-bin.000001"
 def beat(at: int, micros: int, raw: bytes | None = None) -> InputFrame:
     """A heartbeat record placed before the batch's frame number `at` (offsets are the frames')."""
     return InputFrame(raw if raw is not None else HeartbeatRecord("src", micros).encode(),
-                      "mdb-bin.000001", 0, 0, at, HEARTBEAT)
+                      "mdb-bin.000001", 0, 0, at, TopicKind.HEARTBEAT)
 
 
 def assembled(frames):

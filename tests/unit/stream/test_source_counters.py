@@ -3,7 +3,8 @@ by the assembler itself (ignorable and dummy events skipped, bytes spilled) and 
 state still holds in the spill store."""
 from libs.stream.assembler import Assembler, AssemblerConfig, InMemorySpillStore
 from libs.stream.assembler.file_spill import FileSpillStore
-from libs.stages.counters import COUNTERS, SourceCounters
+from libs.contracts.assembled import RecordKind
+from libs.stages.counters import SourceCounters
 from tests.unit.assembler.stream import place
 from tests.unit.boundary import events as e
 
@@ -74,7 +75,7 @@ def test_a_retried_batch_reports_the_same_totals():
 def test_the_record_round_trips_through_its_assembled_record_fields():
     counts = SourceCounters("s1", 4, 2, 1 << 33, 512, None)
     record = counts.record()
-    assert record["kind"] == COUNTERS
+    assert record["kind"] == RecordKind.COUNTERS
     assert SourceCounters.from_record(record) == counts
 
 

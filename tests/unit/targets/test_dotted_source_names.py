@@ -5,7 +5,7 @@ two source tables that would share a Delta table are one line naming both."""
 import pytest
 
 from libs.schema_history.target_schemas import with_source_targets
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.targets import TargetConfigError, build_catalog, default_delta_table_name
 
@@ -13,7 +13,7 @@ KEYED = "CREATE TABLE `{}` (`id` int NOT NULL, `v` varchar(9), PRIMARY KEY (`id`
 
 
 def _derived(*pairs, yaml=None):
-    snapshots = SnapshotTables(SnapshotTable("src", db, table, "run", Position("mdb-bin.000001", 4),
+    snapshots = SnapshotTables(SnapshotTable("src", db, table, "run", BinlogPosition("mdb-bin.000001", 4),
                                              KEYED.format(table.replace("`", "``")))
                                for db, table in pairs)
     return with_source_targets(build_catalog(yaml, "t.yaml"), snapshots, lambda d, t: True)

@@ -8,6 +8,7 @@ import pytest
 from libs.config.job import ConfigError, JobConfig
 from libs.replay.versions import HISTORY_COLUMNS
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
+from pipelines.apply.modes.columns import history_fields
 
 DDL = "CREATE TABLE d.t (id INT PRIMARY KEY, v INT);\nCREATE TABLE d.u (id INT PRIMARY KEY)"
 SOURCE = parse_ddl("CREATE TABLE d.s (id INT PRIMARY KEY)", "SHOW CREATE TABLE d.s")
@@ -58,7 +59,7 @@ def test_an_scd2_target_on_a_table_without_the_history_columns_is_a_mismatch():
     assert D.schema_mismatches(made_current, scd2) == [
         f"column {name!r} is missing (a `history: scd2` target's, schemas/history_columns.avsc)"
         for name in HISTORY_COLUMNS]
-    assert D.history_fields(current) == []
+    assert history_fields(current) == []
 
 
 def _modes(data):

@@ -3,7 +3,7 @@ source's SHOW CREATE TABLE (libs/targets/target_entry.py TargetOverride; README 
 
 import pytest
 
-from libs.snapshot.protocol import Position
+from libs.contracts.position import BinlogPosition
 from libs.schema_history.target_schemas import with_source_targets
 from libs.snapshot.tables import SnapshotTable, SnapshotTables
 from libs.targets import TargetConfigError, build_catalog, parse_ddl
@@ -14,7 +14,7 @@ KEYLESS = "CREATE TABLE `log` (`at` int, `what` varchar(9))"
 
 
 def _source(*tables):
-    return SnapshotTables(SnapshotTable("src", "shop", name, "run", Position("mdb-bin.000001", 4), ddl)
+    return SnapshotTables(SnapshotTable("src", "shop", name, "run", BinlogPosition("mdb-bin.000001", 4), ddl)
                           for name, ddl in tables)
 
 

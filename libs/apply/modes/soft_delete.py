@@ -1,7 +1,7 @@
 """Soft deletes (targets YAML `delete: soft`, README "Soft deletes"): a row the source deletes
 stays in the Delta table, flagged, instead of leaving it. The rule, without Spark:
 
-    rows = table_writes(target, result)    # a replayed batch -> the MERGE source's rows
+    rows = SOFT_DELETE.table_writes(target, result)    # a replayed batch -> the MERGE source's rows
 
 Columns (schemas/soft_delete.avsc, after `_lineage`): `_deleted`, and the deleting change's
 commit time, GTID and binlog file/position, the values its Lineage carries. A live row has
@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from libs.contracts.avro_schemas import field_names
-from libs.replay.engine import ReplayResult, RowDelete
+from libs.replay.engine import ReplayResult, RowDelete, replay
 from libs.replay.lineage import LINEAGE_COLUMN, ROW_ID_COLUMN, Lineage
 from libs.contracts.change import Op
 from libs.targets.model import Target
@@ -62,21 +62,39 @@ def _tombstone(delete: RowDelete) -> dict[str, Any]:
             **deleted_by(delete.lineage)}
 
 
-def table_writes(target: Target, result: ReplayResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(upserts, deletes) of a replayed batch, as MERGE source rows (without the op column).
-    A hard target: the upserts' records, and each deleted stored row's `_row_id` and deleting
-    `_lineage`. A soft target (module docstring): upserts carry live(); a deleted row whose
-    values the batch wrote is an upsert flagged deleted; a stored row only deleted is a delete
-    carrying its soft-delete columns, which a MERGE sets on the stored row."""
-    upserts = [w.to_record() for w in result.upserts]
-    if not target.soft_delete:
-        return upserts, [{ROW_ID_COLUMN: d.row_id, LINEAGE_COLUMN: d.lineage.to_dict()}
-                         for d in result.deletes]
-    upserts = [{**u, **live()} for u in upserts]
-    upserts += [_tombstone(d) for d in (*result.deletes, *result.transient) if d.written is not None]
-    deletes = [{ROW_ID_COLUMN: d.row_id, **deleted_by(d.lineage)}
-               for d in result.deletes if d.written is None]
-    return upserts, deletes
+class SoftDelete:
+    name = "soft_delete"
+    columns = "soft_delete"
+    live = (DELETED, False)  # the replay never sees a flagged row (module docstring)
+    folds = False
+    on_executors = True
+    mirrors = True  # its deleted rows kept apart (libs/apply/target_mirror.py)
+    takes_job_delete = True
+
+    @staticmethod
+    def replay(target, current_rows, changes, *, mode):
+        return replay(target, current_rows, changes, mode=mode)
+
+    @staticmethod
+    def truncated(changes) -> dict[str, Any] | None:
+        """The columns flagging the stored rows a truncate leaves unread (first_truncate)."""
+        return first_truncate(changes)
+
+    @staticmethod
+    def table_writes(target: Target,
+                     result: ReplayResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(upserts, deletes) of a replayed batch, as MERGE source rows (without the op column):
+        upserts carry live(); a deleted row whose values the batch wrote is an upsert flagged
+        deleted; a stored row only deleted is a delete carrying its soft-delete columns, which a
+        MERGE sets on the stored row (module docstring)."""
+        upserts = [{**w.to_record(), **live()} for w in result.upserts]
+        upserts += [_tombstone(d) for d in (*result.deletes, *result.transient) if d.written is not None]
+        deletes = [{ROW_ID_COLUMN: d.row_id, **deleted_by(d.lineage)}
+                   for d in result.deletes if d.written is None]
+        return upserts, deletes
+
+
+SOFT_DELETE = SoftDelete()
 
 
 def is_deleted(row: Mapping[str, Any]) -> bool:

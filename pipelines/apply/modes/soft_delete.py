@@ -1,4 +1,4 @@
-"""Soft deletes on whole-table writes (libs/apply/soft_deletes.py has the rule): a table
+"""Soft deletes on whole-table writes (libs/apply/modes/soft_delete.py has the rule): a table
 carried to a new schema (carried_writes.py) or written anew from executor snapshot rows keeps
 its deleted rows, and a TRUNCATE flags its live ones, as the MERGE does (target_writes.merge)."""
 from __future__ import annotations
@@ -9,17 +9,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
-from libs.apply.soft_deletes import DELETED, live
+from libs.apply.modes.soft_delete import DELETED, live
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ROW_ID_COLUMN
 from libs.targets.model import Target
 from pipelines.apply.target_writes import OP_COLUMN
+from pipelines.apply.modes.columns import soft_delete_fields
 
 
 def with_soft_columns(table: DataFrame, target: Target) -> DataFrame:
     """`table` with the target's soft-delete columns: its own, or those of live rows (a table
     that had none, e.g. a copy an online schema change tool made)."""
-    fields = D.soft_delete_fields(target)
+    fields = soft_delete_fields(target)
     if not fields or all(f.name in table.columns for f in fields):
         return table
     values = live()
@@ -32,7 +33,7 @@ def flag_live(table: DataFrame, target: Target, truncated: dict[str, Any] | None
     soft one every row, the live ones flagged deleted by `truncated` (the first truncate)."""
     if not target.soft_delete or truncated is None:
         return table.limit(0)
-    fields = {f.name: f.dataType for f in D.soft_delete_fields(target)}
+    fields = {f.name: f.dataType for f in soft_delete_fields(target)}
     alive = ~F.col(DELETED)
     flagged = {n: F.when(alive, F.lit(D.to_spark_value(v)).cast(fields[n]))
                    .otherwise(F.col(quote_identifier(n)))
@@ -44,7 +45,7 @@ def flag_live(table: DataFrame, target: Target, truncated: dict[str, Any] | None
 def flag_deleted(base: DataFrame, changed: DataFrame, target: Target) -> DataFrame:
     """The rows of `base` that `changed` (MERGE source rows) deletes, with the soft-delete
     columns it gives them (as the MERGE's delete clause of a soft target sets them)."""
-    names = [f.name for f in D.soft_delete_fields(target)]
+    names = [f.name for f in soft_delete_fields(target)]
     marks = changed.where(F.col(OP_COLUMN) == F.lit("delete")).select(
         F.col(ROW_ID_COLUMN).alias("_cdc_deleted_id"), *(F.col(n).alias(f"_cdc_{n}") for n in names))
     hit = base.join(marks, base[ROW_ID_COLUMN] == marks["_cdc_deleted_id"], "inner")
