@@ -55,8 +55,8 @@ def _job(kafka_broker, topic, tmp_path, monkeypatch) -> tuple[Replicator, Path]:
 
 
 # a stack line (libs/runtime/thread_dump.py)
-IN_SINK = re.compile(r'/pipelines/replicate_batch\.py", line \d+ in ')
-IN_DELTA_APPEND = re.compile(r'/pipelines/delta_tables\.py", line \d+ in append')  # the JVM writes now
+IN_SINK = re.compile(r'/pipelines/stages/sink\.py", line \d+ in ')
+IN_DELTA_APPEND = re.compile(r'/pipelines/delta/delta_tables\.py", line \d+ in append')  # the JVM writes now
 
 
 def _mid_batch(job: Replicator, doing: re.Pattern = IN_SINK, poll_s: float = 0.3) -> tuple[int, int]:
