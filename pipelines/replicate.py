@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import signal
 import sys
 import time
@@ -26,6 +27,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from libs.config.job import ConfigError, JobConfig, load_config, one_line
 from libs.settings.errors import cause_line
+from libs.settings.kafka_security import KafkaAuth, KafkaSecurityError
 from libs.runtime.metrics import serve
 from libs.runtime.paths import REPO_ROOT, SPARK_JARS_DIR
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
@@ -36,7 +38,8 @@ from pipelines.job.job_metrics import JobMetrics, ProgressListener, observe_inpu
 from pipelines.reads.lineage_views import lineage_views
 from pipelines.stages.apply_stage import ApplyStage
 from pipelines.stages.sink import BatchPaths, ReplicateBatch
-from pipelines.job.spark_session import SessionOptions, SparkJarsMissing, build_session, logger_off
+from pipelines.job.spark_session import (SessionOptions, SparkJarsMissing, build_session, kafka_class_prefix,
+                                         logger_off)
 from pipelines.job.stopping import (StopRequested, StopSignals, await_query, last_committed_batch,
                                     stopped_line, wait_listener_done)
 from pipelines.stages.assemble import assemble
@@ -54,25 +57,41 @@ STREAM_LOGGER = "org.apache.spark.sql.execution.streaming.MicroBatchExecution"  
 
 
 # -- the dataflow (DESIGN.md "Dataflow"), one function per stage ----------------------------------
-def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None) -> StreamingQuery:
+def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None,
+                kafka: KafkaAuth | None = None) -> StreamingQuery:
     """kafka -> decode -> assemble -> foreachBatch(rows -> quarantine -> apply -> releases);
-    returns the started StreamingQuery."""
+    returns the started StreamingQuery. `kafka`: cfg.kafka_security with its secrets read
+    (kafka_auth; read here from this process's environment when not given)."""
     sink = sink if sink is not None else make_sink(cfg, apply, rows_partitions(spark, cfg))
+    kafka = kafka if kafka is not None else kafka_auth(cfg)
     # The assembler's processing-time timeout would otherwise make Spark run no-data batches
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-    kafka = observe_input(read_topic(spark, cfg))    # key, value, headers, partition, offset
-                                                     # (+ counted, timed)
-    decoded = frames(kafka)                          # source, file, pos, kind, offsets, raw
+    records = observe_input(read_topic(spark, cfg, kafka))  # key, value, headers, partition, offset
+                                                            # (+ counted, timed)
+    decoded = frames(records)                        # source, file, pos, kind, offsets, raw
     assembled = assemble_transactions(decoded, cfg)  # kind: segment | quarantine | release
     return write_batches(assembled, sink, cfg).start()  # rows -> quarantine -> apply -> Delta
 
 
-def read_topic(spark: SparkSession, cfg: JobConfig) -> DataFrame:
+def kafka_auth(cfg: JobConfig, env=None) -> KafkaAuth:
+    """cfg.kafka_security with its secrets and PEM texts read (files, else `env`: this process's
+    environment); a problem is one ConfigError naming kafka_security.SETTING."""
+    try:
+        return cfg.kafka_security.resolve(os.environ if env is None else env)
+    except KafkaSecurityError as exc:
+        raise ConfigError(f"kafka_security.{exc}") from None
+
+
+def read_topic(spark: SparkSession, cfg: JobConfig, kafka: KafkaAuth | None = None) -> DataFrame:
     """The topic from its start (DESIGN.md "Kafka record"); a lost offset fails the query. A
     source's records are in one topic partition, which Spark reads as one task unless minPartitions
-    splits its offsets: a backlog batch's read uses every core."""
+    splits its offsets: a backlog batch's read uses every core. `kafka`: how the source connects
+    (README "Security"; the options holding secrets are redacted: spark_session.REDACTION_REGEX)."""
+    kafka = kafka if kafka is not None else kafka_auth(cfg)
+    prefix = kafka_class_prefix(spark) if kafka.security.sasl else ""
     return (spark.readStream.format("kafka")
+            .options(**kafka.spark_options(prefix))
             .option("minPartitions", cfg.kafka_read_tasks or spark.sparkContext.defaultParallelism)
             .option("kafka.max.partition.fetch.bytes", FETCH_PARTITION_BYTES)
             .option("kafka.bootstrap.servers", cfg.bootstrap)
@@ -227,21 +246,23 @@ def watch_metrics(spark: SparkSession, cfg: JobConfig, out=None) -> JobMetrics:
 
 
 def run(cfg: JobConfig, on_cluster: bool = False, catalog: TargetCatalog | None = None,
-        verbose: bool = False, jars_dir: Path = SPARK_JARS_DIR) -> int:
+        verbose: bool = False, jars_dir: Path = SPARK_JARS_DIR, kafka: KafkaAuth | None = None) -> int:
     """The job until it ends: 0 at its end (available_now) or when stopped by SIGINT/SIGTERM
     (pipelines/job/stopping.py), 1 when it stops on a problem. Every end prints one line (a stop on
     a problem: the stop's own message, or the innermost error of a failure); `verbose` also
     brings back Spark's own warnings, lets it log the query's end and prints the traces.
-    `jars_dir`: where the local session finds the Delta and Kafka-source jars."""
+    `jars_dir`: where the local session finds the Delta and Kafka-source jars. `kafka`: the Kafka
+    source's security with its secrets read (kafka_auth(cfg) when not given)."""
+    kafka = kafka if kafka is not None else kafka_auth(cfg)
     signals = StopSignals(QUERY_NAME).install()  # a signal during start-up: stopped before any batch
     try:
-        return _run(cfg, signals, on_cluster, catalog, verbose, jars_dir)
+        return _run(cfg, signals, on_cluster, catalog, verbose, jars_dir, kafka)
     finally:
         signals.restore()
 
 
 def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: TargetCatalog | None,
-         verbose: bool, jars_dir: Path) -> int:
+         verbose: bool, jars_dir: Path, kafka: KafkaAuth) -> int:
     # Catalog tables on this machine: a metastore under delta_root, so they outlive the job (on a
     # cluster, the cluster's catalog: Unity Catalog).
     metastore = cfg.delta_root if cfg.catalog_schema is not None and not on_cluster else None
@@ -256,8 +277,10 @@ def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: Target
     metrics = watch_metrics(spark, cfg)
     sink = make_sink(cfg, make_applier(cfg, catalog, metrics), rows_partitions(spark, cfg), metrics)
     sink.before_batch, signals.running = signals.check, lambda: sink.running
-    query = build_query(spark, cfg, sink=sink)
-    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap} into {cfg.table_root}", file=sys.stderr)
+    query = build_query(spark, cfg, sink=sink, kafka=kafka)
+    security = "" if kafka.security.security_protocol == "PLAINTEXT" else f" ({kafka.describe()})"
+    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap}{security} into {cfg.table_root}",
+          file=sys.stderr)
     try:
         # Spark would log the query's end with its Java and Python traces, before the one line.
         with (nullcontext() if verbose else logger_off(spark, STREAM_LOGGER)):
@@ -296,8 +319,10 @@ def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:
         dump_on_signal(signal.SIGUSR1)
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
+        kafka = kafka_auth(cfg)  # the secrets: read here, before any Spark session
         catalog = load_catalog(cfg)
-        return run(cfg, on_cluster=args.on_cluster, catalog=catalog, verbose=args.verbose, jars_dir=jars_dir)
+        return run(cfg, on_cluster=args.on_cluster, catalog=catalog, verbose=args.verbose, jars_dir=jars_dir,
+                   kafka=kafka)
     except ConfigError as e:
         print(f"cdc-replicate: {e}", file=sys.stderr)
         return 2

@@ -15,6 +15,12 @@ file (--defaults-extra-file, which may also give the user), or the environment v
 CDC_SOURCE_PASSWORD; never from the command line, where every user of the machine can read it
 (libs/source/credentials.py).
 
+Kafka security (README "Security"): the --kafka-* options are the job's `kafka_security` settings
+(libs/settings/kafka_security.py), taken by every Kafka client of cdc-ship (its producer, its
+resume reader); the SASL password and the key's passphrase come from files only their owner
+reads (--kafka-sasl-password-file, --kafka-key-password-file) or the environment variables
+CDC_KAFKA_SASL_PASSWORD and CDC_KAFKA_KEY_PASSWORD, never from the command line.
+
 Resumes after the source's last record in the topic, by file:pos on the server it came from
 (every record names its server: server_identity header). Pointed at another server (a promoted
 replica after a failover), it refuses, naming both, unless --follow-gtid: then it continues
@@ -31,6 +37,8 @@ import signal
 import sys
 from pathlib import Path
 
+from libs.settings import kafka_security
+from libs.settings.kafka_security import KafkaAuth, KafkaSecurityError
 from libs.source import credentials
 from libs.source.errors import CredentialError, ShipError
 from libs.source.replica_source import ServerOptions
@@ -46,7 +54,11 @@ USAGE = ("cdc-ship --from-file FILE...|DIR [--follow] | --server H:P [--user U] 
          "[--start-file F [--start-pos P] | --gtid STATE] "
          "[--follow-gtid] [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]... "
          "[--snapshot-chunk-rows N] --bootstrap H:P --topic T --source S [--heartbeat S] [--non-block] "
-         "[--progress S] [--max-event-bytes N] [--metrics-port P]")  # README "Commands" has the same
+         "[--progress S] [--max-event-bytes N] [--metrics-port P] [--kafka-security-protocol P] "
+         "[--kafka-sasl-mechanism M --kafka-sasl-username U] [--kafka-sasl-password-file F] "
+         "[--kafka-oauth-token-endpoint URL] [--kafka-oauth-scope S] [--kafka-ca-file F] "
+         "[--kafka-cert-file F --kafka-key-file F] [--kafka-key-password-file F] "
+         "[--kafka-verify-hostname | --no-kafka-verify-hostname]")  # README "Commands" has the same
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -106,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
                          "(libs/runtime/metrics.py)")
     _snapshot_arguments(ap)
+    kafka_security.add_arguments(ap)
     return ap
 
 
@@ -181,9 +194,18 @@ def _server_options(args: argparse.Namespace) -> ServerOptions:
                          heartbeat_s=args.heartbeat, non_block=args.non_block)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
+def _kafka_auth(args: argparse.Namespace) -> KafkaAuth | None:
+    """The Kafka clients' security, secrets read (the environment is read here, in the entry
+    point); None after printing the one line of a bad setting or secret."""
+    try:
+        return kafka_security.from_arguments(args).resolve(os.environ)
+    except KafkaSecurityError as exc:
+        print(f"cdc-ship: {kafka_security.option_name(exc.setting)}: {exc.reason}", file=sys.stderr)
+        return None
+
+
+def _check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What argparse cannot check alone; each problem ends the command (exit 2, one line)."""
     if args.password is not None:
         ap.error("--password is not accepted (the process list and shell history would show "
                  "it): use --password-file FILE, --defaults-extra-file FILE or the environment "
@@ -197,10 +219,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.heartbeat < 0:
         ap.error("--heartbeat must be >= 0 (0: no heartbeats)")
     _check_snapshot_args(ap, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    _check_args(ap, args)
     try:
         TableFilter.compile(args.include, args.exclude)
     except ValueError as exc:  # one line, exit 2: nothing has connected yet
         print(f"cdc-ship: {exc}", file=sys.stderr)
+        return 2
+    kafka = _kafka_auth(args)
+    if kafka is None:
         return 2
     stop = {"asked": False}
 
@@ -209,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress,
-                     metrics_port=args.metrics_port, max_event_bytes=args.max_event_bytes)
+                     metrics_port=args.metrics_port, max_event_bytes=args.max_event_bytes, kafka=kafka)
     try:
         if args.from_file:
             stats = ship_files(cfg, args.from_file, follow=args.follow,

@@ -6,15 +6,18 @@ File mode:   cdc-simulate --out FILE.bin --expected DIR [--flavour mariadb|mysql
                  [--binlog-format ROW|MIXED|STATEMENT] [--no-checksum] [--engine TABLE=ENGINE]
 Kafka mode:  cdc-simulate --bootstrap H:P --topic T --source S (--rate TPS [--duration SECONDS]
                  | --transactions N) [same options] [--expected DIR]
+                 [--kafka-*: cdc-ship's Kafka security options, README "Security"]
 
 The expected-tables directory layout is documented in libs/simulator/expected.py.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
+from libs.settings import kafka_security
 from libs.simulator.expected import write_expected
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.sinks import FileSink, KafkaSink, Substitution
@@ -54,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="binlog file name (Rotate/Binlog_checkpoint, Kafka header)")
     w.add_argument("--engine", action="append", default=[], metavar="TABLE=ENGINE",
                    help="storage engine of a table (WL#3303 capability table)")
+    kafka_security.add_arguments(p)
     return p
 
 
@@ -86,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rate is for Kafka mode")
     try:
         opts = _options(a)
+        # Kafka mode's security; the secrets from their files or the environment, read here only
+        auth = kafka_security.from_arguments(a).resolve(os.environ)
+    except kafka_security.KafkaSecurityError as exc:
+        print(f"cdc-simulate: {kafka_security.option_name(exc.setting)}: {exc.reason}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"cdc-simulate: {exc}", file=sys.stderr)
         return 2
@@ -99,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if kafka:
             sink = KafkaSink(a.bootstrap, a.topic, a.source, opts.file_name, opts.server_id,
-                             substitution, timeout=a.broker_timeout)
+                             substitution, timeout=a.broker_timeout, auth=auth)
             result = simulate(opts, sink, rate=a.rate, duration=a.duration,
                               should_stop=lambda: stop["flag"])
             sink.flush()

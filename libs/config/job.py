@@ -11,6 +11,7 @@ from typing import Any
 from libs.settings.errors import ConfigError, one_line, quoted  # noqa: F401  (one_line: entry points)
 from libs.settings.fields import check_fields, setting
 from libs.config.sections import AssemblySettings, RowsSettings, TablesSettings, WritesSettings  # noqa: F401
+from libs.settings.kafka_security import KafkaSecurity
 from libs.settings.yaml_files import YamlFileError, read_yaml_file
 from libs.config.bad_input import BadInputPolicy, KafkaPosition, accepted_positions
 from libs.contracts.position import BinlogPosition
@@ -30,6 +31,10 @@ SHADOW_POLICIES = (SHADOW_REMOVE, SHADOW_KEEP)
 class JobConfig:
     bootstrap: str = setting("Kafka bootstrap servers, host:port[,host:port]", "127.0.0.1:19092")
     topic: str = setting("Kafka topic of raw binlog frames (key = source id)", "binlog")
+    kafka_security: KafkaSecurity = setting(
+        "How the job's Kafka source connects: TLS, SASL login, certificates (a mapping of some fields of "
+        "libs/settings/kafka_security.py KafkaSecurity, the same settings as cdc-ship's --kafka-* options; "
+        "secrets from files or the environment only; README \"Security\")", default_factory=KafkaSecurity)
     delta_root: str = setting("Directory (or cloud URI) under which target Delta tables live", ".run/delta")
     catalog_schema: str | None = setting(
         "'catalog.schema': every target and _cdc_* table is the managed catalog table catalog.schema.<name> "
@@ -127,6 +132,8 @@ class JobConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decode_limits", _section("decode_limits", DecodeLimits, self.decode_limits))
+        object.__setattr__(self, "kafka_security", _section("kafka_security", KafkaSecurity,
+                                                            self.kafka_security))
         for name in ("accept_bad_input_through", "accept_schema_changes_through"):
             object.__setattr__(self, name, _accepted(name, getattr(self, name),
                                                      kafka=name == "accept_bad_input_through"))
@@ -155,7 +162,7 @@ class JobConfig:
 
 # fields converted and checked by their own function
 _SECTIONS = ("decode_limits", "accept_bad_input_through", "accept_schema_changes_through", "assembly", "rows",
-             "tables", "writes")
+             "tables", "writes", "kafka_security")
 
 
 def _section(name: str, kind: type, value: Any) -> Any:

@@ -4,6 +4,11 @@ The broker is the real one (kafka_2.13 from Maven Central, resolved by `scripts/
 `.cache/jars/kafka`), run in its own JVM with a project-local data directory. No mocks: the
 integration tests and the embedded default talk to it with confluent-kafka and Spark's Kafka
 source. Start is idempotent; stop kills exactly the pid that start recorded.
+
+Optionally a second client listener, SASL_SSL (SaslSslListener: SCRAM users added after start
+with add_scram_user, the broker's certificate and the CA of its clients' certificates made by
+the caller), for the Kafka security tests (README "Security"); without it the broker is the plain
+PLAINTEXT one every other test and run uses.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import socket
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_PORT = 19092  # away from Kafka's usual 9092 so a developer's own broker never clashes
@@ -34,12 +39,40 @@ class BrokerError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class SaslSslListener:
+    """A SASL_SSL client listener on 127.0.0.1:port, beside the PLAINTEXT one (which stays the
+    inter-broker listener and the one start() waits on)."""
+    port: int
+    keystore_pem: Path  # the broker's PKCS#8 key, encrypted with key_password, and its certificate
+    key_password: str = field(repr=False)
+    client_ca_pem: Path | None = None  # clients must present a certificate this CA signed; None: none asked
+    mechanisms: tuple[str, ...] = ("SCRAM-SHA-512", "SCRAM-SHA-256")
+
+    def properties(self) -> dict[str, str]:
+        """server.properties of the listener (named SASL_SSL; per-listener SSL settings)."""
+        prefix = "listener.name.sasl_ssl."
+        props = {"sasl.enabled.mechanisms": ",".join(self.mechanisms),
+                 prefix + "ssl.keystore.type": "PEM",
+                 prefix + "ssl.keystore.location": str(self.keystore_pem),
+                 prefix + "ssl.key.password": self.key_password}
+        for mechanism in self.mechanisms:
+            props[f"{prefix}{mechanism.lower()}.sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+        if self.client_ca_pem is not None:  # KIP-684: mutual TLS on a SASL_SSL listener, per listener
+            props |= {prefix + "ssl.truststore.type": "PEM",
+                      prefix + "ssl.truststore.location": str(self.client_ca_pem),
+                      prefix + "ssl.client.auth": "required"}
+        return props
+
+
+@dataclass(frozen=True)
 class BrokerConfig:
     jars_dir: Path  # directory of the broker's jars (.cache/jars/kafka)
     data_dir: Path  # everything the broker writes: logs, metadata, pid file
     port: int = DEFAULT_PORT  # client listener on 127.0.0.1
     heap: str = "512m"  # broker JVM heap; CI machines have 2 cores and share memory with Spark
     properties: tuple[tuple[str, str], ...] = ()  # server.properties set over the defaults below
+    sasl_ssl: SaslSslListener | None = None  # a second client listener (module docstring)
 
     @property
     def controller_port(self) -> int:
@@ -48,6 +81,12 @@ class BrokerConfig:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        if self.sasl_ssl is None:
+            raise BrokerError("this broker has no SASL_SSL listener")
+        return f"127.0.0.1:{self.sasl_ssl.port}"
 
     @property
     def pid_file(self) -> Path:
@@ -72,6 +111,13 @@ def free_port_pair() -> int:
                 continue
         return port
     raise BrokerError("no free pair of adjacent ports on 127.0.0.1 for a private Kafka broker")
+
+
+def free_port() -> int:
+    """A free port on 127.0.0.1 (a SaslSslListener's)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _port_open(port: int, timeout: float = 0.5) -> bool:
@@ -125,16 +171,28 @@ def _java() -> str:
     return java
 
 
+def _listeners(cfg: BrokerConfig) -> dict[str, str]:
+    """The client, controller and (when asked for) SASL_SSL listeners."""
+    client = f"PLAINTEXT://127.0.0.1:{cfg.port}"
+    props = {"listeners": f"{client},CONTROLLER://127.0.0.1:{cfg.controller_port}",
+             "advertised.listeners": client,
+             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+    if cfg.sasl_ssl is not None:
+        secure = f",SASL_SSL://127.0.0.1:{cfg.sasl_ssl.port}"
+        protocols = props["listener.security.protocol.map"] + ",SASL_SSL:SASL_SSL"
+        props = {"listeners": props["listeners"] + secure, "advertised.listeners": client + secure,
+                 "listener.security.protocol.map": protocols, **cfg.sasl_ssl.properties()}
+    return props
+
+
 def _write_config(cfg: BrokerConfig) -> Path:
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{cfg.controller_port}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{cfg.port},CONTROLLER://127.0.0.1:{cfg.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{cfg.port}",
+        **_listeners(cfg),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "log.dirs": str(cfg.data_dir / "logs"),
         "num.partitions": "1",
         "offsets.topic.replication.factor": "1",
@@ -147,6 +205,7 @@ def _write_config(cfg: BrokerConfig) -> Path:
         "log.retention.hours": "-1",  # the topic is the source of truth for rebuilding binlogs
     } | dict(cfg.properties)
     path = cfg.data_dir / "server.properties"
+    path.touch(mode=0o600)  # a SASL_SSL listener's key password: for the broker's user only
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     (cfg.data_dir / "log4j.properties").write_text(_LOG4J.format(log=cfg.log_file))
     return path
@@ -163,9 +222,10 @@ def start(cfg: BrokerConfig, *, timeout: float = 90.0) -> dict:
     st = status(cfg)
     if st["running"]:
         return st | {"already_running": True}
-    if _port_open(cfg.port) or _port_open(cfg.controller_port):
+    ports = [cfg.port, cfg.controller_port] + ([cfg.sasl_ssl.port] if cfg.sasl_ssl is not None else [])
+    if any(_port_open(port) for port in ports):
         raise BrokerError(
-            f"port {cfg.port} or {cfg.controller_port} on 127.0.0.1 is taken by another process; "
+            f"port {' or '.join(map(str, ports))} on 127.0.0.1 is taken by another process; "
             "choose another with --port")
     java, cp = _java(), _classpath(cfg)
     props = _write_config(cfg)
@@ -201,6 +261,19 @@ def _metadata_ok(bootstrap: str) -> bool:
         return True
     except Exception:  # KafkaException while the broker is still starting
         return False
+
+
+def add_scram_user(cfg: BrokerConfig, user: str, password: str, mechanism: str = "SCRAM-SHA-512",
+                   timeout: float = 30.0) -> None:
+    """A SCRAM user of the SASL_SSL listener, set through the PLAINTEXT listener (Kafka's admin API,
+    stored in the cluster metadata as a salted hash): no command line ever holds the password."""
+    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialUpsertion)
+
+    kind = {"SCRAM-SHA-256": ScramMechanism.SCRAM_SHA_256, "SCRAM-SHA-512": ScramMechanism.SCRAM_SHA_512}
+    upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(kind[mechanism], 8192), password.encode())
+    admin = AdminClient({"bootstrap.servers": cfg.bootstrap})
+    admin.alter_user_scram_credentials([upsert], request_timeout=timeout)[user].result(timeout)
 
 
 def stop(cfg: BrokerConfig, *, timeout: float = 30.0) -> bool:

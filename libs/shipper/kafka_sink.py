@@ -5,6 +5,10 @@ Partition: chosen explicitly as crc32(source) % partitions (librdkafka's `consis
 partitioner), so the producer and the resume reader agree without trusting a default, and one
 source's events stay in one ordered partition. Idempotence + acks=all: no duplicate or
 reordered record inside one producer session, even when librdkafka retries.
+
+Every client here connects as `auth` says (libs/settings/kafka_security.py: TLS, SASL; README
+"Security"); the first contact, ensure_topic, turns a refused login or TLS handshake into one
+plain line at once, and a broker it cannot reach into one line at its timeout.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from libs.source.errors import ShipError
 from libs.contracts.topic import KafkaRecord
+from libs.settings.kafka_security import PLAINTEXT_AUTH, KafkaAuth
 
 # The largest record sent by default: the project's broker accepts 64 MB (libs/local/kafka_broker.py
 # message.max.bytes); cdc-ship --max-event-bytes raises it with the broker's (README "Rows too large
@@ -27,12 +32,57 @@ def partition_for(source: str, partitions: int) -> int:
     return zlib.crc32(source.encode("utf-8")) % partitions
 
 
+def client_conf(bootstrap: str, auth: KafkaAuth = PLAINTEXT_AUTH) -> dict:
+    """A client's connection: the bootstrap servers and its security settings (librdkafka's names)."""
+    return {"bootstrap.servers": bootstrap, **auth.librdkafka()}
+
+
+# librdkafka's reports of a connection that cannot succeed as configured, retried by it forever:
+# a refused SASL login, a failed TLS handshake (the broker's certificate not trusted, a bad key).
+_FINAL_CONNECT_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+
+
+class _ConnectErrors:
+    """error_cb of the first contact: the first final error, and the last other one."""
+
+    def __init__(self) -> None:
+        self.final: str | None = None
+        self.last: str | None = None
+
+    def __call__(self, err) -> None:
+        # a TLS alert from the broker (our certificate refused or missing) comes as a transport error
+        if err.code() in _FINAL_CONNECT_ERRORS or "SSL alert number" in err.str():
+            self.final = self.final or err.str()
+        elif err.code() != KafkaError._ALL_BROKERS_DOWN:
+            self.last = err.str()
+
+
+def _first_metadata(admin, errors: _ConnectErrors, bootstrap: str, topic: str, timeout: float,
+                    auth: KafkaAuth):
+    """The topic's metadata, asked until `timeout`; a final connection error is one ShipError at once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return admin.list_topics(topic=topic, timeout=min(1.0, max(0.1, deadline - time.monotonic())))
+        except KafkaException as exc:
+            admin.poll(0)  # serves error_cb
+            if errors.final is not None:
+                raise ShipError(f"cannot connect to Kafka at {bootstrap} ({auth.describe()}): "
+                                f"{errors.final}") from None
+            if time.monotonic() >= deadline:
+                raise ShipError(f"cannot reach Kafka at {bootstrap} ({auth.describe()}) in {timeout:.0f}s: "
+                                f"{errors.last or exc.args[0].str()} (the broker is down, or the listener "
+                                f"speaks another security protocol: it closes every connection)") from None
+
+
 def ensure_topic(bootstrap: str, topic: str, *, timeout: float = 30.0,
-                 max_event_bytes: int | None = None) -> int:
+                 max_event_bytes: int | None = None, auth: KafkaAuth = PLAINTEXT_AUTH) -> int:
     """Create `topic` with 1 partition when missing (max.message.bytes = max_event_bytes, default
     MAX_EVENT_BYTES); returns its partition count."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    md = admin.list_topics(topic=topic, timeout=timeout)
+    errors = _ConnectErrors()
+    # its errors are reported through error_cb (one line of ours), not printed by librdkafka
+    admin = AdminClient({**client_conf(bootstrap, auth), "error_cb": errors, **SILENT_CLIENT})
+    md = _first_metadata(admin, errors, bootstrap, topic, timeout, auth)
     t = md.topics.get(topic)
     if t is not None and t.error is None and t.partitions:
         return len(t.partitions)
@@ -66,22 +116,27 @@ DELIVERY_TIMEOUT_S = 300.0
 # recovers from by itself. Errors still print, and what stops the shipper reaches it through
 # error_cb / the delivery reports as one plain line (issue #20 item 6: quiet output).
 QUIET_CLIENT = {"log_level": 3}  # syslog levels: 3 = errors only
+# A reader whose every failure comes back to it as an error (an exception, a message's error()) and
+# is reported as one line: librdkafka prints nothing. A resume reader's close could print "SASL
+# authentication error: ... (in state DOWN)" of its group coordinator's connection, cut mid-login.
+SILENT_CLIENT = {"log_level": 0}
 
 
 class KafkaSink:
     """Produces KafkaRecords in order; the first delivery error is fatal (raised by check())."""
 
     def __init__(self, bootstrap: str, topic: str, source: str, *, partitions: int | None = None,
-                 delivery_timeout_s: float = DELIVERY_TIMEOUT_S, max_event_bytes: int | None = None):
-        self.topic, self.source = topic, source
+                 delivery_timeout_s: float = DELIVERY_TIMEOUT_S, max_event_bytes: int | None = None,
+                 auth: KafkaAuth = PLAINTEXT_AUTH):
+        self.topic, self.source, self.auth = topic, source, auth
         self.max_event_bytes = max_event_bytes or MAX_EVENT_BYTES  # read now: a test lowers the constant
-        parts = partitions or ensure_topic(bootstrap, topic, max_event_bytes=self.max_event_bytes)
+        parts = partitions or ensure_topic(bootstrap, topic, max_event_bytes=self.max_event_bytes, auth=auth)
         self.partition = partition_for(source, parts)
         self.key = source.encode("utf-8")
         self._error: str | None = None
         self.delivered = 0
         self._producer = Producer({
-            "bootstrap.servers": bootstrap,
+            **client_conf(bootstrap, auth),
             "enable.idempotence": True,
             "acks": "all",
             "linger.ms": 10,
@@ -145,16 +200,16 @@ class KafkaSink:
                             f"(topic {self.topic})", source=self.source)
 
 
-def last_record(bootstrap: str, topic: str, source: str, *, timeout: float = 30.0
-                ) -> KafkaRecord | None:
+def last_record(bootstrap: str, topic: str, source: str, *, timeout: float = 30.0,
+                auth: KafkaAuth = PLAINTEXT_AUTH) -> KafkaRecord | None:
     """The newest record of `source` in `topic` (None when it has none): read backwards from
     the end of its partition in growing windows, so other sources sharing it are skipped."""
-    partitions = ensure_topic(bootstrap, topic, timeout=timeout)
+    partitions = ensure_topic(bootstrap, topic, timeout=timeout, auth=auth)
     partition = partition_for(source, partitions)
     key = source.encode("utf-8")
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"cdc-ship-resume-{source}",
+    consumer = Consumer({**client_conf(bootstrap, auth), "group.id": f"cdc-ship-resume-{source}",
                          "enable.auto.commit": False, "enable.partition.eof": True,
-                         "auto.offset.reset": "earliest"})
+                         "auto.offset.reset": "earliest", **SILENT_CLIENT})
     try:
         low, high = watermarks(consumer, TopicPartition(topic, partition), timeout)
         window = 16

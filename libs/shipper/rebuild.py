@@ -9,11 +9,14 @@ values = the original file up to the last shipped event.
 After the shipper moved to another server (record epoch > 0, cdc-ship --follow-gtid) the files
 are that server's: named EPOCH/NAME here (libs/binlog/file_names.py) and written to OUT/EPOCH/.
 
-    python -m libs.shipper.rebuild --bootstrap HOST:PORT --topic T --source S --out DIR
+    python -m libs.shipper.rebuild --bootstrap HOST:PORT --topic T --source S --out DIR [--kafka-...]
+
+The --kafka-* options are cdc-ship's (libs/settings/kafka_security.py; README "Security").
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +29,10 @@ from libs.binlog.file_names import epoch_file, split_epoch
 
 from libs.shipper.binlog_dir import check_plain_name
 from libs.source.errors import ShipError
-from libs.shipper.kafka_sink import ensure_topic, partition_for
+from libs.shipper.kafka_sink import client_conf, ensure_topic, partition_for
 from libs.contracts.topic import KafkaRecord
+from libs.settings import kafka_security
+from libs.settings.kafka_security import PLAINTEXT_AUTH, KafkaAuth, KafkaSecurityError
 
 
 @dataclass
@@ -69,12 +74,12 @@ def rebuild(records: Iterable[KafkaRecord]) -> dict[str, RebuiltFile]:
     return files
 
 
-def read_records(bootstrap: str, topic: str, source: str, *, timeout: float = 30.0
-                 ) -> Iterator[KafkaRecord]:
+def read_records(bootstrap: str, topic: str, source: str, *, timeout: float = 30.0,
+                 auth: KafkaAuth = PLAINTEXT_AUTH) -> Iterator[KafkaRecord]:
     """Every record of `source` in `topic`, in order, up to the end seen when called."""
-    partition = partition_for(source, ensure_topic(bootstrap, topic, timeout=timeout))
+    partition = partition_for(source, ensure_topic(bootstrap, topic, timeout=timeout, auth=auth))
     key = source.encode("utf-8")
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"cdc-rebuild-{source}",
+    consumer = Consumer({**client_conf(bootstrap, auth), "group.id": f"cdc-rebuild-{source}",
                          "enable.auto.commit": False, "enable.partition.eof": True,
                          "fetch.max.bytes": 128 * 1024 * 1024,
                          "max.partition.fetch.bytes": 128 * 1024 * 1024})
@@ -104,8 +109,9 @@ def read_records(bootstrap: str, topic: str, source: str, *, timeout: float = 30
         consumer.close()
 
 
-def rebuild_topic(bootstrap: str, topic: str, source: str) -> dict[str, RebuiltFile]:
-    return rebuild(read_records(bootstrap, topic, source))
+def rebuild_topic(bootstrap: str, topic: str, source: str,
+                  auth: KafkaAuth = PLAINTEXT_AUTH) -> dict[str, RebuiltFile]:
+    return rebuild(read_records(bootstrap, topic, source, auth=auth))
 
 
 def write_files(files: dict[str, RebuiltFile], out_dir: Path) -> list[Path]:
@@ -129,9 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topic", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--out", required=True, type=Path)
+    kafka_security.add_arguments(ap)
     args = ap.parse_args(argv)
+    try:  # the secrets from their files or the environment, read here, in the entry point
+        auth = kafka_security.from_arguments(args).resolve(os.environ)
+    except KafkaSecurityError as exc:
+        print(f"rebuild: {kafka_security.option_name(exc.setting)}: {exc.reason}", file=sys.stderr)
+        return 2
     try:
-        for path in write_files(rebuild_topic(args.bootstrap, args.topic, args.source), args.out):
+        for path in write_files(rebuild_topic(args.bootstrap, args.topic, args.source, auth), args.out):
             print(path)
     except ShipError as exc:
         print(f"rebuild: {exc}", file=sys.stderr)

@@ -66,7 +66,7 @@ def snapshot_if_due(bootstrap: str, topic: str, name: str, opts: ServerOptions, 
                     snap: SnapshotOptions, *, progress_s: float = 5.0) -> SnapshotStats:
     """Run the snapshot when plan_start says RUN; flushes the sink before returning."""
     stats = SnapshotStats()
-    last = last_record(bootstrap, topic, name)
+    last = last_record(bootstrap, topic, name, auth=sink.auth)
     plan = plan_start(last_state(last), snap.mode)
     if plan.action != RUN:
         _log(f"cdc-ship {name}: no snapshot ({snap.mode}): the topic already has this source's "

@@ -73,13 +73,15 @@ class KafkaSink:
 
     def __init__(self, bootstrap: str, topic: str, source: str, file_name: str, server_id: int,
                  substitution: Substitution | None = None, producer=None,
-                 timeout: float = 30.0):
+                 timeout: float = 30.0, auth=None):
         from confluent_kafka import Producer  # noqa: PLC0415 (only the Kafka mode needs it)
 
-        from libs.shipper.kafka_sink import QUIET_CLIENT, ensure_topic, partition_for  # noqa: PLC0415
+        from libs.shipper.kafka_sink import QUIET_CLIENT, client_conf, ensure_topic, partition_for  # noqa: PLC0415
+        from libs.settings.kafka_security import PLAINTEXT_AUTH  # noqa: PLC0415
 
-        self.partition = partition_for(source, ensure_topic(bootstrap, topic, timeout=timeout))
-        self.producer = producer or Producer({"bootstrap.servers": bootstrap,
+        auth = auth or PLAINTEXT_AUTH  # how the producer connects (libs/settings/kafka_security.py)
+        self.partition = partition_for(source, ensure_topic(bootstrap, topic, timeout=timeout, auth=auth))
+        self.producer = producer or Producer({**client_conf(bootstrap, auth),
                                               "enable.idempotence": True, "linger.ms": 5,
                                               **QUIET_CLIENT})
         self.topic, self.source, self.file_name = topic, source, file_name

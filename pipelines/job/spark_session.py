@@ -21,6 +21,24 @@ LOG4J_CONF = REPO_ROOT / "conf" / "log4j2.properties"  # the local driver's logg
 
 
 CODEGEN_CACHE_ENTRIES = 2000  # static conf, also set on the Databricks cluster (databricks.yml)
+# Spark shows an option or setting whose name (or value) matches these as *********(redacted): in
+# its UI, event log, `explain`. Spark's default, `(?i)secret|password|token|access[.]?key`, misses
+# the Kafka source's options that hold secrets (README "Security"): the JAAS line with the SASL
+# password (kafka.sasl.jaas.config) and the client's private key (kafka.ssl.keystore.key). The
+# regex is a static conf, also set on the Databricks cluster (databricks.yml); the options one is
+# set at run time too, on a cluster's session (build_session).
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|sasl[.]jaas[.]config|ssl[.]keystore[.]key"
+OPTIONS_REDACTION_REGEX = r"(?i)url|sasl[.]jaas[.]config|ssl[.]keystore[.]key|password|secret"
+# Parts of plan texts (`explain`, the UI's and event log's plan descriptions) replaced by Spark: an
+# unstarted Kafka stream's plan also prints its options unredacted (the v1 StreamingRelation's
+# DataSource), so the secrets themselves: a JAAS password or client secret, a PEM private key, the
+# key's passphrase (up to the next option).
+STRING_REDACTION_REGEX = (r'(?i)(?:password|clientSecret)="(?:[^"\\]|\\.)*"'
+                          r"|-----BEGIN (?:ENCRYPTED )?PRIVATE KEY-----[^-]*"
+                          r"-----END (?:ENCRYPTED )?PRIVATE KEY-----"
+                          r"|ssl[.]key[.]password -> (?:(?!, [\w.]+ -> ).)*")
+REDACTION_CONFS = {"spark.sql.redaction.options.regex": OPTIONS_REDACTION_REGEX,
+                   "spark.sql.redaction.string.regex": STRING_REDACTION_REGEX}  # settable at run time
 
 
 @dataclass(frozen=True)
@@ -74,7 +92,13 @@ def build_session(opts: SessionOptions = SessionOptions()):
     from pyspark.sql import SparkSession
 
     if opts.on_cluster:
-        return SparkSession.builder.appName(opts.app_name).getOrCreate()
+        spark = SparkSession.builder.appName(opts.app_name).getOrCreate()
+        try:
+            for key, value in REDACTION_CONFS.items():
+                spark.conf.set(key, value)
+        except Exception:  # noqa: BLE001 - a platform that fixes them: the cluster's spark.redaction.regex holds
+            pass
+        return spark
     # Python workers must run this interpreter (the project venv), not whatever `python3` is on
     # PATH; Spark's launcher reads this from the environment of the driver process.
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -97,6 +121,8 @@ def local_confs(opts: SessionOptions) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.ui.enabled": str(opts.ui).lower(),
         "spark.ui.showConsoleProgress": "false",
+        "spark.redaction.regex": REDACTION_REGEX,
+        **REDACTION_CONFS,
         "spark.sql.shuffle.partitions": str(opts.shuffle_partitions),
         # Delta rebuilds a table's state (files, txn versions) in `snapshotPartitions` tasks,
         # default 50: on 2 cores that was ~1,150 of the ~1,370 tasks of one apply batch over 5
@@ -159,6 +185,17 @@ def class_archive_options(opts: SessionOptions) -> list[str]:
     if opts.class_archive is not None and opts.class_archive.is_file():
         return [f"-XX:SharedArchiveFile={opts.class_archive}", quiet]
     return []
+
+
+def kafka_class_prefix(spark) -> str:
+    """The package prefix of the Kafka client classes Spark's Kafka source uses, for the class names
+    a JAAS line names: "kafkashaded." where they are shaded (Databricks Runtime), else ""."""
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName(
+            "kafkashaded.org.apache.kafka.common.security.plain.PlainLoginModule")
+        return "kafkashaded."
+    except Exception:  # noqa: BLE001 - Py4JJavaError (not shaded), or no JVM at hand (Spark Connect)
+        return ""
 
 
 def spark_warnings_on(spark) -> None:
