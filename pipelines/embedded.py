@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.config.job import ConfigError, JobConfig, load_config
-from libs.local.kafka_broker import BrokerError, start
+from libs.local.kafka_broker import DEFAULT_PORT, BrokerError, start
 from libs.runtime.paths import REPO_ROOT, RUN_DIR
 from libs.shipper.kafka_sink import ensure_topic
 from libs.simulator.compare import compare_table, load_expected
@@ -128,7 +128,8 @@ def run_embedded(cfg: JobConfig, opts: EmbeddedOptions) -> int:
     topic, expected = f"embedded-{int(time.time())}", opts.root / "expected"
     cfg = dataclasses.replace(cfg, bootstrap=broker["bootstrap"], topic=topic, target_ddl=str(ddl),
                               targets=None, delta_root=str(opts.root / "delta"),
-                              checkpoint=str(opts.root / "checkpoint"), available_now=False)
+                              checkpoint=str(opts.root / "checkpoint"), available_now=False,
+                              kafka_security=JobConfig().kafka_security)  # the local broker: PLAINTEXT
     _log(f"Kafka broker {cfg.bootstrap}, topic {topic}; simulator at {opts.rate:g} transactions/s; "
          f"Delta tables under {cfg.delta_root}. Ctrl-C stops, drains and verifies.")
     stop = {"flag": False}
@@ -170,6 +171,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="simulated transactions per second")
     ap.add_argument("--duration", type=float, help="stop, drain and verify after this many seconds")
     ap.add_argument("--seed", type=int, default=EmbeddedOptions.seed, help="the simulated workload's seed")
+    ap.add_argument("--port", type=int, help="the local broker's client port on 127.0.0.1 (its controller: "
+                                             "PORT+1); default: the port of the configuration's bootstrap, "
+                                             f"{DEFAULT_PORT} in conf/job.yaml")
     return ap.parse_args(argv)
 
 
@@ -180,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"cdc-embedded: {e}", file=sys.stderr)
         return 2
+    if args.port is not None:  # the broker is taken elsewhere: `scripts/dev run --port P`
+        cfg = dataclasses.replace(cfg, bootstrap=f"127.0.0.1:{args.port}")
     try:
         return run_embedded(cfg, EmbeddedOptions(rate=args.rate, duration=args.duration, seed=args.seed))
     except (BrokerError, RuntimeError) as e:

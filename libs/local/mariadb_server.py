@@ -17,6 +17,8 @@ API (kept small on purpose; other suites reuse it):
   flush_binlogs() -> str               FLUSH BINARY LOGS; returns the new current file
   binlog_path(name) -> Path
   stop()
+  kill()                               SIGKILL mariadbd, as a crash (bench/chaos_restarts.py)
+  restart(timeout)                     mariadbd again on its data dir, binlog and port (crash recovery)
 Replication (failover tests): start(..., server_id=N) gives each server its own id; every
 server runs log_slave_updates=ON, so a replica's binlog holds its primary's transactions under
 their GTIDs and can take over as the binlog source.
@@ -68,6 +70,7 @@ class MariaDBServer:
     user: str = USER
     password: str = PASSWORD
     process: subprocess.Popen | None = field(default=None, repr=False)
+    command: list[str] = field(default_factory=list, repr=False)  # mariadbd's, for restart()
 
     @property
     def socket(self) -> Path:
@@ -109,12 +112,32 @@ class MariaDBServer:
                 "--binlog-cache-size=1M", "--innodb-buffer-pool-size=128M",
                 "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0",
                 "--explicit-defaults-for-timestamp=1", "--skip-log-warnings", *extra_options]
-        server.process = subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, start_new_session=True)
+        server.command = args
+        server._launch()
         server._wait_ready(timeout)
         server.sql(f"CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}';"
                    f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'%' WITH GRANT OPTION;")
         return server
+
+    def _launch(self) -> None:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def kill(self) -> None:
+        """SIGKILL mariadbd, as a crash kills it (no shutdown, nothing flushed by the server
+        itself); returns once it is gone."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(30)
+
+    def restart(self, timeout: float = 120.0) -> None:
+        """mariadbd again on the same data directory, binlog and port, after stop() or kill()
+        (after a kill, InnoDB and the binlog recover as after a crash)."""
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError("mariadbd is still running")
+        self.socket.unlink(missing_ok=True)  # a killed server's: ready once the new one makes it
+        self._launch()
+        self._wait_ready(timeout)
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

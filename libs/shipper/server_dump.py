@@ -26,9 +26,13 @@ from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.source.replica_source import ConnectError, ServerOptions
 from libs.shipper.resume import StartPoint, resume_point
 from libs.source.server_identity import MARIADB, ServerIdentity, read_identity
-from libs.shipper.stream import ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, StreamTracker
+from libs.shipper.stream import (ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, SKIPPED,
+                                 StreamTracker)
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236  # the dump's start is not in the server's binlog
+# What a dump reads that shows it moving: file content (shipped, or skipped before a GTID start's
+# first group) and heartbeats; not the fake Rotate and Format_description every connection begins with.
+READS = frozenset({PUBLISH, SKIPPED, HEARTBEAT_STEP})
 
 
 def retryable(exc: BaseException) -> bool:
@@ -83,7 +87,7 @@ def _start_point(cfg, opts, conn, stats, identity: ServerIdentity, logs, request
     (resume.py: same server by file:pos, another by GTID or refused), else the requested start
     (default: the server's oldest binlog). A GTID state the topic does not give is asked of the
     server at the start position (MariaDB BINLOG_GTID_POS)."""
-    last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
+    last = last_record(cfg.bootstrap, cfg.topic, cfg.source, auth=cfg.kafka)
     if last is None:
         start = _requested_start(opts, logs, requested, identity)
     else:
@@ -163,6 +167,8 @@ def _pump(cfg, sink, progress, stats, state, frames, start: StartPoint,
     try:
         for frame in frames:
             step = tracker.feed(frame)
+            if step.kind in READS:  # the stream moves: an outage before it is over (shipper.Outage)
+                stats.received += 1
             if step.kind == PUBLISH:
                 if expect is not None:
                     # first event after (re)connecting must be exactly where Kafka left off

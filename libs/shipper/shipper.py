@@ -24,6 +24,7 @@ from typing import Callable
 from pymysql.err import MySQLError
 
 from libs.runtime.metrics import serve
+from libs.settings.kafka_security import PLAINTEXT_AUTH, KafkaAuth
 from libs.snapshot import DEFAULT_CHUNK_ROWS
 
 from libs.shipper import ship_metrics
@@ -56,6 +57,8 @@ class ShipConfig:
     metrics_port: int | None = None
     # The largest record sent; the broker's message.max.bytes must take it (libs/shipper/kafka_sink.py).
     max_event_bytes: int = MAX_EVENT_BYTES
+    # How every Kafka client of the shipper connects: TLS, SASL (libs/settings/kafka_security.py)
+    kafka: KafkaAuth = PLAINTEXT_AUTH
 
 
 @dataclass
@@ -64,6 +67,8 @@ class ShipStats:
     reconnects: int = 0
     holes: int = 0
     heartbeats: int = 0  # heartbeat records published (libs/contracts/heartbeat.py)
+    # binlog events and server heartbeats read from the server: one read ends an outage (Outage)
+    received: int = 0
     resumed_from: tuple[str, int] | None = None
     snapshot: object | None = None  # snapshot_run.SnapshotStats when --snapshot/--resnapshot
     server: str | None = None  # identity of the server shipped from (the last connection's)
@@ -76,14 +81,41 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+class Outage:
+    """One outage of the server, timed on its own (issue #56 item 5): it starts at the first lost
+    connection after the stream last read something (ShipStats.received moved: a binlog event or
+    a heartbeat came through a connection made again) and ends at the next read. Before, the
+    clock ran from the first loss of the process's life until stream_once returned, which a
+    follower's never does: a second server restart minutes after the first ended the shipper."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None  # when this outage began (time.monotonic; None: none yet)
+        self.attempts = 0                # failed connections in this outage
+        self._received = -1
+
+    def lost(self, received: int) -> float:
+        """A connection failed with `received` reads in the process's life so far: seconds this
+        outage has lasted (0 at its first failure)."""
+        now = time.monotonic()
+        if self.since is None or received != self._received:
+            self.since, self.attempts, self._received = now, 0, received
+        self.attempts += 1
+        return now - self.since
+
+    def pause_s(self) -> float:
+        """The wait before the next connection: 0.2 s more per failure of this outage, at most 2 s."""
+        return min(2.0, 0.2 * self.attempts)
+
+
 def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
                should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.2,
                heartbeat_s: float | None = 1.0) -> ShipStats:
     """Ship binlog files; with `follow`, a heartbeat record after each `heartbeat_s` (None: none)
     of reading nothing new at the newest file's end (libs/contracts/heartbeat.py FollowBeat)."""
     inputs = Inputs.from_paths(paths, follow=follow)
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes)
-    last = last_record(cfg.bootstrap, cfg.topic, cfg.source)
+    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes,
+                     auth=cfg.kafka)
+    last = last_record(cfg.bootstrap, cfg.topic, cfg.source, auth=cfg.kafka)
     stats = ShipStats(resumed_from=(last.binlog_file, last.end_pos) if last else None)
     if last:
         _log(f"cdc-ship {cfg.source}: resuming after {last.binlog_file}:{last.binlog_pos} "
@@ -179,7 +211,8 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
     says one is due (libs/shipper/snapshot_run.py), then follow the binlog from where that run
     says it continues. A bad include/exclude regex raises ValueError before anything connects."""
     stats = ShipStats()
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes)
+    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes,
+                     auth=cfg.kafka)
     state: dict = {"tracker": None}
     watch = PurgeWatch(cfg.source, cfg.purge_warn_files, cfg.purge_warn_interval_s)
     lag = _ServerLag(opts, lambda: state["tracker"], watch)
@@ -187,7 +220,7 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
                         note=lambda: watch.risk and "at risk of purge")
     _serve_metrics(cfg, progress, stats)
     requested = StartPoint(start_file, start_pos if start_file else 4, gtid, 0, None)
-    failing_since: float | None = None
+    outage = Outage()
     try:
         if snapshot is not None:
             stats.snapshot = _snapshot_first(cfg, opts, sink, snapshot, include, exclude,
@@ -195,22 +228,18 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
         while not should_stop():
             sink.flush()  # everything produced so far is in Kafka before we ask where we are
             try:
-                ended = stream_once(cfg, opts, sink, progress, stats, state, requested,
-                                     follow_gtid, watch, should_stop)
-                failing_since = None
-                if ended:
+                if stream_once(cfg, opts, sink, progress, stats, state, requested,
+                               follow_gtid, watch, should_stop):
                     break
             except Exception as exc:  # noqa: BLE001 - classified right below
                 if not retryable(exc):
                     raise
-                now = time.monotonic()
-                failing_since = failing_since or now
-                if now - failing_since > give_up_after_s:
+                if outage.lost(stats.received) > give_up_after_s:
                     raise ShipError(f"server {opts.host}:{opts.port} unreachable for "
                                     f"{give_up_after_s:.0f}s: {exc}", source=cfg.source) from exc
                 stats.reconnects += 1
                 _log(f"cdc-ship {cfg.source}: connection lost ({exc}); reconnecting")
-                time.sleep(min(2.0, 0.2 * stats.reconnects))
+                time.sleep(outage.pause_s())
     finally:
         lag.close()
         sink.flush()

@@ -53,3 +53,19 @@ def test_only_the_first_state_load_line_of_a_restart_is_dropped():
     assert (store["filter.firstload.onMatch"], store["filter.firstload.onMismatch"]) == ("DENY", "NEUTRAL")
     assert regex.fullmatch(FIRST_LOAD)
     assert not regex.fullmatch("Error cleaning up files for version 12")
+
+
+# Spark 4.0's TaskSetManager.prepareLaunchingTask warning, as a 60 s `scripts/dev run` printed it (issue #56
+# item 6): the batch's change log built on the driver (conf/log4j2.properties says why).
+LARGE_TASK = ("Stage 115 contains a task of very large size (1158 KiB). The maximum recommended task "
+              "size is 1000 KiB.")
+
+
+def test_only_the_large_task_line_of_the_task_scheduler_is_dropped():
+    tasks = settings()["org.apache.spark.scheduler.TaskSetManager"]
+    assert tasks["level"] == "warn"  # lost and failed tasks still say so
+    regex = re.compile(tasks["filter.largetask.regex"])
+    assert (tasks["filter.largetask.onMatch"], tasks["filter.largetask.onMismatch"]) == ("DENY", "NEUTRAL")
+    assert regex.fullmatch(LARGE_TASK)
+    assert not regex.fullmatch("Lost task 0.0 in stage 115.0 (TID 230) (localhost executor driver): "
+                               "java.io.IOException: No space left on device")
