@@ -8,12 +8,11 @@ like any slice past its end; callers that take untrusted bytes check the length 
 (libs/contracts/topic.py, libs/stages/kafka_input.py)."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from libs.binlog.constants import (
     COMMON_HEADER, COMMON_HEADER_LEN, EVENT_LEN_OFFSET, EVENT_TYPE_OFFSET, MARIA_FL_STANDALONE,
     SERVER_ID_OFFSET, EventType,
 )
+from libs.binlog.envelope import Header
 from libs.binlog.wire import U32
 
 # Where event_size sits, as (offset, length): for a reader that slices the bytes itself, such as
@@ -22,17 +21,9 @@ EVENT_SIZE_FIELD = (EVENT_LEN_OFFSET, 4)
 _MARIA_GTID_FLAGS = COMMON_HEADER_LEN + 12  # MariaDB Gtid body: seq_no u64, domain_id u32, flags2 u8
 
 
-class HeaderFields(NamedTuple):
-    timestamp: int
-    type_code: int
-    server_id: int
-    event_size: int
-    log_pos: int
-    flags: int
-
-
-def header_fields(frame: bytes) -> HeaderFields:
-    return HeaderFields(*COMMON_HEADER.unpack_from(frame, 0))
+def header_fields(frame: bytes) -> Header:
+    """The header's six fields, as the codec's own Header (libs/binlog/envelope.py)."""
+    return Header(*COMMON_HEADER.unpack_from(frame, 0))
 
 
 def event_type(frame: bytes) -> int:

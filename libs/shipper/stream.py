@@ -126,7 +126,9 @@ class StreamTracker:
     def _feed(self, frame: bytes) -> Step:
         if len(frame) < COMMON_HEADER_LEN:
             raise self._error(f"packet of {len(frame)} bytes is shorter than an event header")
-        ts, etype, _server_id, size, log_pos, flags = header_fields(frame)
+        header = header_fields(frame)
+        ts, etype, size, log_pos, flags = (header.timestamp, header.type_code, header.event_size,
+                                           header.log_pos, header.flags)
         if size != len(frame):
             raise self._error(f"event_size {size} but the packet holds {len(frame)} bytes "
                               f"(type {etype})")
