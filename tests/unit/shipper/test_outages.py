@@ -8,15 +8,22 @@ until stream_once returned, which a follower's never does: the second outage end
 """
 from __future__ import annotations
 
+import io
 import types
 
 import pytest
 from pymysql.err import OperationalError
 
 from libs.shipper import shipper
-from libs.shipper.shipper import Outage, ShipConfig, ship_server
+from libs.shipper.progress import Progress
+from libs.shipper.resume import StartPoint
+from libs.shipper.server_dump import _pump
+from libs.shipper.shipper import Outage, ShipConfig, ShipStats, ship_server
 from libs.source.errors import ShipError
 from libs.source.replica_source import ServerOptions
+from libs.source.server_identity import ServerIdentity
+
+from .frames import ROW_FULL, artificial_fde, fake_rotate, frames_of, heartbeat
 
 LIMIT_S = 60.0
 CONNECT_S = 3.0  # what a refused connection costs on the fake clock (the pause comes on top)
@@ -113,3 +120,30 @@ def test_an_outage_is_timed_from_its_first_failure_and_ends_at_the_next_read(mon
     assert outage.pause_s() == pytest.approx(0.2)
     clock.now += 61
     assert outage.lost(received=6) == 61.0
+
+
+class RecordingSink(FakeSink):
+    def send(self, record) -> None:
+        pass
+
+    def poll(self) -> None:
+        pass
+
+
+def test_a_dump_moves_on_its_events_and_heartbeats_not_on_the_frames_every_connection_opens_with():
+    """What ends an outage (ShipStats.received, server_dump._pump): a connection the server
+    accepts and then drops before sending anything of its binlog does not count."""
+    (_, fde), _, _, (pos, frame) = frames_of(ROW_FULL)[:4]
+    name = ROW_FULL.name
+    opening = [fake_rotate(name, pos), artificial_fde(fde)]  # a dump that starts mid-file
+
+    def pump(frames: list[bytes]) -> int:
+        stats = ShipStats()
+        cfg = ShipConfig(bootstrap="127.0.0.1:1", topic="t", source="src")
+        _pump(cfg, RecordingSink(), Progress("src", out=io.StringIO()), stats, {"tracker": None},
+              iter(frames), StartPoint(name, pos, None, 0, None), ServerIdentity("mariadb", 1), lambda: False)
+        return stats.received
+
+    assert pump(opening) == 0
+    assert pump(opening + [heartbeat(name, pos)]) == 1  # idle at our position: the server is there
+    assert pump(opening + [frame, heartbeat(name, pos + len(frame))]) == 2
