@@ -21,6 +21,12 @@ resume reader); the SASL password and the key's passphrase come from files only 
 reads (--kafka-sasl-password-file, --kafka-key-password-file) or the environment variables
 CDC_KAFKA_SASL_PASSWORD and CDC_KAFKA_KEY_PASSWORD, never from the command line.
 
+TLS to the source (issue #56 item 2; README "Security"): --source-tls puts every connection to
+the --server on TLS (the binlog dump's and the snapshot's), the server's certificate verified,
+chain and host name (--source-ca, --source-cert/--source-key, --source-tls-no-verify-identity:
+libs/source/source_tls.py). A bad file is one line naming the option (exit 2); a certificate that
+does not verify or a server without TLS one line naming host:port (exit 1), not retried.
+
 Resumes after the source's last record in the topic, by file:pos on the server it came from
 (every record names its server: server_identity header). Pointed at another server (a promoted
 replica after a failover), it refuses, naming both, unless --follow-gtid: then it continues
@@ -39,8 +45,9 @@ from pathlib import Path
 
 from libs.settings import kafka_security
 from libs.settings.kafka_security import KafkaAuth, KafkaSecurityError
-from libs.source import credentials
+from libs.source import credentials, source_tls
 from libs.source.errors import CredentialError, ShipError
+from libs.source.source_tls import SourceTlsError
 from libs.source.replica_source import ServerOptions
 from libs.shipper.kafka_sink import MAX_EVENT_BYTES
 from libs.shipper.shipper import ShipConfig, ship_files, ship_server
@@ -50,7 +57,8 @@ from libs.snapshot.table_filter import TableFilter
 
 
 USAGE = ("cdc-ship --from-file FILE...|DIR [--follow] | --server H:P [--user U] [--password-file F | "
-         "--defaults-extra-file F] [--server-id N] [--capability N] "
+         "--defaults-extra-file F] [--source-tls [--source-ca F] [--source-cert F --source-key F] "
+         "[--source-tls-no-verify-identity]] [--server-id N] [--capability N] "
          "[--start-file F [--start-pos P] | --gtid STATE] "
          "[--follow-gtid] [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]... "
          "[--snapshot-chunk-rows N] --bootstrap H:P --topic T --source S [--heartbeat S] [--non-block] "
@@ -118,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
                          "(libs/runtime/metrics.py)")
     _snapshot_arguments(ap)
+    source_tls.add_arguments(ap)
     kafka_security.add_arguments(ap)
     return ap
 
@@ -189,9 +198,11 @@ def _server_options(args: argparse.Namespace) -> ServerOptions:
         if path is not None and credentials.readable_by_others(path):
             print(f"cdc-ship: warning: {path} is readable by other users (chmod 600 it)",
                   file=sys.stderr)
+    tls = source_tls.from_arguments(args, warn=lambda line: print(f"cdc-ship: warning: {line}",
+                                                                  file=sys.stderr))
     return ServerOptions(args.server[0], args.server[1], creds.user, creds.password,
                          server_id=args.server_id, capability=args.capability,
-                         heartbeat_s=args.heartbeat, non_block=args.non_block)
+                         heartbeat_s=args.heartbeat, non_block=args.non_block, tls=tls)
 
 
 def _kafka_auth(args: argparse.Namespace) -> KafkaAuth | None:
@@ -212,6 +223,8 @@ def _check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                  f"variable {credentials.ENV_PASSWORD}")
     if args.follow_gtid and not args.server:
         ap.error("--follow-gtid needs --server")
+    if source_tls.options_given(args) and not args.server:
+        ap.error(f"{source_tls.options_given(args)[0]} needs --server")
     if args.gtid and args.start_file:
         ap.error("--gtid and --start-file exclude each other")
     if args.start_pos < 4:
@@ -253,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                                 snapshot=args.snapshot, include=tuple(args.include),
                                 exclude=tuple(args.exclude),
                                 snapshot_chunk_rows=args.snapshot_chunk_rows)
-    except CredentialError as exc:
+    except (CredentialError, SourceTlsError) as exc:
         print(f"cdc-ship: {exc}", file=sys.stderr)
         return 2
     except ShipError as exc:

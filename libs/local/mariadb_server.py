@@ -25,6 +25,9 @@ their GTIDs and can take over as the binlog source.
   replicate_from(primary)              CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos; START SLAVE
   wait_caught_up(primary, timeout)     until this replica applied the primary's @@gtid_binlog_pos
   promote()                            STOP SLAVE; RESET SLAVE ALL; read_only OFF: a primary now
+TLS (issue #56 item 2 tests): start(..., tls=ServerTls(ca, cert, key)) serves TLS with that
+certificate and, by default, require_secure_transport=ON (a TCP client without TLS is refused; the
+socket stays usable); query() and connect() then go over TLS, trusting `ca`.
 
 Server options follow /work/shared/corpus/README.md (the corpus' start_mariadb.sh): binlog ROW,
 CRC32, annotate on, server_id 1, 127.0.0.1 + a free port + its own socket, with a smaller
@@ -62,6 +65,25 @@ def _binary(name: str, *alternatives: str) -> str:
     raise RuntimeError(f"{name} not found: run scripts/install_mariadb.sh")
 
 
+@dataclass(frozen=True)
+class ServerTls:
+    """A TLS server: its certificate and key (PEM, the key not encrypted), the CA its clients trust
+    (and client certificates must chain to), and whether TCP clients must use TLS."""
+
+    ca: Path
+    cert: Path
+    key: Path
+    require: bool = True
+
+    def options(self) -> tuple[str, ...]:
+        required = ("--require-secure-transport=ON",) if self.require else ()
+        return (f"--ssl-ca={self.ca}", f"--ssl-cert={self.cert}", f"--ssl-key={self.key}", *required)
+
+    def client_ssl(self) -> dict:
+        """PyMySQL's ssl= for this server's own clients: the chain checked, not the host name."""
+        return {"ca": str(self.ca), "check_hostname": False}
+
+
 @dataclass
 class MariaDBServer:
     base_dir: Path
@@ -71,6 +93,7 @@ class MariaDBServer:
     password: str = PASSWORD
     process: subprocess.Popen | None = field(default=None, repr=False)
     command: list[str] = field(default_factory=list, repr=False)  # mariadbd's, for restart()
+    client_ssl: dict | None = field(default=None, repr=False)  # connect()'s ssl= (ServerTls)
 
     @property
     def socket(self) -> Path:
@@ -90,9 +113,10 @@ class MariaDBServer:
 
     @classmethod
     def start(cls, base_dir: Path, *, extra_options: tuple[str, ...] = (), server_id: int = 1,
-              timeout: float = 60.0) -> "MariaDBServer":
+              timeout: float = 60.0, tls: ServerTls | None = None) -> "MariaDBServer":
         """mariadb-install-db into base_dir/data, then mariadbd in the background."""
-        server = cls(Path(base_dir), _free_port())
+        server = cls(Path(base_dir), _free_port(), client_ssl=None if tls is None else tls.client_ssl())
+        extra_options = (*(tls.options() if tls is not None else ()), *extra_options)
         server.data_dir.mkdir(parents=True, exist_ok=True)
         server.binlog_dir.mkdir(parents=True, exist_ok=True)
         install = subprocess.run(
@@ -173,6 +197,8 @@ class MariaDBServer:
         return done.stdout
 
     def connect(self, **kw) -> pymysql.Connection:
+        if self.client_ssl is not None:
+            kw.setdefault("ssl", self.client_ssl)
         return pymysql.connect(host=self.host, port=self.port, user=self.user,
                                password=self.password, autocommit=True, **kw)
 

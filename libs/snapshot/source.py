@@ -70,6 +70,7 @@ import pyarrow as pa
 from pymysql.cursors import SSCursor
 from pymysql.err import MySQLError
 
+from libs.source import source_tls
 from libs.source.errors import ShipError
 from libs.source.privileges import access_error
 from libs.source.replica_source import ServerOptions, connect_error, error_text
@@ -151,17 +152,20 @@ def query(conn, sql: str, args=None) -> list[tuple]:
         raise refused from None
 
 
-def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)):
+def connect(opts: ServerOptions, warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)
+            ) -> pymysql.Connection:
     """The snapshot connection: every value arrives as the server's bytes
     (pymysql_wire.RAW_BYTES); rows are parsed by the compiled reader (row_stream), or by PyMySQL
-    in pure Python when it is not built."""
+    in pure Python when it is not built. Over TLS as the binlog dump's when opts.tls says so
+    (libs/source/source_tls.py, issue #56 item 2); `opts` may be any object with host, port, user
+    and password (then plain)."""
     if not row_stream.NATIVE:
         warn("cdc-ship: the compiled row reader libs/snapshot/_textrows is not built (pip install -e . "
              "needs a C compiler): the snapshot reads rows in pure Python, several times slower")
     try:
-        return pymysql.connect(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
-                               autocommit=True, connect_timeout=10, charset="utf8mb4",
-                               **pymysql_wire.RAW_BYTES)
+        return source_tls.open_connection(getattr(opts, "tls", None), host=opts.host, port=opts.port,
+                                          user=opts.user, password=opts.password, autocommit=True,
+                                          connect_timeout=10, charset="utf8mb4", **pymysql_wire.RAW_BYTES)
     except MySQLError as exc:
         raise connect_error(opts, exc) from None
 

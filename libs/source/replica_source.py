@@ -21,9 +21,10 @@ from typing import Iterator
 import pymysql
 from pymysql.err import MySQLError
 
-from libs.source import privileges
+from libs.source import privileges, source_tls
 from libs.source import replica_protocol as proto
 from libs.source.errors import ShipError
+from libs.source.source_tls import SourceTls
 
 DEFAULT_HEARTBEAT_S = 1.0
 
@@ -38,6 +39,7 @@ class ServerOptions:
     capability: int = 4    # @mariadb_slave_capability
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
     non_block: bool = False  # stop at the end of the binlog instead of waiting (tests, one-shot)
+    tls: SourceTls | None = None  # None: plain TCP; else TLS, verified (source_tls.py, issue #56 item 2)
 
 
 class ConnectError(ShipError):
@@ -45,11 +47,11 @@ class ConnectError(ShipError):
 
 
 def connect(opts: ServerOptions, *, read_timeout: float | None = None) -> pymysql.Connection:
-    """A client connection."""
+    """A client connection, over TLS when opts.tls says so (libs/source/source_tls.py)."""
     try:
-        return pymysql.connect(host=opts.host, port=opts.port, user=opts.user, password=opts.password,
-                               autocommit=True, connect_timeout=10, read_timeout=read_timeout,
-                               charset="utf8mb4")
+        return source_tls.open_connection(opts.tls, host=opts.host, port=opts.port, user=opts.user,
+                                          password=opts.password, autocommit=True, connect_timeout=10,
+                                          read_timeout=read_timeout, charset="utf8mb4")
     except MySQLError as exc:
         raise connect_error(opts, exc) from None
 
@@ -74,9 +76,17 @@ def is_lost_connection(code: int) -> bool:
 def connect_error(opts: ServerOptions, exc: MySQLError) -> ShipError:
     """The error of a failed connection, by the server's or client's error code: CR_* client
     errors (>= 2000: unreachable, lost) are worth retrying (ConnectError); a server's refusal
-    (1045 access denied, 1130 host not allowed, ...) will not change by itself."""
-    cls = ConnectError if is_lost_connection(error_code(exc)) else ShipError
-    return cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {error_text(exc)}")
+    (1045 access denied, 1130 host not allowed, ...) will not change by itself, nor will a TLS
+    failure (a certificate that does not verify, a server without TLS: issue #56 item 2).
+    `opts`: ServerOptions, or any object with host, port and user (tls when it has one)."""
+    tls = getattr(opts, "tls", None)
+    refused = source_tls.failure(exc) if tls is not None else None
+    if refused is not None:
+        return ShipError(f"cannot connect to {opts.host}:{opts.port} over TLS: {refused}")
+    code = error_code(exc)
+    hint = source_tls.plain_hint(code) if tls is None else ""
+    cls = ConnectError if is_lost_connection(code) and not hint else ShipError
+    return cls(f"cannot connect to {opts.host}:{opts.port} as {opts.user}: {error_text(exc)}{hint}")
 
 
 def is_mariadb(conn: pymysql.Connection) -> bool:
