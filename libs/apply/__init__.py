@@ -3,6 +3,8 @@ follows the changes", "Tables stay healthy unattended"). pipelines/apply/ reads 
 these modules decide:
 
     plan.py          a batch's changes per table, the rows they touch, progress, quarantine rows
+    table_work.py    one table's part of a batch: skipped, quarantined, or what to replay
+    group_summary.py what the driver knows of the changes it does not collect (GroupSummary)
     partition.py     which tables the executors replay where their changes are, and by which key
     fold.py          a table's row changes folded per row identity in Arrow (fold_values.py: its values)
     superseded.py    which changes a table's snapshot or last truncate made void, as columns

@@ -14,12 +14,14 @@ which the batch's DDL has already versioned (DeltaApplier.prepare_batch).
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from functools import partial
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from libs.contracts.change import Change, Op
 from libs.apply.plan import with_ddl_truncates
-from libs.contracts.position import BinlogPosition, change_sort_key
+from libs.contracts.position import BinlogPosition
 from libs.apply.stops import SchemaChangeStopped
 from libs.config.job import SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.settings.errors import one_line
@@ -133,7 +135,7 @@ class DdlPlan:
         # The rename starts this name anew at its place: the name's changes before it were
         # another table's (a swap's old table, or one dropped before), superseded here.
         arrival = rename.change if rename is not None and all(c is not rename.change for c in own) else None
-        walked = own if arrival is None else sorted([*own, arrival], key=change_sort_key)
+        walked = own if arrival is None else sorted([*own, arrival], key=attrgetter("source_order"))
         per_change, start = end_names(walked, database, table,
                                       before=partial(self._schema_before, database, table),
                                       refused=partial(self._refused, database, table),
@@ -152,8 +154,8 @@ class DdlPlan:
                                            before=partial(self._schema_before, old.database, old.table),
                                            server_version=self.server_version)
             # The name's changes before the rename were another table's: recorded, none applied.
-            at = change_sort_key(rename.change)
-            replayed = [converted if change_sort_key(n) >= at
+            at = rename.change.source_order
+            replayed = [converted if n.source_order >= at
                         else n if n.op == Op.DDL else n.with_op(Op.SUPERSEDED)
                         for n, converted in zip(named, replayed)]
             # A TRUNCATE or CREATE names the old table: it is told a truncate under that name.

@@ -164,7 +164,7 @@ def _partial(column: Column, text: pa.Array) -> np.ndarray:
 
 
 def commit_order_of(changes: pa.Table) -> np.ndarray:
-    """Row indices of `changes` in libs/apply/plan.change_sort_key's order (source, then the
+    """Row indices of `changes` in Change.source_order (source, then the
     binlog file in the servers' order, end position, commit time, change_seq), sorted by columns:
     binlog_sort_key is asked once per distinct file."""
     def ranks(column: pa.ChunkedArray, key=None) -> np.ndarray:

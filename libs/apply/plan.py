@@ -27,13 +27,15 @@ point). Transient key values a row holds only in the middle of a batch are not r
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from libs.contracts.change import ROW_OPS, Change, Commit, Op
-from libs.contracts.position import change_sort_key, commit_order, gtid_positions
+from libs.contracts.position import gtid_positions
 from libs.replay import ROW_ID_COLUMN, ReplayError, ReplayResult, replay
 from libs.replay.images import present_columns, typed_columns, typed_key
 from libs.replay.lineage import ChangeLogEntry, Lineage, to_utc_naive
@@ -58,7 +60,7 @@ def group_changes(changes: Iterable[Change]) -> dict[tuple[str, str], list[Chang
     groups: dict[tuple[str, str], list[Change]] = defaultdict(list)
     for change in changes:
         groups[(change.database, change.table)].append(change)
-    return {k: sorted(v, key=change_sort_key) for k, v in sorted(groups.items())}
+    return {k: sorted(v, key=attrgetter("source_order")) for k, v in sorted(groups.items())}
 
 
 @dataclass
@@ -162,7 +164,7 @@ def last_changes(changes: Iterable[Change | Commit],
     for change in changes:
         source = change.source
         last, n = out.get(source, (change, 0))
-        out[source] = (change if commit_order(change) > commit_order(last) else last, n + 1)
+        out[source] = (change if change.order > last.order else last, n + 1)
     return out
 
 

@@ -18,13 +18,13 @@ from libs.contracts.position import commit_key
 from libs.snapshot.protocol import superseded
 from libs.contracts.position import BinlogPosition
 
-COMMIT = ("source", "trx_file", "trx_end_pos", "commit_ts")  # change_sort_key's fields but change_seq
+COMMIT = ("source", "trx_file", "trx_end_pos", "commit_ts")  # Change.source_order's fields but change_seq
 
 
 def superseded_rows(ordered: pa.Table, start: tuple | None,
                     snapshots: Mapping[str, BinlogPosition]) -> np.ndarray:
-    """Per row of `ordered` (COMMIT + change_seq columns, rows in change_sort_key order): is it
-    superseded? `start`: change_sort_key of the batch's last truncate of the table (None: none);
+    """Per row of `ordered` (COMMIT + change_seq columns, rows in Change.source_order): is it
+    superseded? `start`: the source_order of the batch's last truncate of the table (None: none);
     `snapshots`: source -> the table's latest snapshot position."""
     n = ordered.num_rows
     columns = [ordered.column(c).combine_chunks() for c in COMMIT]

@@ -14,11 +14,12 @@ import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple, TypedDict
 
 import pyarrow as pa
 
 from libs.contracts.arrow_rows import column_values
+from libs.contracts.position import commit_key, sort_key_of
 
 
 class Op(StrEnum):
@@ -36,7 +37,21 @@ ROW_OPS = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE})
 WIRE_OPS = frozenset(Op) - {Op.SUPERSEDED}  # = the avsc's Op symbols (tests/unit/apply/test_change.py)
 _OP_OF = {op.value: op for op in Op}
 
-Image = list  # [ColumnValue dict: ordinal, name, type_code, text, binary], present columns only
+
+
+class ColumnValue(TypedDict):
+    """One present column of a row image (schemas/change_record.avsc ColumnValue): exactly one
+    of text/binary is set unless the value is SQL NULL (both None). A plain dict: the C core
+    (libs/binlog/_rowimages.c) builds millions of them, and a class per value costs."""
+
+    ordinal: int  # 0-based, Table_map order
+    name: str | None
+    type_code: int  # enum_field_types of the column (real type)
+    text: str | None
+    binary: bytes | None
+
+
+Image = list[ColumnValue]  # present columns only, in ordinal order
 
 
 @dataclass(slots=True)
@@ -91,6 +106,16 @@ class Change:
     def with_images(self, before: Image | None, after: Image | None) -> "Change":
         return dataclasses.replace(self, before=before, after=after)
 
+    @property
+    def order(self) -> tuple:
+        """Its place in its source's commit order (libs/contracts/position.py commit_key)."""
+        return commit_key(self.trx_file, self.trx_end_pos, self.commit_ts, self.change_seq)
+
+    @property
+    def source_order(self) -> tuple:
+        """Its place among several sources' changes: source by source, each in commit order."""
+        return sort_key_of(self.source, self.trx_file, self.trx_end_pos, self.commit_ts, self.change_seq)
+
     def with_table(self, database: str, table: str) -> "Change":
         return dataclasses.replace(self, database=database, table=table)
 
@@ -108,6 +133,16 @@ class Commit(NamedTuple):
     trx_end_pos: int
     commit_ts: int
     change_seq: int
+
+    @property
+    def order(self) -> tuple:
+        """Its place in its source's commit order (libs/contracts/position.py commit_key)."""
+        return commit_key(self.trx_file, self.trx_end_pos, self.commit_ts, self.change_seq)
+
+    @property
+    def source_order(self) -> tuple:
+        """Its place among several sources' changes: source by source, each in commit order."""
+        return sort_key_of(self.source, self.trx_file, self.trx_end_pos, self.commit_ts, self.change_seq)
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(Change) if f.name != "filled")  # the avsc's fields

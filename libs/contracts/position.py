@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import total_ordering
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
 from libs.binlog.file_names import binlog_sort_key
-from libs.contracts.change import Change, Commit
 from libs.settings.errors import quoted
 
 
@@ -50,35 +49,49 @@ class BinlogPosition:
         return f"{self.file}:{self.pos}"
 
 
-def commit_order(change: Change | Commit) -> tuple:
-    """Sort key of change records of one source: commit position, then change_seq. commit_ts
-    only orders records at one position: a snapshot run and the run that resumed it, taken
-    later, can be consistent with the same position (libs/snapshot/changes.py); one binlog
-    transaction ends at each position. Files in the servers' order (binlog_sort_key: .1000000
-    after .999999, a later epoch's files after an earlier one's), not as text."""
-    return commit_key(change.trx_file, change.trx_end_pos, change.commit_ts, change.change_seq)
-
-
 def commit_key(trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
-    """commit_order from the fields themselves (a whole column's transaction heads:
-    libs/apply/superseded.py)."""
+    """The commit order of a source's change records (Change.order, Commit.order), from the
+    fields themselves: the transaction's commit position, then change_seq. commit_ts only orders
+    records at one position: a snapshot run and the run that resumed it, taken later, can be
+    consistent with the same position (libs/snapshot/changes.py); one binlog transaction ends
+    at each position. Files in the servers' order (position_key), not as text."""
     return (*position_key(trx_file, trx_end_pos), commit_ts, change_seq)
 
 
-def change_sort_key(change: Change) -> tuple:
-    """Commit order inside one source (commit_order); several sources feeding one
-    table are applied source by source (no cross-source order exists)."""
-    return (change.source, *commit_order(change))
-
-
 def sort_key_of(source: str, trx_file: str, trx_end_pos: int, commit_ts, change_seq: int) -> tuple:
-    """change_sort_key from the fields themselves (a change Spark summed up, not collected)."""
+    """The order of change records of several sources (Change.source_order), from the fields
+    themselves (a change Spark summed up, not collected): source by source, each in commit order
+    (no cross-source order exists)."""
     return (source, *commit_key(trx_file, trx_end_pos, commit_ts, change_seq))
+
+
+class InCommitOrder(Protocol):
+    """A change record, or where one stands (libs/contracts/change.py Change, Commit)."""
+
+    source: str
+    gtid: str | None
+
+    @property
+    def order(self) -> tuple: ...
 
 
 _MARIADB_GTID = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 _MYSQL_GTID = re.compile(r"^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
                          r"(?::[A-Za-z_][A-Za-z0-9_]*)?):(\d+)$")
+
+
+@dataclass(frozen=True, order=True)
+class GtidPosition:
+    """The last GTID of one GTID domain that a batch applied (schemas/progress_record.avsc
+    GtidPosition): it and every earlier GTID of its domain are in Delta once the batch is.
+    Ordered by domain, then seq."""
+
+    gtid_domain: str  # the MariaDB domain id; the MySQL server uuid[:tag], lowercase
+    gtid_seq: int
+    gtid: str  # as the source wrote it
+
+    def to_record(self) -> dict[str, Any]:
+        return {"gtid_domain": self.gtid_domain, "gtid_seq": self.gtid_seq, "gtid": self.gtid}
 
 
 class GtidFormatError(ValueError):
@@ -108,20 +121,21 @@ def _domain(gtid: str | None) -> tuple[str, int] | None:
         return None  # a source's own identity of another form: recorded, not indexed by domain
 
 
-def gtid_positions(changes: Iterable[Change], more: Mapping[str, tuple[Change | Commit, int]] | None = None
+def gtid_positions(changes: Iterable[InCommitOrder],
+                   more: Mapping[str, tuple[InCommitOrder, int]] | None = None,
                    ) -> dict[str, list[dict[str, Any]]]:
-    """source -> per GTID domain the batch's last GTID in commit order (GtidPosition rows,
+    """source -> per GTID domain the batch's last GTID in commit order (GtidPosition records,
     sorted by domain), over `changes` (the driver's) and `more` (per source, the last change of
     the executors' part: libs.apply.plan.last_changes). A change without a GTID adds nothing."""
-    last: dict[tuple[str, str], tuple[int, Change | Commit]] = {}
+    last: dict[tuple[str, str], tuple[int, InCommitOrder]] = {}
     for change in [*changes, *(c for c, _ in (more or {}).values())]:
         parsed = _domain(change.gtid)
         if parsed is None:
             continue
         key = (change.source, parsed[0])
-        if key not in last or commit_order(change) > commit_order(last[key][1]):
+        if key not in last or change.order > last[key][1].order:
             last[key] = (parsed[1], change)
     out: dict[str, list[dict[str, Any]]] = {}
     for (source, domain), (seq, change) in sorted(last.items()):
-        out.setdefault(source, []).append({"gtid_domain": domain, "gtid_seq": seq, "gtid": change.gtid})
+        out.setdefault(source, []).append(GtidPosition(domain, seq, change.gtid).to_record())
     return out

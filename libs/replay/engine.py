@@ -3,7 +3,7 @@
     replay(target, current_rows, changes, *, mode="strict") -> ReplayResult
 
 `changes`: change records (libs/contracts/change.Change) of ONE target table, in commit
-order (transactions in commit order, then change_seq; see `commit_order`). `current_rows`: the
+order (transactions in commit order, then change_seq; see Change.order). `current_rows`: the
 target rows the batch may touch, each a mapping of target column -> typed value plus
 `_row_id` (ROW_ID_COLUMN), in the table's scan order (e.g. sorted by _row_id).
 Images are REPLAYED on top of those rows in order (STYLE practice 10), never "last image per key":

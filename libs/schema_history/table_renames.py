@@ -13,11 +13,12 @@ is not followed: RenameChainError names both DDL.
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from libs.contracts.change import Change, Op
-from libs.contracts.position import change_sort_key
 from libs.schema_history import statements as S
 
 Changes = Mapping[tuple[str, str], Sequence[Change]]
@@ -47,7 +48,8 @@ def table_renames(groups: Changes, server_version: Callable[[Change], str | None
     (SchemaHistory.server_version), for its executable comments."""
     out: dict[tuple[str, str], TableRename] = {}
     arrived: dict[S.TableName, Change] = {}  # renamed to in the batch, by the DDL
-    ddl = sorted((c for group in groups.values() for c in group if c.op == Op.DDL), key=change_sort_key)
+    ddl = sorted((c for group in groups.values() for c in group if c.op == Op.DDL),
+                 key=attrgetter("source_order"))
     for change in ddl:
         for old, new in _pairs(change.statement or "", change.database, server_version(change)):
             if old in arrived or new in arrived:
@@ -57,9 +59,9 @@ def table_renames(groups: Changes, server_version: Callable[[Change], str | None
                     f"({first.binlog_file}:{first.binlog_pos}, {change.binlog_file}:{change.binlog_pos}): "
                     f"a chain of renames is not followed")
             arrived[new] = change
-            before = change_sort_key(change)
+            before = change.source_order
             earlier = tuple(c for c in groups.get((old.database, old.table), ())
-                            if change_sort_key(c) < before)
+                            if c.source_order < before)
             out[(new.database, new.table)] = TableRename(old, new, earlier, change)
     return out
 

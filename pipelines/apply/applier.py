@@ -19,7 +19,7 @@ change of COMPLETE transactions, in any order. Steps:
 3. Writes, each idempotent per (app_id, batch_id), in this order (batch_writes.py):
    `_cdc_change_log`, `_cdc_quarantine`, ONE write per target table, `_cdc_progress`.
    An SCD2 target (`history: scd2`) reads its open versions and writes the batch's versions
-   (libs/replay/versions.py, history_writes.py).
+   (libs/replay/versions.py, modes/scd2.py). Each target's one write is its mode's (modes/writes.py).
    Calling again with the same batch_id changes nothing.
 
 Decisions:
@@ -58,7 +58,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import ReadRecorder
 from libs.apply.modes.select import mode_of
-from libs.apply.plan import Lookups, group_changes, replay_touched, undeclared, with_ddl_truncates
+from libs.apply.plan import Lookups, group_changes, replay_touched
 from libs.contracts.change import ROW_OPS, Change, Op, changes_of
 from libs.apply.change_log import change_log_table
 from libs.config.job import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
@@ -72,41 +72,27 @@ from libs.snapshot.tables import SnapshotTable
 from libs.stages.assembly import DdlEvent
 from libs.tables.system_tables import APP_ID, PROGRESS
 from libs.tables.table_location import TableLocation, TableNameError
-from libs.contracts.table_names import table_key
 from libs.targets import TargetCatalog, TargetConfigError
 from libs.targets.decoding import DecodeHints
 from libs.targets.model import DELETE_HARD, Target
 from pipelines.apply import batch_writes  # its TABLE_THREADS, read per batch (bench/apply_steady.py sets it)
-from libs.apply.ddl import Evolve
 from pipelines.apply.batch_ddl import BatchDdl
 from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.executor_parts import replay_parts, split_batch
 from pipelines.apply.known_targets import KnownTargets
-from pipelines.apply.modes.plans import plan_of
+from pipelines.apply.modes.writes import writes_of
 from pipelines.apply.schema_changes import Carried
 from pipelines.apply.schema_history_table import SchemaHistoryTable
 from pipelines.apply.shadow_writes import ended_shadows
 from pipelines.apply.snapshot_fusion import SnapshotFusion, plan_fusion
 from pipelines.apply.source_schemas import SourceSchemas
 from libs.apply.stops import ApplyStopped, SourceTargetStopped, TargetNameStopped
+from libs.apply.table_work import BatchTables, TableWork, table_work
 from pipelines.apply.target_writes import TablePlan
 from pipelines.apply.touched_rows import read_touched
 
 
 REPLAYED_OPS = ROW_OPS | {Op.SNAPSHOT}  # the row changes the job's metrics count
-
-@dataclasses.dataclass
-class _TableWork:
-    """One table's part of a batch, before its replay runs."""
-
-    tally: Counter
-    logged: list  # its changes the change log keeps under this table, in order
-    undeclared: list | None = None  # no target: (entry, error) per change
-    target: Target | None = None  # else what _replay_table replays: the target, its path, the changes
-    path: TableLocation | None = None
-    changes: list | None = None
-    evolve: Evolve | None = None  # carries a followed target to the batch's end schema first
-
 
 @dataclasses.dataclass
 class _Replayed:
@@ -121,7 +107,7 @@ class _Replayed:
     replayed: Counter = dataclasses.field(default_factory=Counter)  # delta table -> row changes replayed
 
 
-def _take(out: _Replayed, work: _TableWork, replayed: tuple[TablePlan, ReplayResult] | None) -> None:
+def _take(out: _Replayed, work: TableWork, replayed: tuple[TablePlan, ReplayResult] | None) -> None:
     """One table's replay into the batch's `out`: its change-log entries, errors, counts and plan."""
     if replayed is None:  # undeclared table: (entry, error) per change
         out.log.extend(entry for entry, _ in work.undeclared)
@@ -253,9 +239,10 @@ class DeltaApplier:
             renames = self.ddl.renames(self.catalog, groups, batch_id)
             shadows = ended_shadows(self.config, self.schema_history.history, self.catalog, groups, renames)
             out.gone = [self._location(self.catalog.get(*name), batch_id) for name in sorted(shadows)]
-            work = [w for name in sorted({*groups, *renames})
-                    if (w := self._table_work(spark, batch_id, name, groups, renames,
-                                              out.counts)) is not None]
+            names = sorted({*groups, *renames})
+            tables = self._batch_tables(spark, batch_id, names)
+            work = [w for name in names
+                    if (w := table_work(tables, name, groups, renames, out.counts)) is not None]
             evolving = [(w.target, w.path, w.evolve) for w in work if w.evolve is not None]
             carried = self.ddl.carry_all(spark, pool, batch_id, evolving)  # nothing written yet
             replays = [pool.submit(self._replay_table, spark, batch_id, w.target, w.path, w.changes,
@@ -267,41 +254,23 @@ class DeltaApplier:
                 _take(out, w, replay.result() if replay is not None else None)
         return out
 
-    def _table_work(self, spark: SparkSession, batch_id: int, name: tuple[str, str], groups: Mapping,
-                    renames: Mapping, counts: dict[str, Counter]) -> _TableWork | None:
-        """One source table's part of the batch, counted in `counts`; None: nothing of it to replay
-        (not selected, all in its snapshot's rows, or already committed by this batch)."""
-        database, table = name
-        rename = renames.get(name)
-        group = [*(rename.inherited if rename else ()), *groups.get(name, ())]
-        tally = counts.setdefault(table_key(database, table), Counter(c.op for c in group))
-        if not self.config.tables.selects(database, table):  # JobConfig.tables: not replicated
-            tally["not_selected"] = len(group)
-            return None
-        current = self.source_schemas.since_snapshot(groups.get(name, ()), rename)
-        if len(current) < len(group):  # already in the table's snapshot rows (libs/snapshot/protocol.py)
-            tally["superseded_by_snapshot"] = len(group) - len(current)
-            group = current
-            if not group:
-                return None
-        target = self.catalog.get(database, table)
-        if target is None:
-            entries = [undeclared(change, self.undeclared) for change in group]
-            tally["quarantined"] += sum(error is not None for _, error in entries)
-            return _TableWork(tally, group, undeclared=entries)
-        target = self._effective(target)
-        path = self._location(target, batch_id)
-        if self.known.already_committed(spark, path, target, batch_id):
-            tally["already_applied"] = 1
-            return None
-        # A renamed table's inherited changes lead the group; the change log keeps them
-        # under the table that logged them (the rest as logged: `own`).
-        inherited = {id(c) for c in rename.inherited} & {id(c) for c in group} if rename else set()
-        own = [c for c in group if id(c) not in inherited]
-        replayed, evolve = with_ddl_truncates(group, server_version=self.ddl.server_version), None
-        if self.ddl.follows(target) and (rename or any(c.op in (Op.DDL, Op.TRUNCATE) for c in group)):
-            replayed, evolve = self.ddl.across_ddl(self.catalog, database, table, own, rename, inherited)
-        return _TableWork(tally, own, target=target, path=path, changes=replayed, evolve=evolve)
+    def _batch_tables(self, spark: SparkSession, batch_id: int,
+                      names: Sequence[tuple[str, str]]) -> BatchTables:
+        """What the batch's table work knows (libs/apply/table_work.py), read before it: the
+        targets of `names` this batch committed already (a retried batch)."""
+        tables = BatchTables(self.catalog, self.ddl, self.config.tables.selects,
+                             self.source_schemas.since_snapshot,
+                             lambda declared: self._located(declared, batch_id), self.undeclared)
+        committed = set()
+        for name in names:
+            declared = self.catalog.get(*name) if self.config.tables.selects(*name) else None
+            try:
+                target, path = tables.located(declared) if declared is not None else (None, None)
+            except TargetNameStopped:
+                continue  # stops the batch in the table work, if the batch has changes for it
+            if path is not None and self.known.already_committed(spark, path, target, batch_id):
+                committed.add(path)
+        return dataclasses.replace(tables, committed=frozenset(committed))
 
     def _located(self, declared: Target, batch_id: int) -> tuple[Target, TableLocation]:
         target = self._effective(declared)
@@ -359,7 +328,7 @@ class DeltaApplier:
         except ReplayStopped as stop:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
         read_rows = recorder.rows if recorder is not None else ()
-        return plan_of(target, path, result, read_rows, changes, carried), result
+        return writes_of(target).plan(target, path, result, read_rows, changes, carried), result
 
     def _reader(self, spark: SparkSession, path: TableLocation, target: Target):
         """How the replay reads the rows a batch touches: from the mirror, from Delta, or None

@@ -7,14 +7,14 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from functools import reduce
-from typing import Any, Mapping
+from typing import Mapping
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from libs.apply.group_summary import LAST_FIELDS, GroupSummary
 from libs.contracts.change import ROW_OPS, Commit, Op
 from libs.reads.lineage_sql import quote_identifier
-from libs.contracts.position import commit_order
 from libs.tables.table_location import TableLocation
 from libs.contracts.table_names import table_key
 from libs.targets.model import Target
@@ -24,7 +24,6 @@ from pipelines.apply.executor_replay import ExecutorReplay
 # know their row count (a materialised cache does).
 _ONE_INPUT = frozenset({"Project", "Filter", "ResolvedHint", "Repartition", "RepartitionByExpression"})
 _COUNTED = frozenset({"InMemoryRelation", "LocalRelation"})
-_LAST = ("trx_end_pos", "commit_ts", "change_seq", "trx_id", "gtid")  # commit order inside one binlog file
 
 
 def rows_at_most(df: DataFrame) -> int | None:
@@ -51,10 +50,9 @@ def _bound(node) -> int | None:
 
 @dataclasses.dataclass(frozen=True)
 class BatchSummary:
-    """`groups`: one row per (source, database, table, op, trx_file): n changes, the oldest
-    commit_ts and the last change in commit order (epoch micros)."""
+    """`groups`: one per (source, database, table, op, trx_file) (libs/apply/group_summary.py)."""
 
-    groups: tuple[Mapping[str, Any], ...]
+    groups: tuple[GroupSummary, ...]
 
     @classmethod
     def of(cls, changes: DataFrame, more: tuple = ()) -> "BatchSummary":
@@ -62,26 +60,26 @@ class BatchSummary:
         micros = F.unix_micros("commit_ts").alias("commit_ts")
         rows = (changes.groupBy("source", "database", "table", "op", "trx_file")
                 .agg(F.count(F.lit(1)).alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
-                     F.max(F.struct(*(micros if c == "commit_ts" else F.col(c) for c in _LAST)))
+                     F.max(F.struct(*(micros if c == "commit_ts" else F.col(c) for c in LAST_FIELDS)))
                      .alias("last"))
                 .collect())
-        return cls(tuple(r.asDict(recursive=True) for r in rows) + tuple(more))
+        return cls(tuple(GroupSummary.of(r.asDict(recursive=True)) for r in rows) + tuple(more))
 
     @property
     def ops(self) -> dict[tuple[str, str], Counter]:
         out: dict[tuple[str, str], Counter] = {}
         for g in self.groups:
-            out.setdefault((g["database"], g["table"]), Counter())[g["op"]] += g["n"]
+            out.setdefault(g.name, Counter())[g.op] += g.n
         return out
 
     @property
     def all_ops(self) -> set[str]:
-        return {g["op"] for g in self.groups}
+        return {g.op for g in self.groups}
 
     @property
     def has_ddl(self) -> bool:
         """Any change other than a row change (DDL, truncate, snapshot, statement) in the batch."""
-        return any(g["op"] not in ROW_OPS for g in self.groups)
+        return any(g.op not in ROW_OPS for g in self.groups)
 
 
 @dataclasses.dataclass
@@ -120,17 +118,16 @@ class BatchSplit:
         return mine & (F.col("op") == Op.SNAPSHOT.value) if (database, table) in self.snapshots else mine
 
     def _mine(self):
-        return [g for g in self.summary.groups if (g["database"], g["table"]) in self.tables
-                and ((g["database"], g["table"]) not in self.snapshots or g["op"] == Op.SNAPSHOT)]
+        return [g for g in self.summary.groups if g.name in self.tables
+                and (g.name not in self.snapshots or g.op == Op.SNAPSHOT)]
 
     @property
     def lasts(self) -> dict[str, tuple[Commit, int]]:
         """source -> (last change, count) of the executors' part (libs.apply.plan.last_changes)."""
         out: dict[str, tuple[Commit, int]] = {}
         for g in self._mine():
-            last = Commit(**g["last"], source=g["source"], trx_file=g["trx_file"])
-            mine, n = out.get(g["source"], (last, 0))
-            out[g["source"]] = (last if commit_order(last) > commit_order(mine) else mine, n + g["n"])
+            mine, n = out.get(g.source, (g.last, 0))
+            out[g.source] = (g.last if g.last.order > mine.order else mine, n + g.n)
         return out
 
     @property
@@ -138,9 +135,9 @@ class BatchSplit:
         """The executors' part's oldest commit per (source, table_key), for libs.apply.lag.commit_lags."""
         out: dict[tuple[str, str], int] = {}
         for g in self._mine():
-            if (g["database"], g["table"]) not in self.already_applied:
-                key = (g["source"], table_key(g["database"], g["table"]))
-                out[key] = min(out.get(key, g["oldest"]), g["oldest"])
+            if g.name not in self.already_applied:
+                key = (g.source, table_key(*g.name))
+                out[key] = min(out.get(key, g.oldest), g.oldest)
         return out
 
     def counts(self, executor: list[ExecutorReplay], driver: Mapping[str, Counter]) -> dict[str, dict]:

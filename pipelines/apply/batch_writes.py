@@ -2,9 +2,9 @@
 (app_id, batch_id) (appends: commit marks, pipelines/delta/marked_appends.py; target writes: Delta's
 txnAppId/txnVersion), in this order: `_cdc_change_log` (append; before any target, so a target
 already written implies its change log is committed), `_cdc_quarantine` (append,
-pipelines/delta/quarantine.py), ONE write per target table (a MERGE by `_row_id`: delete / update /
-insert; or, for a small mirrored table, the whole table replaced by its new content:
-target_writes.py; an SCD2 target's versions: history_writes.py), then `_cdc_progress` (append,
+pipelines/delta/quarantine.py), ONE write per target table (as the target's mode writes it,
+pipelines/apply/modes/: a MERGE by `_row_id`, an append of new rows, a small mirrored table
+replaced by its new content, a table carried to a new schema written anew), then `_cdc_progress` (append,
 one row per source, with the Delta version each target write committed: batch_versions.py).
 Writing a batch again with the same batch_id changes nothing.
 """
@@ -18,28 +18,23 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 import pipelines.apply.tables as D
-from libs.apply.modes.soft_delete import SOFT_DELETE_COLUMNS
 from libs.apply.plan import progress_rows, quarantine_row
 from libs.config.job import JobConfig
-from libs.replay import ROW_ID_COLUMN
 from libs.tables.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.tables.table_location import TableLocation
-from libs.apply.target_mirror import MirrorOverflow, TargetMirror
+from libs.targets.model import Target
 from pipelines.apply.batch_versions import BatchVersions
-from pipelines.apply.carried_writes import carried_write
 from pipelines.apply.executor_replay import ExecutorReplay
-from pipelines.apply.modes.scd2 import HistoryPlan, history_write
 from pipelines.apply.known_targets import KnownTargets
 from pipelines.apply.maintenance import TableMaintenance
+from pipelines.apply.mirrored_writes import MirroredWrites
+from pipelines.apply.modes.target_write import TargetWrite
+from pipelines.apply.modes.writes import writes_of
 from pipelines.apply.shadow_writes import remove_tables
 from pipelines.apply.snapshot_warmer import SnapshotWarmer
-from pipelines.apply.modes.soft_delete import flag_live
-from pipelines.apply.target_writes import (
-    TablePlan, merge, merge_source, mirrored_upserts, new_rows_write, whole_table,
-)
+from pipelines.apply.target_writes import TablePlan
 from pipelines.delta.arrow_frames import arrow_frame
-from pipelines.delta.delta_tables import writer
-from pipelines.delta.delta_txn import delta_txn, forget_last_commit_version, last_commit_version, replaceable
+from pipelines.delta.delta_txn import delta_txn, forget_last_commit_version, last_commit_version
 from pipelines.delta.marked_appends import MarkedAppends
 from pipelines.delta.quarantine import QuarantineWriter, now_utc, quarantine_schema
 
@@ -55,6 +50,7 @@ class BatchWrites:
         self.maintenance = TableMaintenance(config.writes)  # compaction and VACUUM after batches
         self.versions = BatchVersions(app_id)  # each target write's Delta version, for _cdc_progress
         self.warmer = SnapshotWarmer()  # the written targets' state rebuilt for their next write
+        self.mirrored = MirroredWrites(known, config.target_overwrite_max_rows)
         # source -> its last _cdc_progress row (heartbeat-only batches repeat it)
         self._progress: dict[str, dict] = {}
 
@@ -142,14 +138,10 @@ class BatchWrites:
     def _merge_from_executors(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
         """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors:
         ONE Delta write idempotent per (txn app id, batch_id), as _write_target's."""
-        plan = TablePlan(part.target, part.path, [], [])
-        self.known.ensure(spark, plan.path, plan.target)
+        self.known.ensure(spark, part.path, part.target)
         self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
-        with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
-            forget_last_commit_version(spark)
-            merge(spark, part.merge_rows(), part.merge_names, part.path, soft=part.target.soft_delete)
-            self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
-        self.known.written[part.path] = batch_id
+        merge = partial(writes_of(part.target).merge, spark, part.merge_rows(), part.merge_names)
+        self._commit(batch_id, part.target, part.path, TargetWrite(spark, merge))
 
     @staticmethod
     def _with_snapshot_rows(plans: list[TablePlan],
@@ -169,118 +161,31 @@ class BatchWrites:
 
     def _write_snapshot_rows(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
         """A table's snapshot rows made on the executors (pipelines/apply/snapshot_rows.py): ONE
-        Delta write idempotent per (txn app id, batch_id), an append, or an overwrite when the
-        batch started the table anew (in its end schema when the batch changes it); a soft-delete
-        target's earlier rows stay, flagged (a MERGE: target_writes.merge)."""
+        Delta write idempotent per (txn app id, batch_id), as its mode writes them
+        (pipelines/apply/modes/)."""
         self.known.ensure(spark, part.path, part.target)
         self.known.mirrors.pop(part.path, None)
-        options = {"overwriteSchema": "true"} if part.carried is not None else {}
-        if part.replace and part.target.soft_delete and part.carried is None:
-            write = partial(merge, spark, part.merge_rows(), part.merge_names, soft=True,
-                            truncated=part.truncated)
-        else:
-            rows = part.target_rows()
-            if part.replace and part.carried is not None and part.target.soft_delete:
-                rows = flag_live(part.carried.table, part.target, part.truncated).unionByName(rows)
-            write = writer(rows, "overwrite" if part.replace else "append", **options)
-        with delta_txn(spark, table_app_id(self.app_id, part.target.delta_table), batch_id):
-            forget_last_commit_version(spark)
-            write(part.path)
-            self.versions.wrote(batch_id, part.target.delta_table, last_commit_version(spark))
-        self.known.written[part.path] = batch_id
+        write = writes_of(part.target).snapshot_rows_write(spark, part)
+        self._commit(batch_id, part.target, part.path, TargetWrite(spark, write))
 
     def _write_target(self, spark: SparkSession, batch_id: int, plan: TablePlan) -> None:
         """The batch's rows of one target, committed as ONE Delta write idempotent per
-        (txn app id, batch_id): a whole-table overwrite when the target is mirrored, small
-        (config.target_overwrite_max_rows) and still at the mirror's version, else a MERGE by
-        `_row_id`, bounded by the keys the replay read (plan.scope), or an append when the batch
-        only inserted. All give the same table; the overwrite skips the MERGE's planning and its
-        scan/rewrite jobs (~1.5 s -> ~0.6 s per small table, bench/merge_vs_overwrite.py).
-        An SCD2 target's versions: _write_history."""
-        if isinstance(plan, HistoryPlan):
-            return self._write_history(spark, batch_id, plan)
-        rows, source_schema, names = merge_source(plan)
-        if plan.carried is not None:  # the batch changes its schema: one overwrite with its rows
-            self.known.mirrors.pop(plan.path, None)
-            session = plan.carried.table.sparkSession  # a write's txn confs are its DataFrame's session's
-            with delta_txn(session, table_app_id(self.app_id, plan.target.delta_table), batch_id):
-                carried_write(session, plan, rows, source_schema)(plan.path)
-            self.known.ready.add(plan.path)
-            self.known.written[plan.path] = batch_id
-            return
-        created = self.known.ensure(spark, plan.path, plan.target)
-        if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
-            mirror, base = None, None
-            self.known.mirrors.pop(plan.path, None)
-            # (a soft target's table anew keeps its earlier rows, flagged: the MERGE below)
-            write = None if plan.replace and plan.target.soft_delete else new_rows_write(spark, plan)
-        else:
-            mirror, base = self._advance_mirror(plan, rows, created)
-            write = self._overwrite(spark, plan, mirror, base)
-            if write is None and plan.inserts_only:  # no stored row can match: an append
-                write = new_rows_write(spark, plan)
-        if write is None:
-            write = partial(merge, spark, spark.createDataFrame(rows, source_schema), names, scope=plan.scope,
-                            soft=plan.target.soft_delete, truncated=plan.truncated)
-        with delta_txn(spark, table_app_id(self.app_id, plan.target.delta_table), batch_id):
-            forget_last_commit_version(spark)
-            write(plan.path)
-            version = last_commit_version(spark)
-        self.versions.wrote(batch_id, plan.target.delta_table, version)
-        self.known.written[plan.path] = batch_id
-        # The mirror equals the commit only if nothing else committed since its version.
-        if mirror is not None and base is not None and version == base + 1:
-            mirror.version = version
-            self.known.mirrors[plan.path] = mirror
+        (txn app id, batch_id): the write its mode makes of the plan (pipelines/apply/modes/)."""
+        self._commit(batch_id, plan.target, plan.path,
+                     writes_of(plan.target).target_write(self.mirrored, spark, plan))
 
-    def _write_history(self, spark: SparkSession, batch_id: int, plan: HistoryPlan) -> None:
-        """An SCD2 target's closings and versions, ONE Delta write idempotent per (txn app id,
-        batch_id): a MERGE, or the carried table's overwrite (pipelines/apply/modes/scd2.py)."""
-        # txn confs: the frame's session
-        session = spark if plan.carried is None else plan.carried.table.sparkSession
-        if plan.carried is None:
-            self.known.ensure(spark, plan.path, plan.target)
-        with delta_txn(session, table_app_id(self.app_id, plan.target.delta_table), batch_id):
-            forget_last_commit_version(session)
-            history_write(session, plan)(plan.path)
-            self.versions.wrote(batch_id, plan.target.delta_table, last_commit_version(session))
-        self.known.ready.add(plan.path)
-        self.known.written[plan.path] = batch_id
-
-    def _advance_mirror(self, plan: TablePlan, rows: pa.Table,
-                        created: bool) -> tuple[TargetMirror | None, int | None]:
-        """The target's mirror with the batch's rows applied (taken out of _mirrors: back in
-        only once it equals the commit), and the Delta version it was at before them."""
-        mirror = self.known.mirrors.pop(plan.path, None)
-        if mirror is None:
-            return None, None
-        # A table absent at the batch's start and created just now by us is empty at version
-        # 0, as the (empty) mirror is.
-        base = 0 if mirror.version is None and created else mirror.version
-        try:
-            if plan.target.soft_delete:
-                mirror.apply(mirrored_upserts(plan, rows), (), None,
-                             soft={d[ROW_ID_COLUMN]: {c: d[c] for c in SOFT_DELETE_COLUMNS}
-                                   for d in plan.deletes})
-            else:
-                mirror.apply(mirrored_upserts(plan, rows), [d[ROW_ID_COLUMN] for d in plan.deletes], None)
-        except MirrorOverflow:
-            self.known.unmirrored.add(plan.path)
-            return None, None
-        return mirror, base
-
-    def _overwrite(self, spark: SparkSession, plan: TablePlan, mirror: TargetMirror | None, base: int | None):
-        """The whole-table overwrite of the target from its mirror, or None (a MERGE then)."""
-        cap = self.config.target_overwrite_max_rows  # 0: always MERGE, even a table left empty
-        if mirror is None or base is None or cap == 0 or len(mirror) > cap:
-            return None
-        table = whole_table(spark, mirror.whole_rows(), plan.target)
-        # Asked last, right before the write: a foreign commit after this check and before the
-        # overwrite's own snapshot (its planning, milliseconds) would still be replaced; one
-        # after that snapshot fails the overwrite in Delta's conflict check (it read every file).
-        if not replaceable(spark, plan.path, base):
-            return None
-        return writer(table, "overwrite")
+    def _commit(self, batch_id: int, target: Target, path: TableLocation, write: TargetWrite) -> None:
+        """The write in the target's Delta transaction of the batch (pipelines/delta/delta_txn.py),
+        its version kept for _cdc_progress, and the mirror kept if it equals the commit."""
+        with delta_txn(write.session, table_app_id(self.app_id, target.delta_table), batch_id):
+            forget_last_commit_version(write.session)
+            write.write(path)
+            version = last_commit_version(write.session)
+        self.versions.wrote(batch_id, target.delta_table, version)
+        if write.carried:
+            self.known.ready.add(path)
+        self.known.written[path] = batch_id
+        self.mirrored.keep(path, write.mirror, write.base, version)
 
     def append_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int],
                          more: Mapping[str, tuple[Mapping[str, Any], int]] | None = None,

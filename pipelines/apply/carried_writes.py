@@ -10,8 +10,8 @@ the tool copied: a row whose data (the columns both have, by name) equals the re
 the same primary key keeps that row's `_lineage`, the change that last changed its data (the
 copy itself stays in the change log, under the tool's table, as the statement it was).
 
-A soft-delete target (libs/apply/modes/soft_delete.py) keeps its deleted rows: a delete flags the
-carried row, a TRUNCATE flags every live one (pipelines/apply/modes/soft_delete.py).
+What a table started anew keeps, and what a delete leaves, is its mode's (pipelines/apply/modes/:
+a soft-delete target keeps its deleted rows, flagged).
 """
 from __future__ import annotations
 
@@ -26,24 +26,25 @@ from libs.apply.write_op import WriteOp
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.targets.model import Target
-from pipelines.apply.modes.soft_delete import flag_deleted, flag_live
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan
 from pipelines.delta.delta_tables import exists, located, writer
 
 
-def carried_write(spark: SparkSession, plan: TablePlan, rows: pa.Table, source_schema: T.StructType):
-    """A callable(table) writing the plan's table anew: its carried rows (none when the batch
-    started it anew) less those the batch upserted or deleted, plus the upserts."""
+def carried_write(spark: SparkSession, plan: TablePlan, rows: pa.Table, source_schema: T.StructType, mode):
+    """A callable(table) writing the plan's table anew: its carried rows (those its `mode`
+    keeps when the batch started it anew) less those the batch upserted or deleted, plus the
+    upserts and the deleted rows its mode keeps."""
     base = plan.carried.table
-    base = base if not plan.replace else flag_live(base, plan.target, plan.truncated)
+    base = base if not plan.replace else mode.kept_on_replace(base, plan.target, plan.truncated)
     changed = spark.createDataFrame(rows, source_schema)
     touched = changed.select(F.col(ROW_ID_COLUMN).alias("_cdc_touched"))
     kept = base.join(touched, base[ROW_ID_COLUMN] == touched["_cdc_touched"], "left_anti")
     upserts = changed.where(F.col(OP_COLUMN) == F.lit(WriteOp.UPSERT)).select(
         *(F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in base.schema.fields))
     content = kept.union(upserts)
-    if plan.target.soft_delete:
-        content = content.union(flag_deleted(base, changed, plan.target))
+    deleted = mode.deleted_kept(base, changed, plan.target)
+    if deleted is not None:
+        content = content.union(deleted)
     if plan.carried.replaced is not None:
         content = kept_lineage(content, plan.carried.replaced, plan.target)
     overwrite = writer(content, "overwrite", overwriteSchema="true")

@@ -12,7 +12,6 @@ from pyspark.sql import DataFrame, SparkSession
 from libs.contracts.change import Change, Op
 from libs.apply.partition import executor_eligible, snapshot_rows_eligible
 from libs.apply.modes.select import mode_of
-from libs.contracts.position import change_sort_key
 from libs.config.job import JobConfig
 from libs.tables.table_location import TableLocation
 from libs.targets import TargetCatalog
@@ -53,8 +52,8 @@ def split_batch(changes_df: DataFrame, catalog: TargetCatalog, config: JobConfig
 
 
 def last_truncates(changes: Iterable[Change]) -> dict[tuple[str, str], tuple]:
-    """(database, table) -> change_sort_key of its last truncate among the driver's changes."""
-    return latest_starts(((c.database, c.table), change_sort_key(c)) for c in changes if c.op == Op.TRUNCATE)
+    """(database, table) -> the source_order of its last truncate among the driver's changes."""
+    return latest_starts(((c.database, c.table), c.source_order) for c in changes if c.op == Op.TRUNCATE)
 
 
 def latest_starts(starts: Iterable[tuple[tuple[str, str], tuple]]) -> dict[tuple[str, str], tuple]:

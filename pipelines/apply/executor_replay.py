@@ -164,7 +164,7 @@ class ReplayGroup:
                  start: tuple | None = None, fold: bool = True):
         self.target, self.mode, self.batch_id = target, mode, batch_id
         self.snapshots = snapshots  # source -> the table's latest snapshot position (libs/snapshot/tables.py)
-        self.start = start  # change_sort_key of the batch's last truncate of the table: rows before it went
+        self.start = start  # the source_order of the batch's last truncate of the table: rows before it went
         self.fold = fold and foldable(target)
         self.schema = to_arrow_schema(output_schema(target))
         self.row_schema = pa.schema([self.schema.field(n)
@@ -231,7 +231,7 @@ class ReplayGroup:
             self._rows([{QUARANTINED: quarantine_row(e, now)} for e in result.quarantine])]), False
 
     def _commit_order(self, records: pa.Table) -> tuple[list[int], int]:
-        """The rows to apply in commit order (change_sort_key's, sorted by columns), and how many
+        """The rows to apply in commit order (Change.source_order, sorted by columns), and how many
         went as superseded."""
         order = commit_order_of(records)
         if self.start is None and not self.snapshots:

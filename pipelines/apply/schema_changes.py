@@ -18,10 +18,11 @@ table dropped or renamed and another created in its place, renamed from a table 
 batch, or snapshotted again) is carried empty in the new schema; in the same columns it is
 left to the batch's truncate, which empties it in the commit of its rows.
 
-A `delete: soft` target's soft-delete columns are carried as they are (with_soft_columns: a
-copy without them has live rows only). Its deleted rows cannot take another table's columns:
-a table starting anew in other columns, or replaced by an online schema change tool's copy,
-stops the batch (SchemaEvolutionError) rather than losing them.
+A target's mode (pipelines/apply/modes/writes.py) has its part: a `delete: soft` target's
+soft-delete columns are carried as they are (a copy without them has live rows only), and its
+deleted rows cannot take another table's columns: a table starting anew in other columns, or
+replaced by an online schema change tool's copy, stops the batch (SchemaEvolutionError) rather
+than losing them; an SCD2 target's column added while carried is NULL in its closed versions.
 """
 from __future__ import annotations
 
@@ -37,16 +38,14 @@ from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.schema_history.column_identity import EndNames
 from libs.schema_history.evolution import (
-    AddedColumn, NewColumn, SchemaEvolutionError, evolution, type_key, unknown_fills,
+    AddedColumn, NewColumn, evolution, type_key, unknown_fills,
 )
 from libs.tables.system_tables import schema_app_id
 from libs.tables.table_location import TableLocation
-from libs.replay.versions import IS_CURRENT
-from libs.targets.model import HISTORY_SCD2, Target
-from pipelines.apply.modes.soft_delete import with_soft_columns
+from libs.targets.model import Target
+from pipelines.apply.modes.writes import writes_of
 from pipelines.delta.delta_tables import located, read
 from pipelines.delta.delta_txn import committed_version, table_version
-from pipelines.apply.modes.columns import soft_delete_fields
 
 
 class Carried(NamedTuple):
@@ -65,8 +64,7 @@ def _carried_column(target: Target, new: NewColumn):
         value = F.col(quote_identifier(new.source))
     else:
         value = F.expr(D.value_sql(column, new.fill))
-        if target.history == HISTORY_SCD2:  # the versions closed before it came: NULL
-            value = F.when(F.col(IS_CURRENT), value)
+        value = writes_of(target).new_column(value, target)
     default = D.default_sql(column)
     return value.cast(D.spark_type(new.spark_type)).alias(
         new.name, metadata={"CURRENT_DEFAULT": default} if default else {})
@@ -108,8 +106,7 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
     # pinned to the version read: the batch's writes come later
     table = (read(spark, source, table_version(spark, source)) if source is not None
              else spark.createDataFrame([], D.target_schema(target)))
-    table = with_soft_columns(table, target)
-    soft = [f.name for f in soft_delete_fields(target)]
+    table = writes_of(target).carried_columns(table, target)
     extras = [f.name for f in D.extra_fields(target)]  # the history or soft-delete columns
     delta_columns = [(f.name, f.dataType.simpleString()) for f in table.schema.fields
                      if f.name not in (ROW_ID_COLUMN, LINEAGE_COLUMN, *extras)]
@@ -118,9 +115,7 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
                                                                  for c in target.columns]
         if copy_from is None and same:
             return None  # in the same columns: the batch's truncate empties it with its rows' commit
-        if soft and exists:
-            raise SchemaEvolutionError(f"{where}: the `delete: soft` target starts anew in other columns; "
-                                       f"its deleted rows would be lost (not supported)")
+        writes_of(target).refuse_carry(where, anew_over_rows=exists, replaces_rows=False)
         plan = [NewColumn(c.name, c.spark_type, None) for c in target.columns]
         table = table.limit(0)
     else:
@@ -139,10 +134,7 @@ def carried_table(spark: SparkSession, path: TableLocation | str, target: Target
         _support_timestamp_ntz(spark, path)  # the table's first one (a table with one has the feature)
     # A table renamed onto an existing one (a swap): the rows it replaces, for their lineage.
     replaced = read(spark, path, table_version(spark, path)) if copy_from is not None and exists else None
-    if soft and replaced is not None:
-        raise SchemaEvolutionError(f"{where}: a copy replaces the `delete: soft` target "
-                                   f"(an online schema change tool's swap); its deleted rows would be lost "
-                                   f"(not supported)")
+    writes_of(target).refuse_carry(where, anew_over_rows=False, replaces_rows=replaced is not None)
     return Carried(table.select(*columns), replaced, source not in (None, path))
 
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import dataclasses
 from functools import reduce
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from libs.apply.group_summary import GroupSummary
 from libs.contracts.change import Op
 from libs.apply.partition import snapshot_rows_eligible
 from libs.contracts.position import sort_key_of
@@ -48,7 +49,7 @@ from pipelines.apply.snapshot_rows import chunk_rows_on_executors, is_chunk, sna
 Name = tuple[str, str]
 
 
-def chunk_groups(batch: DataFrame) -> list[dict[str, Any]]:
+def chunk_groups(batch: DataFrame) -> list[GroupSummary]:
     """The batch's snapshot chunks as BatchSummary groups (source, database, table, op, trx_file,
     n, oldest, last), from their heads: n = rows, last = the last row's commit order (its
     change_seq: libs/snapshot/changes.py). One small job over the cached batch."""
@@ -58,9 +59,11 @@ def chunk_groups(batch: DataFrame) -> list[dict[str, Any]]:
     rows = (snapshot_chunks(batch).groupBy("source", "snapshot_table", "trx_file")
             .agg(F.sum("snapshot_rows").alias("n"), F.min(F.unix_micros("commit_ts")).alias("oldest"),
                  F.max(last).alias("last"), F.collect_set("trx_id").alias("trx_ids")).collect())
-    return [{"source": r["source"], **dict(zip(("database", "table"), parse_table_key(r["snapshot_table"]))),
-             "op": Op.SNAPSHOT.value, "trx_file": r["trx_file"], "n": r["n"], "oldest": r["oldest"],
-             "last": r["last"].asDict(), "trx_ids": r["trx_ids"]} for r in rows]
+    return [GroupSummary.of({"source": r["source"],
+                             **dict(zip(("database", "table"), parse_table_key(r["snapshot_table"]))),
+                             "op": Op.SNAPSHOT.value, "trx_file": r["trx_file"], "n": r["n"],
+                             "oldest": r["oldest"], "last": r["last"].asDict(), "trx_ids": r["trx_ids"]})
+            for r in rows]
 
 
 @dataclasses.dataclass
@@ -69,7 +72,7 @@ class SnapshotFusion:
     after `run`, `parts` holds their replays and `refused` those that went back to it."""
 
     planned: Mapping[Name, tuple[Target, TableLocation]]
-    groups: list[dict[str, Any]]
+    groups: list[GroupSummary]
     batch_id: int
     config: JobConfig
     parts: list[ExecutorReplay] = dataclasses.field(default_factory=list)
@@ -110,7 +113,7 @@ class SnapshotFusion:
 
     def _others(self, changes: DataFrame) -> tuple[set[Name], dict[Name, tuple]]:
         """Planned tables with changes other than their snapshot's start, and per table the
-        change_sort_key of its last start (a truncate: few). One small job over the cached
+        the source_order of its last start (a truncate: few). One small job over the cached
         change records."""
         mine = reduce(lambda a, b: a | b, ((F.col("database") == d) & (F.col("table") == t)
                                            for d, t in self.planned))
@@ -127,31 +130,30 @@ class SnapshotFusion:
         """Parts of tables with a transaction the rows stage failed (its run's table record did
         not decode): its frames, chunks included, are quarantined, so none of its rows is written."""
         failed = {(r["source"], r["trx_id"]) for r in failed_rows}
-        names = {(g["database"], g["table"]) for g in self.groups
-                 if failed & {(g["source"], t) for t in g["trx_ids"]}}
+        names = {g.name for g in self.groups if failed & {(g.source, t) for t in g.trx_ids}}
         for part in [p for p in self.parts if p.source_table in names]:
             part.unpersist()
             self.parts.remove(part)
             self.refused.add(part.source_table)
 
     @property
-    def fused_groups(self) -> list[dict[str, Any]]:
+    def fused_groups(self) -> list[GroupSummary]:
         """`groups` of the tables replayed here."""
         made = {part.source_table for part in self.parts}
-        return [g for g in self.groups if (g["database"], g["table"]) in made]
+        return [g for g in self.groups if g.name in made]
 
     def unpersist(self) -> None:
         for part in self.parts:
             part.unpersist()
 
 
-def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]], batch_has_ddl: bool,
+def plan_fusion(spark: SparkSession, batch_id: int, groups: list[GroupSummary], batch_has_ddl: bool,
                 catalog: TargetCatalog, config: JobConfig, known: KnownTargets,
                 located: Callable[[Target], tuple[Target, TableLocation]]) -> SnapshotFusion | None:
     """The tables whose chunks skip the rows stage (module docstring); None when there are none."""
     rows: dict[Name, int] = {}
     for g in groups:
-        rows[(g["database"], g["table"])] = rows.get((g["database"], g["table"]), 0) + g["n"]
+        rows[g.name] = rows.get(g.name, 0) + g.n
     planned = {}
     for name, n in sorted(rows.items()):
         declared = catalog.get(*name)
@@ -165,5 +167,5 @@ def plan_fusion(spark: SparkSession, batch_id: int, groups: list[dict[str, Any]]
             planned[name] = (target, path)
     if not planned:
         return None
-    return SnapshotFusion(planned, [g for g in groups if (g["database"], g["table"]) in planned], batch_id,
+    return SnapshotFusion(planned, [g for g in groups if g.name in planned], batch_id,
                           config)

@@ -98,7 +98,7 @@ def snapshot_rows_on_executors(changes: DataFrame, source_table: tuple[str, str]
                                path: TableLocation, mode: str, batch_id: int, start: tuple | None,
                                parallelism: int, fold: bool = True) -> ExecutorReplay:
     """`changes`: the table's snapshot change records (commit_ts as epoch micros); `start`: the
-    change_sort_key of the batch's last truncate of the table, if it has one."""
+    the source_order of the batch's last truncate of the table, if it has one."""
     group = ReplayGroup(target, mode, batch_id, {}, start, fold=fold)
     return _part(spread(changes, parallelism).mapInArrow(SnapshotRows(group), output_schema(target)),
                  source_table, target, path)

@@ -9,7 +9,6 @@ from typing import Sequence
 from pyspark.sql import SparkSession
 
 from libs.contracts.change import Change, Op
-from libs.contracts.position import change_sort_key
 
 from libs.contracts.position import BinlogPosition
 from libs.config.job import TablesSettings
@@ -82,6 +81,6 @@ class SourceSchemas:
         fresh = lambda changes: [c for c in changes if not self.tables.is_superseded(c)]  # noqa: E731
         current = since_last_truncate(fresh(own))
         if rename is None or (current and current[0].op == Op.TRUNCATE
-                              and change_sort_key(current[0]) > change_sort_key(rename.change)):
+                              and current[0].source_order > rename.change.source_order):
             return current
         return [*since_last_truncate(fresh(rename.inherited)), *current]

@@ -4,7 +4,7 @@ Idempotence (Delta's txnAppId/txnVersion around the write) is the caller's (Delt
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -14,7 +14,6 @@ from pyspark.sql import types as T
 
 import pipelines.apply.tables as D
 from libs.apply.merge_scope import MergeScope
-from libs.apply.modes.soft_delete import DELETED, SOFT_DELETE_COLUMNS
 from libs.apply.write_op import WriteOp
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
@@ -23,7 +22,6 @@ from libs.targets.model import Target
 from pipelines.apply.key_predicates import key_in
 from pipelines.delta.arrow_frames import arrow_table
 from pipelines.delta.delta_tables import delta_table, writer
-from pipelines.job.schemas import spark_schema
 from pipelines.apply.modes.columns import soft_delete_fields
 
 OP_COLUMN = "_cdc_op"  # MERGE source only: a WriteOp (libs/apply/write_op.py)
@@ -75,7 +73,8 @@ def whole_table(spark: SparkSession, rows: list[dict[str, Any]], target: Target)
     return spark.createDataFrame(arrow_table(rows, schema), schema).coalesce(1)
 
 
-def _col(alias: str, name: str):
+def column(alias: str, name: str):
+    """A MERGE side's column: t (the stored table) or s (the source)."""
     return F.col(f"{alias}.{quote_identifier(name)}")
 
 
@@ -86,36 +85,33 @@ def in_scope(scope: MergeScope, alias: str = "t"):
     return key_in(scope.columns, sorted(scope.values, key=repr), qualifier=alias)
 
 
+def delete_matched(builder, is_delete):
+    """The clause of a stored row the MERGE source deletes: it leaves the table."""
+    return builder.whenMatchedDelete(condition=is_delete)
+
+
 def merge(spark: SparkSession, source: DataFrame, names: Sequence[str], path: TableLocation | str,
-          scope: MergeScope | None = None, soft: bool = False,
-          truncated: dict[str, Any] | None = None) -> None:
+          scope: MergeScope | None = None, *, deleted: Callable = delete_matched,
+          unmatched: Callable | None = None) -> None:
     """MERGE by `_row_id`: delete where the source says delete, else update or insert. The
     clauses run in this order (Delta: the first matching clause wins). With a `scope`, the
     condition also bounds the stored row's key, which Delta uses to skip files by their key
     statistics (libs/apply/merge_scope.py: it matches the same rows).
-    `soft` (a `delete: soft` target, libs/apply/modes/soft_delete.py): a delete sets the stored
-    row's soft-delete columns instead; `truncated`: those columns for every live stored row
-    the source does not name (a TRUNCATE, or a snapshot starting the table anew, in the batch)."""
-    assignments = {quote_identifier(n): _col("s", n) for n in names[:-1]}
-    is_delete = _col("s", OP_COLUMN) == F.lit(WriteOp.DELETE)
-    condition = _col("t", ROW_ID_COLUMN) == _col("s", ROW_ID_COLUMN)
-    if scope is not None and truncated is None:
+    The target's mode (pipelines/apply/modes/) gives the clauses that differ: `deleted(builder,
+    is_delete)`, what a delete does to the stored row; `unmatched(builder)`, a clause for every
+    stored row the source does not name (a soft target's truncate), which needs every file, so
+    no scope bound then."""
+    assignments = {quote_identifier(n): column("s", n) for n in names[:-1]}
+    is_delete = column("s", OP_COLUMN) == F.lit(WriteOp.DELETE)
+    condition = column("t", ROW_ID_COLUMN) == column("s", ROW_ID_COLUMN)
+    if scope is not None and unmatched is None:
         condition = in_scope(scope) & condition
-    builder = delta_table(spark, path).alias("t").merge(source.alias("s"), condition)
-    if soft:
-        builder = builder.whenMatchedUpdate(condition=is_delete, set={quote_identifier(n): _col("s", n)
-                                                                      for n in SOFT_DELETE_COLUMNS})
-    else:
-        builder = builder.whenMatchedDelete(condition=is_delete)
+    builder = deleted(delta_table(spark, path).alias("t").merge(source.alias("s"), condition), is_delete)
     builder = (builder.whenMatchedUpdate(set={k: v for k, v in assignments.items()
                                               if k != quote_identifier(ROW_ID_COLUMN)})
                .whenNotMatchedInsert(condition=~is_delete, values=assignments))
-    if truncated is not None:
-        types = {f.name: f.dataType for f in spark_schema("soft_delete").fields}
-        builder = builder.whenNotMatchedBySourceUpdate(
-            condition=~_col("t", DELETED),
-            set={quote_identifier(n): F.lit(D.to_spark_value(v)).cast(types[n])
-                 for n, v in truncated.items()})
+    if unmatched is not None:
+        builder = unmatched(builder)
     builder.execute()
 
 

@@ -31,6 +31,8 @@ from libs.replay import ROW_ID_COLUMN
 from libs.replay.versions import CLOSING_COLUMNS, IS_CURRENT, HistoryRows, history_rows
 from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
+from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.modes.target_write import TargetWrite
 from pipelines.apply.target_writes import TablePlan, in_scope
 from pipelines.delta.arrow_frames import arrow_table
 from pipelines.delta.delta_tables import delta_table, exists, located, writer
@@ -131,3 +133,35 @@ def _carried_write(spark: SparkSession, plan: HistoryPlan, source: DataFrame, na
         else:
             overwrite(path)
     return write
+
+
+class HistoryWrites:
+    """An SCD2 target's plan and its one write (module docstring); it has no mirror, no
+    executor replay and no snapshot rows made on the executors (libs/apply/modes/scd2.py)."""
+
+    @staticmethod
+    def plan(target: Target, path: TableLocation, result, read_rows: Sequence, changes,
+             carried=None) -> HistoryPlan:
+        return history_plan(target, path, result, read_rows, carried)
+
+    @staticmethod
+    def target_write(mirrored, spark: SparkSession, plan: HistoryPlan) -> TargetWrite:
+        if plan.carried is not None:  # a write's txn confs are its DataFrame's session's
+            session = plan.carried.table.sparkSession
+            return TargetWrite(session, history_write(session, plan), carried=True)
+        known: KnownTargets = mirrored.known
+        known.ensure(spark, plan.path, plan.target)
+        return TargetWrite(spark, history_write(spark, plan))
+
+    @staticmethod
+    def carried_columns(table: DataFrame, target: Target) -> DataFrame:
+        return table
+
+    @staticmethod
+    def new_column(value, target: Target):
+        """A column added while carried: the versions closed before it came hold NULL."""
+        return F.when(F.col(IS_CURRENT), value)
+
+    @staticmethod
+    def refuse_carry(where: str, anew_over_rows: bool, replaces_rows: bool) -> None:
+        """Every version is carried: nothing to refuse."""

@@ -3,6 +3,8 @@ change records and stored rows through `fold` + the replay of what it leaves, an
 replay alone; what each leaves in the table and the change log, comparable."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 import datetime as dt
 import re
 from typing import Any, Mapping, Sequence
@@ -11,7 +13,6 @@ import pyarrow as pa
 
 from libs.apply.fold import Folded, fold
 from libs.replay import ROW_ID_COLUMN, replay
-from libs.contracts.position import commit_order
 from libs.replay.lineage import LINEAGE_COLUMN, Lineage
 from libs.targets.model import Target
 
@@ -84,7 +85,7 @@ def _log_entry(row_id, outcome, key, lineage: Mapping[str, Any]) -> tuple:
 def by_replay(target: Target, changes, stored, mode: str = "strict"):
     """(table rows by _row_id, change-log entries, deleted row -> its deleting lineage) the
     replay alone gives."""
-    changes = sorted(changes, key=commit_order)
+    changes = sorted(changes, key=attrgetter("order"))
     result = replay(target, stored, changes, mode=mode)
     table = {r[ROW_ID_COLUMN]: _row(r) for r in stored}
     for d in result.deletes:
@@ -101,7 +102,7 @@ def _deleted(result) -> dict[str, tuple]:
 
 def by_fold(target: Target, changes, stored, mode: str = "strict") -> tuple[dict, list, dict, Folded]:
     """The same through fold + the replay of what the fold leaves."""
-    changes = sorted(changes, key=commit_order)
+    changes = sorted(changes, key=attrgetter("order"))
     folded = fold(target, changes_table(changes), stored_table(target, stored), row_schema(target))
     rest = replay(target, [stored[i] for i in folded.rest_stored],
                   [changes[i] for i in folded.rest], mode=mode)

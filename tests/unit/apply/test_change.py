@@ -6,7 +6,7 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from libs.contracts.change import FIELDS, ROW_OPS, WIRE_OPS, Change, Op, changes_of, op_of
+from libs.contracts.change import FIELDS, ROW_OPS, WIRE_OPS, Change, ColumnValue, Op, changes_of, op_of
 from libs.contracts.avro_schemas import avro_schema, field_names
 from tests.change_builders import Source, change_of
 
@@ -74,3 +74,11 @@ def test_derived_changes_leave_the_original_as_it_was():
     assert (moved.database, moved.table) == ("e", "u") and (change.database, change.table) == ("d", "t")
     assert change.with_filled({"c": 1}).filled == {"c": 1} and change.filled is None
     assert change.with_images(None, []).after == [] and len(change.after) == 1
+
+
+def test_a_column_value_is_the_schemas_record():
+    (before,) = [f for f in avro_schema("change_record")["fields"] if f["name"] == "before"]
+    record = before["type"][1]["items"]
+    assert record["name"] == ColumnValue.__name__
+    assert list(ColumnValue.__annotations__) == [f["name"] for f in record["fields"]]
+    assert list(Source("d", "t", ["id"]).image({"id": 1})[0]) == list(ColumnValue.__annotations__)

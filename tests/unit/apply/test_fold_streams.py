@@ -4,12 +4,13 @@ decodes them, cut into batches; batch after batch, fold + the replay of what it 
 the replay's table, change log and deleted rows (or the same stop), and fold most changes."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 import pytest
 
 from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.replay import ReplayStopped, replay
-from libs.contracts.position import commit_order
 from libs.simulator.run import SimulationOptions, simulate
 from libs.simulator.schema import replica_ddl, standard_tables
 from libs.simulator.sinks import FileSink
@@ -32,7 +33,7 @@ def _compare_in_batches(catalog, changes, batches: int = 3) -> tuple[int, int]:
     folded = total = 0
     for target in catalog.targets:
         mine = sorted((c for c in changes if (c.database, c.table) == (target.database, target.table)
-                       and c.op in ("insert", "update", "delete")), key=commit_order)
+                       and c.op in ("insert", "update", "delete")), key=attrgetter("order"))
         stored: list[dict] = []
         size = -(-len(mine) // batches) or 1
         for start in range(0, len(mine), size):

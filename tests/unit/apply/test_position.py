@@ -1,9 +1,12 @@
 """libs/contracts/position.py: one binlog position type, one order, and the commit order built on it."""
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
-from libs.contracts.position import BinlogPosition, commit_key, position_key, sort_key_of
+from libs.contracts.avro_schemas import avro_schema
+from libs.contracts.position import BinlogPosition, GtidPosition, commit_key, position_key, sort_key_of
 
 ORDERED = [  # as servers write them
     ("mdb-bin.000009", 4), ("mdb-bin.000009", 1250), ("mdb-bin.000010", 4),
@@ -33,3 +36,11 @@ def test_a_position_reads_and_prints_as_file_colon_pos():
     for bad in ("mdb-bin.000003", ":4", "f:x", "f:-1"):
         with pytest.raises(ValueError, match="must be FILE:POS"):
             BinlogPosition.parse(bad)
+
+
+def test_a_gtid_position_is_the_progress_schemas_record():
+    (positions,) = [f for f in avro_schema("progress_record")["fields"] if f["name"] == "gtid_positions"]
+    record = positions["type"][1]["items"]
+    assert record["name"] == GtidPosition.__name__
+    assert [f.name for f in fields(GtidPosition)] == [f["name"] for f in record["fields"]]
+    assert list(GtidPosition("0", 7, "0-1-7").to_record()) == [f["name"] for f in record["fields"]]

@@ -1,5 +1,5 @@
 """libs/apply/superseded.py: asked once per commit, it marks the rows the per-row rules mark
-(protocol.superseded, rule 2; before the batch's last truncate: change_sort_key < start)."""
+(protocol.superseded, rule 2; before the batch's last truncate: source_order < start)."""
 import random
 
 import numpy as np

@@ -5,6 +5,8 @@ declaration alone says UNSIGNED, charset, ENUM/SET labels and UUID/INET; and FUL
 Table_map says most of it. The cells allowed to differ are listed and explained."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 import gzip
 import struct
 
@@ -14,7 +16,6 @@ from libs.stream.assembler import InMemorySpillStore
 from libs.binlog import iter_frames
 from libs.binlog.charsets import encode_text
 from libs.replay.engine import replay
-from libs.contracts.position import commit_order
 from libs.stages.assembly import InputFrame, assemble_group
 from tests.change_builders import decoded
 from libs.targets.decoding import DecodeHints
@@ -82,7 +83,7 @@ def test_replayed_corpus_equals_the_server_tables(scenario, allowed):
     differing, cells = set(), 0
     for target in catalog.targets:
         group = sorted((c for c in changes if (c.database, c.table) == (target.database, target.table)),
-                       key=commit_order)
+                       key=attrgetter("order"))
         rows = replay(target, [], group).final_table([])
         header, server = _dump(base / "tables" / f"{database}.{target.table}.hex.tsv")
         assert sorted(str(r["id"]) for r in rows) == sorted(server), target.table
