@@ -28,6 +28,8 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from libs.config.job import ConfigError, JobConfig, load_config, one_line
 from libs.settings.errors import cause_line
 from libs.settings.kafka_security import KafkaAuth, KafkaSecurityError
+from libs.settings.topic_secret import read_topic_secrets
+from libs.contracts.topic_tag import TopicKeys
 from libs.runtime.metrics import serve
 from libs.runtime.paths import REPO_ROOT, SPARK_JARS_DIR
 from libs.targets import TargetCatalog, TargetConfigError, load_targets
@@ -58,19 +60,21 @@ STREAM_LOGGER = "org.apache.spark.sql.execution.streaming.MicroBatchExecution"  
 
 # -- the dataflow (DESIGN.md "Dataflow"), one function per stage ----------------------------------
 def build_query(spark: SparkSession, cfg: JobConfig, apply=None, sink=None,
-                kafka: KafkaAuth | None = None) -> StreamingQuery:
+                kafka: KafkaAuth | None = None, keys: TopicKeys | None = None) -> StreamingQuery:
     """kafka -> decode -> assemble -> foreachBatch(rows -> quarantine -> apply -> releases);
     returns the started StreamingQuery. `kafka`: cfg.kafka_security with its secrets read
-    (kafka_auth; read here from this process's environment when not given)."""
+    (kafka_auth; read here from this process's environment when not given); `keys`: the topic
+    secrets (topic_keys, read likewise when not given)."""
     sink = sink if sink is not None else make_sink(cfg, apply, rows_partitions(spark, cfg))
     kafka = kafka if kafka is not None else kafka_auth(cfg)
     # The assembler's processing-time timeout would otherwise make Spark run no-data batches
     # forever (an available-now query never ends); idle sources time out on the next batch with data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+    keys = keys if keys is not None else topic_keys(cfg)  # with a topic secret: every tag verified
     records = observe_input(read_topic(spark, cfg, kafka))  # key, value, headers, partition, offset
                                                             # (+ counted, timed)
-    decoded = frames(records)                        # source, file, pos, kind, offsets, raw
-    assembled = assemble_transactions(decoded, cfg)  # kind: segment | quarantine | release
+    decoded = frames(records, tagged=keys is not None)      # source, file, pos, kind, offsets, raw
+    assembled = assemble_transactions(decoded, cfg, keys)   # kind: segment | quarantine | release
     return write_batches(assembled, sink, cfg).start()  # rows -> quarantine -> apply -> Delta
 
 
@@ -81,6 +85,16 @@ def kafka_auth(cfg: JobConfig, env=None) -> KafkaAuth:
         return cfg.kafka_security.resolve(os.environ if env is None else env)
     except KafkaSecurityError as exc:
         raise ConfigError(f"kafka_security.{exc}") from None
+
+
+def topic_keys(cfg: JobConfig, env=None) -> TopicKeys | None:
+    """The topic secrets (topic_secret_file, topic_previous_secret_file, else the environment: this
+    process's when `env` is None) the job verifies every record's tag with; None: no secret, no
+    record checked. A problem is one ConfigError naming the setting (never the secret)."""
+    secrets = read_topic_secrets(cfg.topic_secret_file, cfg.topic_previous_secret_file,
+                                 os.environ if env is None else env,
+                                 ("topic_secret_file", "topic_previous_secret_file"))
+    return TopicKeys(secrets) if secrets else None
 
 
 def read_topic(spark: SparkSession, cfg: JobConfig, kafka: KafkaAuth | None = None) -> DataFrame:
@@ -103,12 +117,13 @@ def read_topic(spark: SparkSession, cfg: JobConfig, kafka: KafkaAuth | None = No
             .load())
 
 
-def assemble_transactions(decoded: DataFrame, cfg: JobConfig) -> DataFrame:
+def assemble_transactions(decoded: DataFrame, cfg: JobConfig, keys: TopicKeys | None = None) -> DataFrame:
     """Per source: boundary parser (WL#4162), open-transaction buffer spilled under the
-    checkpoint, complete transactions out as segments (pipelines/stages/assemble.py)."""
+    checkpoint, complete transactions out as segments (pipelines/stages/assemble.py); with `keys`,
+    records whose tag does not verify quarantined first."""
     paths = BatchPaths(cfg.delta_root, cfg.checkpoint)
     return assemble(decoded, paths.spill_root, cfg.assembly.stage_config(cfg.decode_limits),
-                    idle_timeout_ms=cfg.idle_source_timeout_s * 1000)
+                    idle_timeout_ms=cfg.idle_source_timeout_s * 1000, keys=keys)
 
 
 def write_batches(assembled: DataFrame, sink, cfg: JobConfig) -> DataStreamWriter:
@@ -277,9 +292,11 @@ def _run(cfg: JobConfig, signals: StopSignals, on_cluster: bool, catalog: Target
     metrics = watch_metrics(spark, cfg)
     sink = make_sink(cfg, make_applier(cfg, catalog, metrics), rows_partitions(spark, cfg), metrics)
     sink.before_batch, signals.running = signals.check, lambda: sink.running
-    query = build_query(spark, cfg, sink=sink, kafka=kafka)
+    keys = topic_keys(cfg)
+    query = build_query(spark, cfg, sink=sink, kafka=kafka, keys=keys)
     security = "" if kafka.security.security_protocol == "PLAINTEXT" else f" ({kafka.describe()})"
-    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap}{security} into {cfg.table_root}",
+    tags = "" if keys is None else f", every record's tag verified (key id {', '.join(keys.key_ids)})"
+    print(f"cdc-replicate: reading {cfg.topic} at {cfg.bootstrap}{security} into {cfg.table_root}{tags}",
           file=sys.stderr)
     try:
         # Spark would log the query's end with its Java and Python traces, before the one line.
@@ -320,6 +337,7 @@ def main(argv: list[str] | None = None, jars_dir: Path = SPARK_JARS_DIR) -> int:
     try:  # every configuration and declaration error, before any Spark session: one line
         cfg = job_config(args)
         kafka = kafka_auth(cfg)  # the secrets: read here, before any Spark session
+        topic_keys(cfg)  # the topic secret's problems too (read again where the query is built)
         catalog = load_catalog(cfg)
         return run(cfg, on_cluster=args.on_cluster, catalog=catalog, verbose=args.verbose, jars_dir=jars_dir,
                    kafka=kafka)

@@ -27,6 +27,11 @@ chain and host name (--source-ca, --source-cert/--source-key, --source-tls-no-ve
 libs/source/source_tls.py). A bad file is one line naming the option (exit 2); a certificate that
 does not verify or a server without TLS one line naming host:port (exit 1), not retried.
 
+Topic secret (issue #56 item 3; README "Who may write the topic"): with --topic-secret-file (or
+CDC_TOPIC_SECRET) every record carries a cdc_tag the job verifies, and the resume read walks back
+past records whose tag does not verify (one line each). Without it any record naming the source is
+trusted; a file:pos the server does not have is refused in one line either way.
+
 Resumes after the source's last record in the topic, by file:pos on the server it came from
 (every record names its server: server_identity header). Pointed at another server (a promoted
 replica after a failover), it refuses, naming both, unless --follow-gtid: then it continues
@@ -45,6 +50,8 @@ from pathlib import Path
 
 from libs.settings import kafka_security
 from libs.settings.kafka_security import KafkaAuth, KafkaSecurityError
+from libs.settings.topic_secret import ENV_PREVIOUS_SECRET, ENV_SECRET, TopicSecretError, read_topic_secrets
+from libs.contracts.topic_tag import TopicKeys
 from libs.source import credentials, source_tls
 from libs.source.errors import CredentialError, ShipError
 from libs.source.source_tls import SourceTlsError
@@ -61,7 +68,8 @@ USAGE = ("cdc-ship --from-file FILE...|DIR [--follow] | --server H:P [--user U] 
          "[--source-tls-no-verify-identity]] [--server-id N] [--capability N] "
          "[--start-file F [--start-pos P] | --gtid STATE] "
          "[--follow-gtid] [--snapshot | --resnapshot] [--include REGEX]... [--exclude REGEX]... "
-         "[--snapshot-chunk-rows N] --bootstrap H:P --topic T --source S [--heartbeat S] [--non-block] "
+         "[--snapshot-chunk-rows N] --bootstrap H:P --topic T --source S "
+         "[--topic-secret-file F [--topic-previous-secret-file F]] [--heartbeat S] [--non-block] "
          "[--progress S] [--max-event-bytes N] [--metrics-port P] [--kafka-security-protocol P] "
          "[--kafka-sasl-mechanism M --kafka-sasl-username U] [--kafka-sasl-password-file F] "
          "[--kafka-oauth-token-endpoint URL] [--kafka-oauth-scope S] [--kafka-ca-file F] "
@@ -126,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics "
                          "(libs/runtime/metrics.py)")
     _snapshot_arguments(ap)
+    _topic_secret_arguments(ap)
     source_tls.add_arguments(ap)
     kafka_security.add_arguments(ap)
     return ap
@@ -171,6 +180,26 @@ def _snapshot_arguments(ap: argparse.ArgumentParser) -> None:
                     metavar="N", help="at most N rows per snapshot rows record (and at most "
                                       f"~{DEFAULT_CHUNK_BYTES // (1024 * 1024)} MB of values; "
                                       f"default {DEFAULT_CHUNK_ROWS})")
+
+
+def _topic_secret_arguments(ap: argparse.ArgumentParser) -> None:
+    group = ap.add_argument_group("Topic secret (README \"Who may write the topic\")")
+    group.add_argument("--topic-secret-file", metavar="FILE",
+                       help="file holding the topic secret shared with the job (at least 32 bytes, chmod "
+                            f"600; else the environment variable {ENV_SECRET}): every record sent carries "
+                            "a cdc_tag, and the resume read trusts only records whose tag verifies")
+    group.add_argument("--topic-previous-secret-file", metavar="FILE",
+                       help="while the secret is rotated: the previous secret, whose tags the resume read "
+                            f"still takes (else {ENV_PREVIOUS_SECRET})")
+    ap.add_argument("--topic-secret", nargs="?", const="", default=None, help=argparse.SUPPRESS)
+
+
+def _topic_keys(args: argparse.Namespace) -> TopicKeys | None:
+    """The topic secrets (files, else the environment, read here in the entry point); None when
+    none is given. A problem raises TopicSecretError naming the option or variable."""
+    secrets = read_topic_secrets(args.topic_secret_file, args.topic_previous_secret_file, os.environ,
+                                 ("--topic-secret-file", "--topic-previous-secret-file"))
+    return TopicKeys(secrets) if secrets else None
 
 
 def _check_snapshot_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -221,6 +250,9 @@ def _check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         ap.error("--password is not accepted (the process list and shell history would show "
                  "it): use --password-file FILE, --defaults-extra-file FILE or the environment "
                  f"variable {credentials.ENV_PASSWORD}")
+    if args.topic_secret is not None:
+        ap.error("--topic-secret is not accepted (the process list and shell history would show it): use "
+                 f"--topic-secret-file FILE or the environment variable {ENV_SECRET}")
     if args.follow_gtid and not args.server:
         ap.error("--follow-gtid needs --server")
     if source_tls.options_given(args) and not args.server:
@@ -246,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     kafka = _kafka_auth(args)
     if kafka is None:
         return 2
+    try:
+        keys = _topic_keys(args)
+    except TopicSecretError as exc:
+        print(f"cdc-ship: {exc}", file=sys.stderr)
+        return 2
     stop = {"asked": False}
 
     def on_signal(signum, _frame):
@@ -253,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     cfg = ShipConfig(args.bootstrap, args.topic, args.source, progress_s=args.progress,
-                     metrics_port=args.metrics_port, max_event_bytes=args.max_event_bytes, kafka=kafka)
+                     metrics_port=args.metrics_port, max_event_bytes=args.max_event_bytes, kafka=kafka,
+                     topic_keys=keys)
     try:
         if args.from_file:
             stats = ship_files(cfg, args.from_file, follow=args.follow,

@@ -35,6 +35,14 @@ class JobConfig:
         "How the job's Kafka source connects: TLS, SASL login, certificates (a mapping of some fields of "
         "libs/settings/kafka_security.py KafkaSecurity, the same settings as cdc-ship's --kafka-* options; "
         "secrets from files or the environment only; README \"Security\")", default_factory=KafkaSecurity)
+    topic_secret_file: str | None = setting(
+        "File holding the topic secret shared with cdc-ship (--topic-secret-file; at least 32 bytes, "
+        "readable by its owner only): every record's cdc_tag is verified and one that does not verify is "
+        "quarantined (kind kafka_record); unset: the environment variable CDC_TOPIC_SECRET, else no record "
+        "is checked (libs/contracts/topic_tag.py; README \"Who may write the topic\")")
+    topic_previous_secret_file: str | None = setting(
+        "While the topic secret is rotated: the previous secret's file, whose tags are still taken; unset: "
+        "the environment variable CDC_TOPIC_PREVIOUS_SECRET, else none")
     delta_root: str = setting("Directory (or cloud URI) under which target Delta tables live", ".run/delta")
     catalog_schema: str | None = setting(
         "'catalog.schema': every target and _cdc_* table is the managed catalog table catalog.schema.<name> "

@@ -33,6 +33,10 @@ topics and from binlog files):
   binlog_epoch     how many times the source moved to another server's binlog (cdc-ship
                    --follow-gtid) before this record; absent = 0. binlog_file names a file of the
                    server of that epoch (libs/binlog/file_names.py: consumers name it EPOCH/NAME)
+
+With a topic secret (cdc-ship --topic-secret-file), every record's LAST header is its
+authenticity tag, cdc_tag (libs/contracts/topic_tag.py: an HMAC over key, value and every header
+before it); without one, no record has it.
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ HEADER_SERVER_IDENTITY = "server_identity"  # the server shipped from (see the m
 HEADER_GTID_STATE = "gtid_state"    # GTID state of the whole transactions up to this record
 HEADER_GTID = "gtid"                # GTID of this record's transaction
 HEADER_BINLOG_EPOCH = "binlog_epoch"  # server moves before this record (decimal; absent = 0)
+HEADER_TAG = "cdc_tag"              # the record's authenticity tag, its last header (topic_tag.py)
 HEADER_NAMES = (HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_SERVER_ID, HEADER_SOURCE,
                 HEADER_EVENT_TYPE, HEADER_RECORD_KIND, HEADER_SERVER_IDENTITY, HEADER_GTID_STATE,
                 HEADER_GTID, HEADER_BINLOG_EPOCH)

@@ -8,7 +8,8 @@
     credentials.py     replication user/password from a file, a MySQL option file or the environment
     replica_protocol.py  COM_REGISTER_SLAVE / COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID payloads (pure)
     replica_source.py  connect as a replica with PyMySQL, yield (file, pos, frame)
-    kafka_sink.py      idempotent producer, partition per source, last record for resume
+    kafka_sink.py      idempotent producer (records tagged with the topic secret), partition per source
+    resume_reader.py   the newest record of the source the shipper trusts (its tag verifies), for resume
     rebuild.py         read a topic back for a source and write the binlog files
     shipper.py         the loops (files / server) with resume and progress
     server_dump.py     one dump connection of the server loop: where it starts, its frames to Kafka

@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from libs.source.errors import ShipError
 from libs.contracts.topic import KafkaRecord
+from libs.contracts.topic_tag import TopicKeys
 from libs.settings.kafka_security import PLAINTEXT_AUTH, KafkaAuth
 
 # The largest record sent by default: the project's broker accepts 64 MB (libs/local/kafka_broker.py
@@ -125,10 +126,18 @@ SILENT_CLIENT = {"log_level": 0}
 class KafkaSink:
     """Produces KafkaRecords in order; the first delivery error is fatal (raised by check())."""
 
+    keys: TopicKeys | None = None  # the topic secrets (__init__'s note); none: records sent untagged
+
     def __init__(self, bootstrap: str, topic: str, source: str, *, partitions: int | None = None,
                  delivery_timeout_s: float = DELIVERY_TIMEOUT_S, max_event_bytes: int | None = None,
                  auth: KafkaAuth = PLAINTEXT_AUTH):
-        self.topic, self.source, self.auth = topic, source, auth
+        self.bootstrap, self.topic, self.source, self.auth = bootstrap, topic, source, auth
+        # The topic secrets (libs/contracts/topic_tag.py), set by the shipper when it has one: every
+        # record sent gets its cdc_tag, and its resume reads trust only records whose tag verifies.
+        self.keys = None
+        # Offsets of records its resume reads named as not trusted: each is named once per run
+        # (libs/shipper/resume_reader.py).
+        self.named_untrusted: set[int] = set()
         self.max_event_bytes = max_event_bytes or MAX_EVENT_BYTES  # read now: a test lowers the constant
         parts = partitions or ensure_topic(bootstrap, topic, max_event_bytes=self.max_event_bytes, auth=auth)
         self.partition = partition_for(source, parts)
@@ -176,10 +185,13 @@ class KafkaSink:
             raise ShipError(f"event of {len(record.value)} bytes exceeds {self.max_event_bytes} (cdc-ship "
                             f"--max-event-bytes, with the broker's message.max.bytes)",
                             source=self.source, file=record.binlog_file, pos=record.binlog_pos)
+        headers = record.headers()
+        if self.keys is not None:
+            headers = self.keys.tagged(self.key, record.value, headers)
         while True:
             try:
                 self._producer.produce(self.topic, value=record.value, key=self.key,
-                                       partition=self.partition, headers=record.headers(),
+                                       partition=self.partition, headers=headers,
                                        on_delivery=lambda err, _msg: self._on_delivery(record, err))
                 break
             except BufferError:  # local queue full: serve callbacks, then retry
@@ -203,7 +215,8 @@ class KafkaSink:
 def last_record(bootstrap: str, topic: str, source: str, *, timeout: float = 30.0,
                 auth: KafkaAuth = PLAINTEXT_AUTH) -> KafkaRecord | None:
     """The newest record of `source` in `topic` (None when it has none): read backwards from
-    the end of its partition in growing windows, so other sources sharing it are skipped."""
+    the end of its partition in growing windows, so other sources sharing it are skipped. Trusts
+    it, whoever wrote it: cdc-ship resumes from libs/shipper/resume_reader.py's trusted one."""
     partitions = ensure_topic(bootstrap, topic, timeout=timeout, auth=auth)
     partition = partition_for(source, partitions)
     key = source.encode("utf-8")

@@ -9,6 +9,11 @@ GTIDs (log_slave_updates=ON, GTID replication); the GTID state names the last tr
 topic holds whole, so the new server sends every later one, the one cut mid-way included, from
 its start. The records from there on name the new server's files: the epoch tells consumers
 that positions start over in another server's binlog (libs/binlog/file_names.py).
+
+Before a file:pos resume on the same server, the position must be one the server has
+(unknown_position: SHOW BINARY LOGS lists the file and pos <= its size; a purged file is
+purge.py's to tell): a record naming the source with a made-up position is refused in one line,
+not followed. Which record is the topic's last one the shipper trusts: resume_reader.py.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 
 from libs.source.errors import ServerChangedError, ShipError
 from libs.shipper.gtid_state import GtidState
+from libs.shipper.purge import is_purged
 from libs.contracts.topic import KafkaRecord
 from libs.source.server_identity import MARIADB, ServerIdentity
 
@@ -73,3 +79,15 @@ def resume_point(last: KafkaRecord, now: ServerIdentity, *, follow_gtid: bool, s
                         f"without GTIDs, or by an older cdc-ship); way on: cdc-ship --resnapshot",
                         source=last.source)
     return StartPoint(None, 4, str(state), last.epoch + 1, state)
+
+
+def unknown_position(logs: list[tuple[str, int]], file: str, pos: int) -> str | None:
+    """Why the server whose SHOW BINARY LOGS is `logs` cannot hold file:pos (a file it does not
+    list, a position past the file's end); None when it can, or when the file sorts before its
+    oldest one (purged: purge.py's error says that, with the way on)."""
+    sizes = dict(logs)
+    if file in sizes:
+        return None if pos <= sizes[file] else f"its {file} is {sizes[file]} bytes long"
+    if is_purged(logs, file):
+        return None
+    return f"it has no binlog file {file} (its binlog: {logs[0][0]} .. {logs[-1][0]})"

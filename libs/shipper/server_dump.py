@@ -1,7 +1,8 @@
 """One dump connection of the shipper's server loop (shipper.ship_server): the server's identity
-and binlog list are read first; the dump starts after the source's last record in the topic
-(libs/shipper/resume.py: the same server by file:pos, another by GTID with follow_gtid, else
-refused), or at the requested start; a purged start is one plain error (purge.py); then every
+and binlog list are read first; the dump starts after the source's last record in the topic that
+the shipper trusts (resume_reader.py; libs/shipper/resume.py: the same server by file:pos when it
+has that position, another by GTID with follow_gtid, else refused), or at the requested start; a
+purged start is one plain error (purge.py); then every
 frame is shipped stamped with where it came from (record.Origin: the server's identity, the GTID
 state the topic holds whole, the record's GTID, the epoch), and a server heartbeat at the
 shipper's own position becomes a heartbeat record (heartbeat.py)."""
@@ -20,11 +21,11 @@ from libs.source import replica_source
 from libs.source.errors import ShipError
 from libs.shipper.gtid_state import GroupTracker, GtidState
 from libs.contracts.heartbeat import HeartbeatRecord, is_caught_up
-from libs.shipper.kafka_sink import last_record
+from libs.shipper.resume_reader import ResumeRead, resume_read
 from libs.shipper.purge import is_purged, purged_error
 from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.source.replica_source import ConnectError, ServerOptions
-from libs.shipper.resume import StartPoint, resume_point
+from libs.shipper.resume import StartPoint, resume_point, unknown_position
 from libs.source.server_identity import MARIADB, ServerIdentity, read_identity
 from libs.shipper.stream import (ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, SKIPPED,
                                  StreamTracker)
@@ -53,7 +54,7 @@ def stream_once(cfg, opts, sink, progress, stats, state, requested, follow_gtid,
     try:
         identity = read_identity(conn, replica_source.is_mariadb(conn))
         logs = replica_source.binary_logs(conn)
-        start = _start_point(cfg, opts, conn, stats, identity, logs, requested, follow_gtid)
+        start = _start_point(sink, opts, conn, stats, identity, logs, requested, follow_gtid)
         if start.file is not None and is_purged(logs, start.file):
             raise purged_error(logs, _server(opts), cfg.source, file=start.file, pos=start.pos,
                                gtid=None)
@@ -81,25 +82,44 @@ def _server(opts: ServerOptions) -> str:
     return f"{opts.host}:{opts.port}"
 
 
-def _start_point(cfg, opts, conn, stats, identity: ServerIdentity, logs, requested: StartPoint,
+def _start_point(sink, opts, conn, stats, identity: ServerIdentity, logs, requested: StartPoint,
                  follow_gtid: bool) -> StartPoint:
-    """Where this connection's dump starts: after the source's last record in the topic
-    (resume.py: same server by file:pos, another by GTID or refused), else the requested start
-    (default: the server's oldest binlog). A GTID state the topic does not give is asked of the
-    server at the start position (MariaDB BINLOG_GTID_POS)."""
-    last = last_record(cfg.bootstrap, cfg.topic, cfg.source, auth=cfg.kafka)
+    """Where this connection's dump starts: after the source's last record in the topic that the
+    shipper trusts (resume_reader.py; resume.py: same server by file:pos, if the server has that
+    position, another by GTID or refused), else the requested start (default: the server's oldest
+    binlog; a topic holding only untrusted records of the source needs it named). A GTID state the
+    topic does not give is asked of the server at the start position (MariaDB BINLOG_GTID_POS)."""
+    read = resume_read(sink)
+    last = read.record
     if last is None:
+        if read.untrusted_only and requested.file is None and requested.gtid is None:
+            raise ShipError(read.refusal(sink.source, sink.topic, "give --start-file F [--start-pos P] or "
+                                                                  "--gtid STATE"), source=sink.source)
         start = _requested_start(opts, logs, requested, identity)
     else:
         start = resume_point(last, identity, follow_gtid=follow_gtid, server=_server(opts))
+        if start.gtid is None:
+            _check_position(sink, opts, read, logs, start)
         if stats.resumed_from is None:
             stats.resumed_from = (last.binlog_file, last.end_pos)
-            print(_resume_line(cfg, last, start, identity), file=sys.stderr, flush=True)
+            print(_resume_line(sink, last, start, identity), file=sys.stderr, flush=True)
     if start.state is None and start.file is not None and identity.flavour == MARIADB:
         seeded = replica_source.gtid_state_at(conn, start.file, start.pos)
         if seeded is not None:
             start = replace(start, state=GtidState.parse(seeded))
     return start
+
+
+def _check_position(sink, opts, read: ResumeRead, logs, start: StartPoint) -> None:
+    """A file:pos resume only at a position the server has (resume.unknown_position): else one
+    line naming the record and the position; cdc-ship does not guess another start."""
+    problem = unknown_position(logs, start.file, start.pos)
+    if problem is not None:
+        raise ShipError(f"the topic's last record of source {sink.source} (partition {read.partition} "
+                        f"offset {read.offset}) resumes at {start.file}:{start.pos}, a position server "
+                        f"{_server(opts)} does not have: {problem}; cdc-ship does not guess where to start "
+                        f"(a record written by someone else, or a server whose binlog was reset: README "
+                        f"\"Who may write the topic\")", source=sink.source, file=start.file, pos=start.pos)
 
 
 def _requested_start(opts, logs, requested: StartPoint, identity: ServerIdentity) -> StartPoint:
@@ -116,13 +136,13 @@ def _requested_start(opts, logs, requested: StartPoint, identity: ServerIdentity
     return replace(requested, file=logs[0][0], pos=4)
 
 
-def _resume_line(cfg, last: KafkaRecord, start: StartPoint, identity: ServerIdentity) -> str:
+def _resume_line(sink, last: KafkaRecord, start: StartPoint, identity: ServerIdentity) -> str:
     if start.gtid is None:
-        return (f"cdc-ship {cfg.source}: resuming at {last.binlog_file}:{last.end_pos} "
-                f"(topic {cfg.topic})")
-    return (f"cdc-ship {cfg.source}: following {identity} by GTID after {start.gtid} "
+        return (f"cdc-ship {sink.source}: resuming at {last.binlog_file}:{last.end_pos} "
+                f"(topic {sink.topic})")
+    return (f"cdc-ship {sink.source}: following {identity} by GTID after {start.gtid} "
             f"(the topic's last record: {last.binlog_file}:{last.end_pos} from "
-            f"{last.origin.identity}; topic {cfg.topic})")
+            f"{last.origin.identity}; topic {sink.topic})")
 
 
 def _refusal(cfg, opts, exc: MySQLError, start: StartPoint) -> ShipError:

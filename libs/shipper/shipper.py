@@ -2,8 +2,9 @@
 
 Both resume from Kafka, not from a local file: the last record of the source gives
 binlog_file and binlog_pos + len(value) = the next event to ship, so a restart (or a reconnect
-after a dropped connection) leaves no gap and no duplicate. A stop request (SIGTERM) is honoured
-between events: the producer is flushed and the loop returns normally.
+after a dropped connection) leaves no gap and no duplicate. With a topic secret every record sent
+carries its tag, and the last record is the newest whose tag verifies (resume_reader.py). A stop
+request (SIGTERM) is honoured between events: the producer is flushed and the loop returns normally.
 
 From a server, every record also says where it came from (record.Origin: the server's identity,
 the GTID state the topic holds whole, the record's GTID, the epoch). Each dump connection reads
@@ -32,7 +33,9 @@ from libs.source import replica_source
 from libs.source.errors import ShipError
 from libs.shipper.file_source import Inputs, iter_file_events
 from libs.contracts.heartbeat import FollowBeat, HeartbeatRecord
-from libs.shipper.kafka_sink import MAX_EVENT_BYTES, KafkaSink, last_record
+from libs.shipper.kafka_sink import MAX_EVENT_BYTES, KafkaSink
+from libs.shipper.resume_reader import resume_read
+from libs.contracts.topic_tag import TopicKeys
 from libs.shipper.progress import Progress
 from libs.shipper.purge import PurgeWatch
 from libs.contracts.topic import KafkaRecord, TopicKind
@@ -59,6 +62,10 @@ class ShipConfig:
     max_event_bytes: int = MAX_EVENT_BYTES
     # How every Kafka client of the shipper connects: TLS, SASL (libs/settings/kafka_security.py)
     kafka: KafkaAuth = PLAINTEXT_AUTH
+    # The topic secrets: every record sent is tagged with the first, the resume read trusts only
+    # records whose tag verifies (libs/contracts/topic_tag.py, resume_reader.py); None: no tag, and
+    # the resume read trusts the newest record of the source
+    topic_keys: TopicKeys | None = None
 
 
 @dataclass
@@ -113,9 +120,12 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
     """Ship binlog files; with `follow`, a heartbeat record after each `heartbeat_s` (None: none)
     of reading nothing new at the newest file's end (libs/contracts/heartbeat.py FollowBeat)."""
     inputs = Inputs.from_paths(paths, follow=follow)
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes,
-                     auth=cfg.kafka)
-    last = last_record(cfg.bootstrap, cfg.topic, cfg.source, auth=cfg.kafka)
+    sink = _sink(cfg)
+    read = resume_read(sink)
+    if read.untrusted_only:
+        raise ShipError(read.refusal(cfg.source, cfg.topic, "ship these files to another topic, or give "
+                                     "the secret their records were tagged with"), source=cfg.source)
+    last = read.record
     stats = ShipStats(resumed_from=(last.binlog_file, last.end_pos) if last else None)
     if last:
         _log(f"cdc-ship {cfg.source}: resuming after {last.binlog_file}:{last.binlog_pos} "
@@ -149,6 +159,14 @@ def ship_files(cfg: ShipConfig, paths: list[Path], *, follow: bool = False,
         sink.flush()
     progress.report(force=True)
     return stats
+
+
+def _sink(cfg: ShipConfig) -> KafkaSink:
+    """The run's producer; with a topic secret it tags every record it sends."""
+    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes,
+                     auth=cfg.kafka)
+    sink.keys = cfg.topic_keys
+    return sink
 
 
 def _serve_metrics(cfg: ShipConfig, progress: Progress, stats: ShipStats) -> None:
@@ -211,8 +229,7 @@ def ship_server(cfg: ShipConfig, opts: ServerOptions, *, start_file: str | None 
     says one is due (libs/shipper/snapshot_run.py), then follow the binlog from where that run
     says it continues. A bad include/exclude regex raises ValueError before anything connects."""
     stats = ShipStats()
-    sink = KafkaSink(cfg.bootstrap, cfg.topic, cfg.source, max_event_bytes=cfg.max_event_bytes,
-                     auth=cfg.kafka)
+    sink = _sink(cfg)
     state: dict = {"tracker": None}
     watch = PurgeWatch(cfg.source, cfg.purge_warn_files, cfg.purge_warn_interval_s)
     lag = _ServerLag(opts, lambda: state["tracker"], watch)

@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from libs.snapshot import chunk_values, oversized, schema_lock, source
 from libs.snapshot import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS
 from libs.snapshot.chunks import last_state
-from libs.snapshot.protocol import INITIAL, RUN, StartPlan, plan_start
+from libs.snapshot.protocol import INITIAL, RESNAPSHOT, RUN, StartPlan, plan_start
 from libs.contracts.position import BinlogPosition
 from libs.snapshot.record import ROWS, TABLE, TABLE_END, SnapshotRecord
 from libs.contracts.sql_names import quote_identifier
 from libs.contracts.table_names import TableName, parse_table_key
 
-from libs.shipper.kafka_sink import KafkaSink, last_record
+from libs.shipper.kafka_sink import KafkaSink
+from libs.shipper.resume_reader import resume_read
+from libs.source.errors import ShipError
 from libs.shipper.purge import is_purged
 from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.source.replica_source import ServerOptions, binary_logs, connect, is_mariadb
@@ -64,9 +66,16 @@ def _log(msg: str) -> None:
 
 def snapshot_if_due(bootstrap: str, topic: str, name: str, opts: ServerOptions, sink: KafkaSink,
                     snap: SnapshotOptions, *, progress_s: float = 5.0) -> SnapshotStats:
-    """Run the snapshot when plan_start says RUN; flushes the sink before returning."""
+    """Run the snapshot when plan_start says RUN; flushes the sink before returning. The topic's
+    last record is the newest one the shipper trusts (resume_reader.py); a topic holding only
+    untrusted records of the source is refused, but for --resnapshot (a new run, the binlog
+    after it from the run's own position)."""
     stats = SnapshotStats()
-    last = last_record(bootstrap, topic, name, auth=sink.auth)
+    read = resume_read(sink)
+    if read.untrusted_only and snap.mode != RESNAPSHOT:
+        raise ShipError(read.refusal(name, topic, "give --resnapshot to publish a new snapshot and follow "
+                                                  "the binlog from its position"), source=name)
+    last = read.record
     plan = plan_start(last_state(last), snap.mode)
     if plan.action != RUN:
         _log(f"cdc-ship {name}: no snapshot ({snap.mode}): the topic already has this source's "

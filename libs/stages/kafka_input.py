@@ -22,6 +22,13 @@ position its headers claim only when that is readable.
     a binlog or format record's value is not   value of N bytes is shorter than a binlog event header (19)
       one event: shorter than a common header  | value of N bytes is not one binlog event (its header's
       or of another size than its event_size     event_size is M)
+    with a topic secret (topic_secret_file):   no cdc_tag header as its last header | cdc_tag '...' does not
+      the record's cdc_tag does not verify       verify (written by someone without the topic secret?) |
+      (libs/contracts/topic_tag.py)              cdc_tag '...' names key id K, none of the topic secrets here
+
+The tag is checked in the assemble stage's Python pass, one HMAC per record (the decode stage
+hands it the record's tag and tag_head, computed by Spark: TopicKeys.head_problem); without a
+secret nothing of it runs.
 
 A record without a key is kept under its `source` header, or when it has none under the
 pseudo-source `kafka:TOPIC:PARTITION` (unattributed_source): the same name the operator gives

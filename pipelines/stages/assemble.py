@@ -17,6 +17,7 @@ from libs.stream.assembler import STATE_FIELDS, Assembler, AssemblerState, IdleA
 from libs.stream.assembler.file_spill import FileSpillStore
 from libs.binlog.fastrec import fast_constructor
 from libs.runtime.gc_pause import gc_paused
+from libs.contracts.topic_tag import TopicKeys, tag_problems
 from libs.stages.kafka_input import rejected_record
 from libs.stages.counters import SourceCounters
 from libs.stages.assembly import InputFrame, StageConfig, assemble_group, quarantine_record
@@ -61,6 +62,20 @@ def _rejected(source: str, pdf: pd.DataFrame) -> tuple[list[dict], pd.DataFrame]
     return rejected, pdf[~bad]
 
 
+def _tag_checked(pdf: pd.DataFrame, keys: TopicKeys) -> pd.DataFrame:
+    """Each record's cdc_tag verified (libs/contracts/topic_tag.py; the decode stage's tag columns):
+    one that does not verify gets that problem added to its record_problem, and _rejected quarantines
+    it as a record that is not the pipeline's. One HMAC-SHA256 per record, in this Python pass."""
+    tags = [t if isinstance(t, str) else None for t in pdf["tag"].tolist()]
+    problems = tag_problems(keys, tags, pdf["tag_head"].tolist(), pdf["raw"].tolist())
+    if not any(problems):
+        return pdf
+    before = pdf["record_problem"].tolist()
+    merged = [b if p is None else p if not isinstance(b, str) else f"{b}; {p}"
+              for b, p in zip(before, problems)]
+    return pdf.assign(record_problem=pd.Series(merged, index=pdf.index, dtype=object))
+
+
 def _with_topic(records: list[dict], pdf: pd.DataFrame) -> list[dict]:
     """Quarantine records of this batch's frames name their topic when the batch has one (the
     job subscribes to one topic; libs/stages/assembly.py's frames carry only partition and offset)."""
@@ -82,8 +97,10 @@ def _oldest_kafka_ms(pdf: pd.DataFrame) -> int | None:
 class AssembleFn:
     """The applyInPandasWithState function: picklable, configured, no globals."""
 
-    def __init__(self, spill_root: str, config: StageConfig, idle_timeout_ms: int):
+    def __init__(self, spill_root: str, config: StageConfig, idle_timeout_ms: int,
+                 keys: TopicKeys | None = None):
         self.spill_root, self.config, self.idle_timeout_ms = spill_root, config, idle_timeout_ms
+        self.keys = keys  # the topic secrets: every record's tag is verified (None: none is)
         self.schema = spark_schema(ASSEMBLED_RECORD)
 
     def __call__(self, key: tuple, pdfs: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
@@ -96,6 +113,8 @@ class AssembleFn:
                 oldest = None
             else:
                 pdf = pd.concat(list(pdfs), ignore_index=True)
+                if self.keys is not None:
+                    pdf = _tag_checked(pdf, self.keys)
                 rejected, good = _rejected(source, pdf)
                 if good.empty and row is None:  # only rejected records (kafka:TOPIC:PARTITION): no state
                     yield from chunked(rejected, self.schema)
@@ -121,10 +140,13 @@ class AssembleFn:
         return [quarantine_record(q) for q in out.quarantined], assembler.state.to_row()
 
 
-def assemble(frames_df: DataFrame, spill_root: str, config: StageConfig, idle_timeout_ms: int) -> DataFrame:
-    """frames (decode stage) -> assembled records (schemas/assembled_record.avsc), keyed by source."""
+def assemble(frames_df: DataFrame, spill_root: str, config: StageConfig, idle_timeout_ms: int,
+             keys: TopicKeys | None = None) -> DataFrame:
+    """frames (decode stage) -> assembled records (schemas/assembled_record.avsc), keyed by source.
+    `keys`: the topic secrets, with frames(..., tagged=True): records whose tag does not verify are
+    quarantined (kind kafka_record)."""
     return frames_df.groupBy("source").applyInPandasWithState(
-        AssembleFn(spill_root, config, idle_timeout_ms),
+        AssembleFn(spill_root, config, idle_timeout_ms, keys),
         outputStructType=spark_schema(ASSEMBLED_RECORD),
         stateStructType=spark_schema(ASSEMBLER_STATE),
         outputMode="append",

@@ -10,6 +10,10 @@ another source than its headers: libs/stages/kafka_input.py) flows on too, with 
 header is cast here that was not checked first: under ANSI mode a bad cast would stop the job at
 every restart (issue #38).
 
+With a topic secret (the job's topic_secret_file) it also hands on each record's cdc_tag and the
+encoding of its key and headers the tag covers (tag_columns, Spark expressions: the secret never
+enters a plan); the assemble stage adds the value and checks the HMAC (libs/contracts/topic_tag.py).
+
 Until issue #21 this stage also decoded every frame's common header in a pandas_udf (a Python
 pass over every record) into a `header` column no later stage read: the assembler decodes the
 header again with the body, so that pass was work done twice and is gone."""
@@ -22,8 +26,10 @@ from libs.binlog.constants import COMMON_HEADER_LEN
 from libs.binlog.header import EVENT_SIZE_FIELD
 from libs.stages.kafka_input import DECIMAL_PATTERN, UNATTRIBUTED_PREFIX
 from libs.contracts.topic import (
-    HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND, HEADER_SOURCE, TopicKind,
+    HEADER_BINLOG_EPOCH, HEADER_BINLOG_FILE, HEADER_BINLOG_POS, HEADER_RECORD_KIND, HEADER_SOURCE, HEADER_TAG,
+    TopicKind,
 )
+from libs.contracts.topic_tag import DOMAIN, NULL_FIELD
 
 
 def _header(name: str) -> Column:
@@ -115,12 +121,41 @@ def _source() -> Column:
                       F.concat(F.lit(UNATTRIBUTED_PREFIX), F.col("topic"), F.lit(":"), F.col("partition")))
 
 
-def frames(kafka_df: DataFrame) -> DataFrame:
+def _u32(n: Column) -> Column:
+    """4 bytes big-endian of a length (topic_tag.py's u32)."""
+    return F.unhex(F.lpad(F.hex(n.cast("long")), 8, "0"))
+
+
+def _field(data: Column) -> Column:
+    """topic_tag.field_of: the bytes length-prefixed, NULL_FIELD for a null."""
+    return F.when(data.isNull(), F.lit(bytearray(NULL_FIELD))).otherwise(F.concat(_u32(F.octet_length(data)),
+                                                                                  data))
+
+
+def tag_columns() -> list[Column]:
+    """`tag`: the record's last header's text when that header is a cdc_tag (else NULL); `tag_head`:
+    libs/contracts/topic_tag.py tag_head of the key and the headers before the last one, computed here
+    in the JVM so that the assemble stage's Python pass only adds the value and the HMAC
+    (TopicKeys.head_problem). NULL when the record has no headers. Never an error under ANSI mode."""
+    headers = F.col("headers")
+    count = F.size(headers)
+    last = F.get(headers, count - 1)  # NULL for an empty array (get: no error out of bounds)
+    before = F.slice(headers, 1, F.greatest(count - 1, F.lit(0)))
+    fields = F.aggregate(before, F.lit(bytearray()), lambda acc, h: F.concat(
+        acc, _field(F.encode(h["key"], "UTF-8")), _field(h["value"])))
+    head = F.concat(F.lit(bytearray(DOMAIN)), _field(F.col("key")), _u32(F.greatest(count - 1, F.lit(0))),
+                    fields)
+    tag = F.when(last["key"] == HEADER_TAG, last["value"].cast("string"))
+    return [tag.alias("tag"), F.when(headers.isNotNull(), head).alias("tag_head")]
+
+
+def frames(kafka_df: DataFrame, tagged: bool = False) -> DataFrame:
     """Kafka source rows -> (source, binlog_file, binlog_pos, record_kind, kafka_topic, kafka_partition,
     kafka_offset, kafka_ms, record_problem, raw). record_kind: 'binlog' for a binlog event (no header),
     'snapshot' for a snapshot record. kafka_ms: the record's Kafka timestamp (epoch millis), whose oldest
     per source the assemble stage reports for the per-source Kafka -> Delta lag
-    (libs/stages/counters.py). record_problem: NULL, or why the record is quarantined."""
+    (libs/stages/counters.py). record_problem: NULL, or why the record is quarantined. `tagged` (the job
+    has a topic secret): also tag_columns(), which the assemble stage verifies."""
     return kafka_df.select(
         _source().alias("source"),
         _binlog_file().alias("binlog_file"),
@@ -132,4 +167,5 @@ def frames(kafka_df: DataFrame) -> DataFrame:
         F.unix_millis(F.col("timestamp")).alias("kafka_ms"),
         record_problem().alias("record_problem"),
         F.col("value").alias("raw"),
+        *(tag_columns() if tagged else ()),
     )
