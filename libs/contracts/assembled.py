@@ -10,6 +10,7 @@ the member's `.value`, the wire's plain text: spark.createDataFrame fails on a s
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypedDict
 
 
 class RecordKind(StrEnum):
@@ -35,3 +36,33 @@ class RecordKind(StrEnum):
     SNAPSHOT = "snapshot"
     HEARTBEAT = "heartbeat"
     COUNTERS = "counters"
+
+
+class SegmentFrame(TypedDict):
+    """One frame of a segment (the avsc's SegmentFrame)."""
+
+    file: str | None
+    pos: int | None
+    raw: bytes  # the event's exact bytes
+    event_index: int  # its place in its transaction's payload; -1: context only
+    context: bool  # a Table_map / Rows_query repeated from an earlier segment: decoding context only
+
+
+class Segment(TypedDict):
+    """A SEGMENT record as the assemble stage builds it (libs/stages/assembly.py segment_records):
+    the avsc's fields a segment sets, the others absent (null on the wire). A plain dict: the
+    rows stage reads thousands per batch through pandas and Arrow."""
+
+    kind: str  # RecordKind.SEGMENT.value
+    source: str
+    trx_id: str
+    gtid: str | None
+    xid: int | None
+    server_id: int
+    commit_ts: int  # epoch micros
+    trx_file: str
+    trx_end_pos: int
+    fde: bytes | None  # the Format_description in force
+    segment_no: int
+    frames: list[SegmentFrame]
+    ddl: bool  # a DDL statement among its frames

@@ -26,7 +26,7 @@ from libs.binlog.constants import STMT_END_F
 from libs.binlog.header import event_type
 from libs.binlog.shapes import is_rows, is_table_map
 from libs.stream.boundary import QUERY_TYPES, query_text
-from libs.contracts.assembled import RecordKind
+from libs.contracts.assembled import RecordKind, Segment, SegmentFrame
 from libs.contracts.heartbeat import HeartbeatRecord
 from libs.contracts.topic import TopicKind
 from libs.snapshot import changes as snapshot_changes
@@ -164,12 +164,12 @@ def quarantine_record(q) -> dict:
             "raw": q.raw, "kafka_partition": q.kafka_partition, "kafka_offset": q.kafka_offset}
 
 
-def _segment_frame(frame: Frame, event_index: int, context: bool) -> dict:
+def _segment_frame(frame: Frame, event_index: int, context: bool) -> SegmentFrame:
     return {"file": frame.file, "pos": frame.pos, "raw": frame.raw, "event_index": event_index,
             "context": context}
 
 
-def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) -> Iterator[dict]:
+def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) -> Iterator[Segment]:
     """Slice a complete transaction into segments of at most segment_max_frames content frames.
     Each later segment starts with the Table_map frames in force and the open Rows_query frame."""
     base = {"kind": RecordKind.SEGMENT.value, "source": trx.source, "trx_id": trx.trx_id, "gtid": trx.gtid,
@@ -177,7 +177,7 @@ def segment_records(trx: Transaction, fde: bytes | None, config: StageConfig) ->
             "trx_file": trx.file, "trx_end_pos": trx.end_pos, "fde": fde}
     table_maps: dict[int, Frame] = {}
     statement: Frame | None = None
-    current: list[dict] = []
+    current: list[SegmentFrame] = []
     size, segment_no, ddl = 0, 0, False
     for index, frame in enumerate(trx.payload):
         if current and (len(current) >= config.segment_max_frames or size >= config.segment_max_bytes):

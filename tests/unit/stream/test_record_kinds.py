@@ -7,12 +7,13 @@ import re
 import pytest
 
 from libs.contracts import topic
-from libs.contracts.assembled import RecordKind
+from libs.contracts.assembled import RecordKind, Segment, SegmentFrame
 from libs.contracts.avro_schemas import avro_schema
 from libs.contracts.heartbeat import HeartbeatRecord
 from libs.contracts.topic import HEADER_RECORD_KIND, KafkaRecord, TopicKind
 from libs.snapshot.changes import assembled_record
-from libs.stages.assembly import InputFrame, heartbeat_record
+from libs.stages.assembly import InputFrame, assemble_group, heartbeat_record
+from libs.stream.assembler import InMemorySpillStore
 from libs.stages.counters import SourceCounters
 from libs.stages.kafka_input import rejected_record
 from tests.unit.shipper.frames import ROW_FULL, frames_of
@@ -67,3 +68,16 @@ def test_a_record_without_the_header_is_a_binlog_event():
     assert rec.kind is TopicKind.BINLOG and HEADER_RECORD_KIND not in dict(rec.headers())
     back = KafkaRecord.from_kafka(rec.key(), rec.value, rec.headers())
     assert back.kind is TopicKind.BINLOG and not back.is_side
+
+
+def test_a_segment_is_the_schemas_record():
+    fields = {f["name"]: f for f in avro_schema("assembled_record")["fields"]}
+    assert set(Segment.__annotations__) <= set(fields)
+    frame = fields["frames"]["type"][1]["items"]
+    assert frame["name"] == SegmentFrame.__name__
+    assert list(SegmentFrame.__annotations__) == [f["name"] for f in frame["fields"]]
+    frames = [InputFrame(raw, ROW_FULL.name, pos, 0, i) for i, (pos, raw) in enumerate(frames_of(ROW_FULL))]
+    records, _ = assemble_group("src", None, frames, InMemorySpillStore(), now=0)
+    segments = [r for r in records if r["kind"] == RecordKind.SEGMENT]
+    assert segments and all(list(segment) == list(Segment.__annotations__) for segment in segments)
+    assert all(list(f) == list(SegmentFrame.__annotations__) for s in segments for f in s["frames"])
