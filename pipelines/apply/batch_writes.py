@@ -82,19 +82,15 @@ class BatchWrites:
                 self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
         else:
             self.quarantine.append_rows(spark, rows, batch_id)
-        plans = [p for p in plans if p.upserts or p.deletes or p.replace or p.carried is not None]
+        plans = [p for p in plans if p.writes_anything]
         snapshot_rows = [part for part in executor if part.new_rows]
         plans = self._with_snapshot_rows(plans, snapshot_rows)
-        # A table carried from another's Delta table (renamed to it) first: after a kill, the
-        # table it copies is only ever rewritten after the copy is committed.
-        copies = [partial(self._write_target, plan=p) for p in plans
-                  if p.carried is not None and p.carried.copied]
+        copies = [partial(self._write_target, plan=p) for p in plans if p.copies_another]
         self._write_targets(spark, batch_id, copies)
         # in the session of their frame, one after another (txn confs are per session)
         for part in snapshot_rows:
             self._write_snapshot_rows(spark, batch_id, part)
-        writes = [partial(self._write_target, plan=p) for p in plans
-                  if p.carried is None or not p.carried.copied]
+        writes = [partial(self._write_target, plan=p) for p in plans if not p.copies_another]
         writes += [partial(self._merge_from_executors, part=part) for part in executor if not part.new_rows]
         self._write_targets(spark, batch_id, writes)
         remove_tables(spark, self.known, gone)
@@ -182,8 +178,7 @@ class BatchWrites:
             write.write(path)
             version = last_commit_version(write.session)
         self.versions.wrote(batch_id, target.delta_table, version)
-        if write.carried:
-            self.known.ready.add(path)
+        self.known.ready.add(path)  # (made by its write when the write carried it to a new schema)
         self.known.written[path] = batch_id
         self.mirrored.keep(path, write.mirror, write.base, version)
 

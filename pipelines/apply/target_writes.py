@@ -44,6 +44,18 @@ class TablePlan:
     truncated: dict[str, Any] | None = None  # a soft target's truncate: the columns flagging its other rows
 
     @property
+    def writes_anything(self) -> bool:
+        """Rows to write, a table started anew, or a new schema (its content carried)."""
+        return bool(self.upserts or self.deletes or self.replace or self.carried is not None)
+
+    @property
+    def copies_another(self) -> bool:
+        """Its content is carried from another table's Delta table (renamed onto this one): it is
+        written before the batch's other targets, so a kill never leaves the copied table
+        rewritten before its copy is committed."""
+        return self.carried is not None and self.carried.copied
+
+    @property
     def inserts_only(self) -> bool:
         """Every upsert is a new row: the replay read no stored row, so none can match."""
         return not self.deletes and self.scope is not None and not self.scope.values

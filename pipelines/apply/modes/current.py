@@ -24,7 +24,7 @@ from libs.replay import ROW_ID_COLUMN
 from libs.replay.engine import ReplayResult
 from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
-from pipelines.apply.carried_writes import carried_write
+from pipelines.apply.modes.carried import carried_write
 from pipelines.apply.mirrored_writes import MirroredWrites
 from pipelines.apply.modes.target_write import TargetWrite
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan, merge, merge_source, new_rows_write
@@ -51,7 +51,7 @@ class CurrentWrites:
         if plan.carried is not None:  # the batch changes its schema: one overwrite with its rows
             mirrored.forget(plan)
             session = plan.carried.table.sparkSession  # a write's txn confs are its DataFrame's session's
-            return TargetWrite(session, carried_write(session, plan, rows, source_schema, self), carried=True)
+            return TargetWrite(session, carried_write(session, plan, rows, source_schema, self))
         created = mirrored.known.ensure(spark, plan.path, plan.target)
         if plan.replace or plan.append:  # a snapshot: the table anew, or rows no stored row can match
             mirrored.forget(plan)
@@ -86,7 +86,7 @@ class CurrentWrites:
     def mirror_apply(mirror: TargetMirror, upserts: list, deletes: list) -> None:
         mirror.apply(upserts, [d[ROW_ID_COLUMN] for d in deletes], None)
 
-    # A table carried to a new schema (pipelines/apply/carried_writes.py, schema_changes.py)
+    # A table carried to a new schema (pipelines/apply/modes/carried.py, schema_changes.py)
     @staticmethod
     def kept_on_replace(table: DataFrame, target: Target, truncated: dict[str, Any] | None) -> DataFrame:
         """What stays of a table the batch starts anew: nothing."""

@@ -104,7 +104,7 @@ def history_write(spark: SparkSession, plan: HistoryPlan):
 
 def _carried_write(spark: SparkSession, plan: HistoryPlan, source: DataFrame, names: list[str]):
     """The carried table (every version, in the batch's end schema) with the closings applied and
-    the new versions added, as one overwrite with `overwriteSchema` (carried_writes.py's rule)."""
+    the new versions added, as one overwrite with `overwriteSchema` (carried.py's rule)."""
     base = plan.carried.table
     closers = source.where(F.col(MERGE_KEY).isNotNull()).select(
         F.col(MERGE_KEY), *(F.col(c).alias(f"_cdc_close{i}") for i, c in enumerate(CLOSING_COLUMNS)))
@@ -148,7 +148,7 @@ class HistoryWrites:
     def target_write(mirrored, spark: SparkSession, plan: HistoryPlan) -> TargetWrite:
         if plan.carried is not None:  # a write's txn confs are its DataFrame's session's
             session = plan.carried.table.sparkSession
-            return TargetWrite(session, history_write(session, plan), carried=True)
+            return TargetWrite(session, history_write(session, plan))
         known: KnownTargets = mirrored.known
         known.ensure(spark, plan.path, plan.target)
         return TargetWrite(spark, history_write(spark, plan))

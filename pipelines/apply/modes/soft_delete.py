@@ -1,7 +1,7 @@
 """The writes of a soft-delete target (libs/apply/modes/soft_delete.py has the rule): a current
 target's (current.py), but a delete flags the stored row instead of removing it, and a TRUNCATE
 flags every live one, in the MERGE (its clauses) and in the whole-table writes alike: a table
-carried to a new schema (carried_writes.py) or written anew from executor snapshot rows keeps
+carried to a new schema (carried.py) or written anew from executor snapshot rows keeps
 its deleted rows. A carry that would lose them is refused."""
 from __future__ import annotations
 

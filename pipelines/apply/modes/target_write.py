@@ -14,4 +14,3 @@ class TargetWrite(NamedTuple):
     write: Callable  # write(path): ONE Delta commit
     mirror: TargetMirror | None = None  # its mirror with the batch applied: kept if the commit equals it
     base: int | None = None  # the Delta version the mirror was at before the batch
-    carried: bool = False  # the table is written anew in the batch's end schema (carried_writes.py)

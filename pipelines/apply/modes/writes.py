@@ -1,11 +1,11 @@
 """The Spark half of the target modes (libs/apply/modes/ is the pure half): per mode, the plan
 of a replayed batch and its one write, and the parts of the shared writes that differ by mode
 (a MERGE's clauses, a mirror's update, what a carried or started-anew table keeps). The shared
-write path (pipelines/apply/batch_writes.py, carried_writes.py, schema_changes.py) asks
-writes_of(target) and tests no mode itself; a new mode is one module here beside its pure half.
+write path (pipelines/apply/batch_writes.py, schema_changes.py) asks writes_of(target) and tests
+no mode itself; a new mode is one module here beside its pure half.
 
-An online schema change's carry is not a mode: it combines with each of them (a current, soft
-or SCD2 target can change its schema), so carried_writes.py asks the target's mode for its part."""
+An online schema change's carry (carried.py) is the one write shape that combines with each mode
+(a current, soft or SCD2 target can change its schema): it asks the target's mode for its part."""
 from __future__ import annotations
 
 from typing import Any, Callable, Protocol, Sequence

@@ -28,7 +28,7 @@ STARTED = "cdc-replicate: reading"  # printed by pipelines/replicate.py run() on
 IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS = "in flight", "_cdc_change_log", "target", "_cdc_progress"
 STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
 # A followed target's schema rewrite (pipelines/apply/schema_changes.py), committed with the
-# batch's rows in the target's one write (pipelines/apply/carried_writes.py): a WRITE that also
+# batch's rows in the target's one write (pipelines/apply/modes/carried.py): a WRITE that also
 # changes the table's metadata.
 SCHEMA = "schema"
 # A target table's batch write: a MERGE, or a whole-table overwrite of a small mirrored target

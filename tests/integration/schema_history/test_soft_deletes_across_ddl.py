@@ -1,6 +1,6 @@
 """A `delete: soft` target (README "Soft deletes") on a real MariaDB through the whole product:
 snapshot, then deletes around an `ADD COLUMN` (the table carried to its new schema with the
-batch's rows in one commit: pipelines/apply/carried_writes.py), a deleted key inserted again,
+batch's rows in one commit: pipelines/apply/modes/carried.py), a deleted key inserted again,
 a TRUNCATE TABLE. The live rows equal the server's table (columns and rows); every deleted row
 stays, flagged with the GTID and position of the change-log entry that deleted it."""
 from __future__ import annotations
