@@ -100,7 +100,8 @@ class HBigRun(Run):
                    "drain after small end": visible - ended}
         for name, seconds in figures.items():
             self.figures.line("load", f"cdc-replicate ({self.label})", f"visible {name}", f"{seconds:.1f} s")
-        batch_timeline(self.delta, job_batches(self.job_log), self.warm_batch + 1, last, self.label)
+        batch_timeline(self.delta, job_batches(self.job_log), self.warm_batch + 1, last, self.label,
+                       self.job_log)
         return figures
 
 

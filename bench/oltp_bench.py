@@ -5,7 +5,9 @@ project's Kafka broker and followed by `cdc-replicate` (no target DDL: targets f
 
     .venv/bin/python bench/oltp_bench.py [--tables 4 --rows 1000000 --backlog-seconds 60
                                           --live-seconds 60 --rate 50] [--quick] [--keep]
+                                          [--dv-commits] [--copy-max-rows N]
     --quick: 4 x 20,000 rows, 15 s phases (validation)
+    --dv-commits: writes.deletion_vector_commits; --copy-max-rows: target_copy_max_rows
 
 Phases, each printing a figure line (command, figure, load average, commit):
 
@@ -86,7 +88,9 @@ class Run:
     # -- processes ---------------------------------------------------------------------------
     def start_job(self) -> float:
         conf = self.work / "job.yaml"
-        conf.write_text(f"trigger_seconds: 1\ntables:\n  include: ['{DB}\\..*']\n")
+        writes = "writes:\n  deletion_vector_commits: true\n" if self.args.dv_commits else ""
+        copy = f"target_copy_max_rows: {self.args.copy_max_rows}\n" if self.args.copy_max_rows else ""
+        conf.write_text(f"trigger_seconds: 1\ntables:\n  include: ['{DB}\\..*']\n{writes}{copy}")
         started = time.time()
         self.job = spawn([str(Path(sys.executable).parent / "cdc-replicate"), "--conf", str(conf),
                           "--bootstrap", self.bootstrap, "--topic", TOPIC,
@@ -175,7 +179,7 @@ class Run:
                           f"all {total:,} rows visible (from start, Spark start-up included)",
                           f"{snapshot_s:.1f} s ({total / snapshot_s:,.0f} rows/s)")
         self.stop_job()
-        batch_timeline(self.delta, job_batches(self.job_log), 0, last, "snapshot")
+        batch_timeline(self.delta, job_batches(self.job_log), 0, last, "snapshot", self.job_log)
         spark = self.session()
         t0 = time.monotonic()
         for name, path in self.delta.targets.items():
@@ -213,7 +217,7 @@ class Run:
                           f"{visible - first_start:.1f} s: "
                           f"{changes / (visible - first_start):,.0f} row changes/s")
         self.phase_batches = {"backlog": (first, last)}
-        batch_timeline(self.delta, batches, first, last, "backlog")
+        batch_timeline(self.delta, batches, first, last, "backlog", self.job_log)
 
     def live(self) -> None:
         a = self.args
@@ -254,7 +258,7 @@ class Run:
         self.figures.line("live", cmd, "drain after the load stopped",
                           f"{visible - ended:.1f} s (goal <= 30)", met=visible - ended <= 30)
         self.phase_batches["live"] = (before + 1, last)
-        batch_timeline(self.delta, job_batches(self.job_log), before + 1, last, "live")
+        batch_timeline(self.delta, job_batches(self.job_log), before + 1, last, "live", self.job_log)
 
     def check_equal(self) -> bool:
         self.stop_job()
@@ -277,6 +281,10 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true", help="4 x 20,000 rows, 15 s phases")
     ap.add_argument("--timeout", type=float, default=3600.0, help="per wait for the job")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, Delta tables)")
+    ap.add_argument("--dv-commits", action="store_true",
+                    help="the job writes with writes.deletion_vector_commits (issue #57 item 3)")
+    ap.add_argument("--copy-max-rows", type=int, default=0,
+                    help="the job's target_copy_max_rows: keyed copies of the tables (issue #57)")
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.backlog_seconds, args.live_seconds = 20_000, 15.0, 15.0

@@ -14,6 +14,7 @@ from libs.binlog.file_names import binlog_sort_key
 from libs.tables.system_tables import CHANGE_LOG, PROGRESS
 
 BATCH_LINE = re.compile(r"cdc-replicate: batch (\d+): ([\d,]+) records in ([\d.]+) s")
+STEPS_LINE = re.compile(r"cdc-replicate: batch (\d+): .*; steps \(s\): (.*)$", re.M)
 
 
 @dataclass
@@ -43,13 +44,35 @@ def job_batches(log: Path) -> dict[int, tuple[int, float]]:
     return out
 
 
+def job_steps(log: Path) -> dict[int, dict[str, float]]:
+    """batch id -> seconds per step (libs/runtime/step_clock.py) from the job's progress lines."""
+    out = {}
+    for m in STEPS_LINE.finditer(log.read_text(errors="replace")):
+        out[int(m.group(1))] = {name: float(value) for name, value in
+                                (part.rsplit(" ", 1) for part in m.group(2).split(", ") if part)}
+    return out
+
+
+def step_medians(steps: dict[int, dict[str, float]], first: int, last: int, phase: str) -> None:
+    """The phase's batches' split: per step, the median and the sum of its seconds (a step a
+    batch did not print counts as 0 there)."""
+    mine = [steps[b] for b in range(first, last + 1) if b in steps]
+    if not mine:
+        return
+    names = list(dict.fromkeys(name for s in mine for name in s))
+    print(f"[{phase}] {len(mine)} batches' steps (s, median / sum): " + ", ".join(
+        f"{name} {median([s.get(name, 0.0) for s in mine]):.1f} / {sum(s.get(name, 0.0) for s in mine):.1f}"
+        for name in names), flush=True)
+
+
 def batch_timeline(delta: JobTables, batches: dict[int, tuple[int, float]], first: int, last: int,
-                   phase: str) -> None:
+                   phase: str, log: Path | None = None) -> None:
     """Per batch: its records and seconds, and when its commits came (seconds after its start,
     start = its last commit - its trigger seconds): the time before the first target commit is
     the job's read, decode, assemble and replay, and the change-log append (written first); then
-    the target writes and the progress append."""
+    the target writes and the progress append. `log`: the job's, for its batches' steps."""
     commits = delta.refresh().batch_commits(first, last)
+    steps = job_steps(log) if log is not None else {}
     pre, writes, totals = [], [], []
     print(f"[{phase}] batches {first}..{last}: records, trigger s | change log, first target, last target, "
           f"progress commit (s after the start) | target ops (executionTimeMs)")
@@ -74,11 +97,14 @@ def batch_timeline(delta: JobTables, batches: dict[int, tuple[int, float]], firs
               + (f"{change_log[0]:.1f}, " if change_log else "-, ")
               + (f"{targets[0]:.1f}, {targets[-1]:.1f}" if targets else "-, -")
               + (f", {progress[0]:.1f}" if progress else ", -") + f" | {ops}")
+        if batch in steps:
+            print("    steps (s): " + ", ".join(f"{name} {s:.1f}" for name, s in steps[batch].items()))
     if totals:
         print(f"[{phase}] {len(totals)} batches: median {median(totals):.1f} s per batch; before the first "
               f"target commit median {median(pre):.1f} s, first to last target commit median "
               f"{median(writes):.1f} s",
               flush=True)
+    step_medians(steps, first, last, phase)
 
 
 def latency_figures(delta: JobTables, polls: list[tuple[float, str, int]]) -> tuple[float, float, float, int]:

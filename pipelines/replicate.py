@@ -187,13 +187,14 @@ def make_applier(cfg: JobConfig, catalog: TargetCatalog | None = None,
                  metrics: JobMetrics | None = None) -> DeltaApplier | None:
     """The Delta apply stage when targets are declared or may come from the source
     (JobConfig.tables.from_source, the default); None writes change records. `metrics`: told
-    which tables each batch is about to write (the lag gauge)."""
+    which tables each batch is about to write (the lag gauge), and the clock of the batch's steps."""
     catalog = catalog if catalog is not None else load_catalog(cfg)
     if catalog is None and not cfg.tables.from_source:
         return None
     if metrics is None:
         return DeltaApplier(catalog or TargetCatalog(()), cfg)
-    return DeltaApplier(catalog or TargetCatalog(()), cfg, tables_read=metrics.tables_read)
+    return DeltaApplier(catalog or TargetCatalog(()), cfg, tables_read=metrics.tables_read,
+                        steps=metrics.steps)
 
 
 def prepare_tables(spark: SparkSession, cfg: JobConfig) -> None:

@@ -12,6 +12,8 @@ The decision, in this order (each outcome counted in the table's tally):
   * else the target, its location and the changes to replay: the group with each TRUNCATE TABLE
     at its place, or, for a target that follows the source's DDL across a rename or DDL in the
     batch, the changes carried to the batch's end schema (libs/apply/ddl.py DdlPlan.across_ddl).
+    A table renamed in the batch with no change before or after the rename there has no changes
+    to replay: its work is the carry alone (the new name's Delta table a copy of the old one's).
 """
 from __future__ import annotations
 

@@ -38,6 +38,8 @@ class MirrorOverflow(Exception):
 
 
 class TargetMirror:
+    holds_whole_rows = True  # every row with its `_lineage`: a whole-table overwrite's source
+
     def __init__(self, rows: Iterable[Mapping[str, Any]], version: int | None, max_rows: int):
         """`version`: the Delta version these rows are (None: the table does not exist yet).
         A row's `_lineage` key, when present, is kept apart (see whole_rows)."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from libs.contracts.position import BinlogPosition
+from libs.contracts.position import KAFKA_PREFIX, BinlogPosition, KafkaPosition
 from libs.settings.errors import quoted
 from libs.stages.kafka_input import RECORD_KINDS
 
@@ -40,37 +40,6 @@ FAIL, QUARANTINE = "fail", "quarantine"
 POLICIES = (FAIL, QUARANTINE)
 UNKNOWN_EVENT = "unknown_event"  # libs/binlog/errors.py UnknownEventError.kind
 CONSEQUENCE = "bad_transaction"  # libs/stream/assembler: the frames around a bad one
-
-@dataclass(frozen=True, order=True)
-class KafkaPosition:
-    """A record's place in the topic: what names a record whose headers cannot be trusted."""
-
-    topic: str
-    partition: int
-    offset: int
-
-    @property
-    def setting_key(self) -> str:
-        """Its key in accept_bad_input_through (a topic name has no ':', Kafka's legal
-        characters are [a-zA-Z0-9._-])."""
-        return f"{KAFKA_PREFIX}{self.topic}:{self.partition}"
-
-    @staticmethod
-    def parse(key: str, offset) -> "KafkaPosition":
-        """('kafka:binlog:0', 1234) -> the position; ValueError naming the expected form."""
-        topic, sep, partition = key[len(KAFKA_PREFIX):].rpartition(":")
-        if not key.startswith(KAFKA_PREFIX) or not sep or not topic or not partition.isdigit():
-            raise ValueError(f"must be kafka:TOPIC:PARTITION (e.g. kafka:binlog:0), got {quoted(key)}")
-        if (isinstance(offset, bool) or not (isinstance(offset, int) or str(offset).isdigit())
-                or int(offset) < 0):
-            raise ValueError(f"must be a Kafka offset (an integer >= 0), got {quoted(offset)}")
-        return KafkaPosition(topic, int(partition), int(offset))
-
-    def __str__(self) -> str:
-        return f"topic {self.topic} partition {self.partition} offset {self.offset}"
-
-
-KAFKA_PREFIX = "kafka:"
 
 
 @dataclass(frozen=True)

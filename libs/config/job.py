@@ -13,8 +13,8 @@ from libs.settings.fields import check_fields, setting
 from libs.config.sections import AssemblySettings, RowsSettings, TablesSettings, WritesSettings  # noqa: F401
 from libs.settings.kafka_security import KafkaSecurity
 from libs.settings.yaml_files import YamlFileError, read_yaml_file
-from libs.config.bad_input import BadInputPolicy, KafkaPosition, accepted_positions
-from libs.contracts.position import BinlogPosition
+from libs.config.bad_input import BadInputPolicy, accepted_positions
+from libs.contracts.position import BinlogPosition, KafkaPosition
 from libs.binlog.limits import DEFAULT_LIMITS, DecodeLimits
 from libs.tables.table_location import TableRoot, parse_catalog_schema
 
@@ -109,6 +109,12 @@ class JobConfig:
     target_mirror_max_rows: int = setting("Target tables up to this many rows are kept on the driver between "
                                        "batches, sparing a Delta read per batch (0: never)", 100_000,
                                        minimum=0)
+    target_copy_max_rows: int = setting(
+        "Bigger target tables up to this many rows, keyed by one integer primary key (their only unique "
+        "key), current rows with hard deletes, are kept on the driver as a columnar copy (Arrow, sorted by "
+        "the key: ~250 MB per million sysbench rows) that answers each batch's touched-row read in "
+        "milliseconds instead of a Delta scan; loaded again after a commit not the job's "
+        "(libs/apply/keyed_copy.py; 0: never)", 0, minimum=0)
     target_overwrite_max_rows: int = setting("Mirrored target tables of at most this many rows are written "
                                           "by replacing the whole table (one write) instead of a MERGE "
                                           "(0: always MERGE)", 10_000, minimum=0)

@@ -69,6 +69,15 @@ class WritesSettings:
         "Targets use Delta deletion vectors: a MERGE marks the rows it changes instead of rewriting their "
         "files. New targets are created with them, existing ones upgraded when the job first writes them "
         "(their readers then need Delta's deletionVectors reader feature); false: neither", True)
+    deletion_vector_commits: bool = setting(
+        "Experimental (issue #57): a current target at a path is written without scanning it: one Delta "
+        "commit of deletion vectors at the changed rows' positions (an index of its rows kept on the driver, "
+        "up to position_index_max_rows) plus their new images; a table it cannot write so falls back to the "
+        "MERGE (pipelines/apply/position_writes.py); false: the MERGE", False)
+    position_index_max_rows: int = setting(
+        "deletion_vector_commits: a table's position index is kept on the driver up to this many rows "
+        "(~50 bytes a row: libs/apply/position_index.py); a bigger table is written by the MERGE", 2_000_000,
+        minimum=0)
     optimize_after_commits: int = setting("Compact a table (OPTIMIZE) once it has this many commits since "
                                        "its last compaction; each write of the job adds a file or a few "
                                        "(0: never)", 32, minimum=0)

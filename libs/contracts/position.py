@@ -2,7 +2,8 @@
 
 A binlog position orders by file in the servers' order (binlog_sort_key: .1000000 after .999999,
 a later epoch's files after an earlier one's), then by offset; a change by its transaction's
-commit position, then its order inside the transaction. A GTID names a transaction on every
+commit position, then its order inside the transaction. A Kafka position names a record by
+topic, partition and offset. A GTID names a transaction on every
 server of a replication topology; per domain (MariaDB) or server uuid (MySQL) its sequence
 number grows."""
 from __future__ import annotations
@@ -139,3 +140,35 @@ def gtid_positions(changes: Iterable[InCommitOrder],
     for (source, domain), (seq, change) in sorted(last.items()):
         out.setdefault(source, []).append(GtidPosition(domain, seq, change.gtid).to_record())
     return out
+
+
+KAFKA_PREFIX = "kafka:"  # accept_bad_input_through's key of a topic partition
+
+
+@dataclass(frozen=True, order=True)
+class KafkaPosition:
+    """A record's place in the topic: what names a record whose headers cannot be trusted."""
+
+    topic: str
+    partition: int
+    offset: int
+
+    @property
+    def setting_key(self) -> str:
+        """Its key in accept_bad_input_through (a topic name has no ':', Kafka's legal
+        characters are [a-zA-Z0-9._-])."""
+        return f"{KAFKA_PREFIX}{self.topic}:{self.partition}"
+
+    @staticmethod
+    def parse(key: str, offset) -> "KafkaPosition":
+        """('kafka:binlog:0', 1234) -> the position; ValueError naming the expected form."""
+        topic, sep, partition = key[len(KAFKA_PREFIX):].rpartition(":")
+        if not key.startswith(KAFKA_PREFIX) or not sep or not topic or not partition.isdigit():
+            raise ValueError(f"must be kafka:TOPIC:PARTITION (e.g. kafka:binlog:0), got {quoted(key)}")
+        if (isinstance(offset, bool) or not (isinstance(offset, int) or str(offset).isdigit())
+                or int(offset) < 0):
+            raise ValueError(f"must be a Kafka offset (an integer >= 0), got {quoted(offset)}")
+        return KafkaPosition(topic, int(partition), int(offset))
+
+    def __str__(self) -> str:
+        return f"topic {self.topic} partition {self.partition} offset {self.offset}"

@@ -25,6 +25,7 @@ from libs.shipper.resume_reader import ResumeRead, resume_read
 from libs.shipper.purge import is_purged, purged_error
 from libs.contracts.topic import KafkaRecord, Origin, TopicKind
 from libs.source.replica_source import ConnectError, ServerOptions
+from libs.source.retryable_errors import is_lost_connection
 from libs.shipper.resume import StartPoint, resume_point, unknown_position
 from libs.source.server_identity import MARIADB, ServerIdentity, read_identity
 from libs.shipper.stream import (ARTIFICIAL_FDE, HEARTBEAT as HEARTBEAT_STEP, PUBLISH, SKIPPED,
@@ -42,7 +43,7 @@ def retryable(exc: BaseException) -> bool:
     if isinstance(exc, ConnectError | OSError | ConnectionError):
         return True
     if isinstance(exc, MySQLError):
-        return replica_source.is_lost_connection(replica_source.error_code(exc))
+        return is_lost_connection(replica_source.error_code(exc))
     return False
 
 

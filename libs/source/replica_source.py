@@ -24,6 +24,7 @@ from pymysql.err import MySQLError
 from libs.source import privileges, source_tls
 from libs.source import replica_protocol as proto
 from libs.source.errors import ShipError
+from libs.source.retryable_errors import is_lost_connection
 from libs.source.source_tls import SourceTls
 
 DEFAULT_HEARTBEAT_S = 1.0
@@ -67,15 +68,9 @@ def error_text(exc: MySQLError) -> str:
     return f"{code}: {exc.args[1]}" if code and len(exc.args) > 1 else str(exc)
 
 
-def is_lost_connection(code: int) -> bool:
-    """A CR_* client error (>= 2000: unreachable, lost, gone away) or none at all: worth
-    retrying, unlike a server's refusal (1045 access denied, 1236 purged binlog, ...)."""
-    return code == 0 or code >= 2000
-
-
 def connect_error(opts: ServerOptions, exc: MySQLError) -> ShipError:
-    """The error of a failed connection, by the server's or client's error code: CR_* client
-    errors (>= 2000: unreachable, lost) are worth retrying (ConnectError); a server's refusal
+    """The error of a failed connection, by the server's or client's error code: an outage
+    (libs/source/retryable_errors.py) is worth retrying (ConnectError); a server's refusal
     (1045 access denied, 1130 host not allowed, ...) will not change by itself, nor will a TLS
     failure (a certificate that does not verify, a server without TLS: issue #56 item 2).
     `opts`: ServerOptions, or any object with host, port and user (tls when it has one)."""

@@ -47,7 +47,6 @@ import dataclasses
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
@@ -63,6 +62,7 @@ from libs.contracts.change import ROW_OPS, Change, Op, changes_of
 from libs.apply.change_log import change_log_table
 from libs.config.job import SCHEMA_CHANGES_FAIL, SCHEMA_CHANGES_IGNORE, JobConfig
 from libs.runtime.gc_pause import gc_paused
+from libs.runtime.step_clock import StepClock
 from libs.apply.lag import AppliedBatch, commit_lags, oldest_commits
 from libs.reads.lineage_sql import quote_identifier
 from libs.replay import ReplayError, ReplayResult, ReplayStopped
@@ -133,8 +133,10 @@ class DeltaApplier:
     """
 
     def __init__(self, catalog: TargetCatalog, config: JobConfig, app_id: str = APP_ID,
-                 tables_read: Callable[[int, Mapping], None] = lambda batch_id, oldest: None):
+                 tables_read: Callable[[int, Mapping], None] = lambda batch_id, oldest: None,
+                 steps: StepClock | None = None):
         self.catalog, self.config, self.app_id = catalog, config, app_id
+        self.steps = steps or StepClock()  # the batch's split (libs/runtime/step_clock.py), the sink's too
         self.tables_read = tables_read  # the metrics' lag gauge: the tables about to be written
         self.declared = catalog  # by hand; self.catalog adds the targets derived from the source
         self.tables = config.table_root  # where every table lives
@@ -145,9 +147,10 @@ class DeltaApplier:
         # their versions after each DDL
         self.schema_history = SchemaHistoryTable(self.tables, app_id, config.tables.selects)
         self.known = KnownTargets(app_id, config.target_mirror_max_rows,  # kept from batch to batch
-                                  config.writes.deletion_vectors)
+                                  config.writes.deletion_vectors, config.writes.deletion_vector_commits,
+                                  config.writes.position_index_max_rows, config.target_copy_max_rows)
         self.ddl = BatchDdl(config, catalog, self.schema_history.history, self.known)
-        self.writes = BatchWrites(config, app_id, self.known)
+        self.writes = BatchWrites(config, app_id, self.known, self.steps)
         self.last_batch = AppliedBatch()  # the last batch's lag and quarantined changes, for the metrics
 
     @property
@@ -183,32 +186,35 @@ class DeltaApplier:
         return plan_fusion(spark, batch_id, chunks, batch_has_ddl, self.catalog, self.config, self.known,
                            lambda declared: self._located(declared, batch_id))
 
+    @gc_paused()  # the batch's changes, images and rows alive at once (libs/runtime/gc_pause.py)
     def __call__(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int] | None = None,
                  fused: SnapshotFusion | None = None) -> dict:
         """`caught_up`: source -> epoch micros of the batch's heartbeat, when it held one
         (_cdc_progress.caught_up_as_of, schemas/heartbeat_record.avsc); `fused`: plan_fusion's, run."""
-        with gc_paused():  # the batch's changes, images and rows alive at once (libs/runtime/gc_pause.py)
-            return self._apply(changes_df, batch_id, caught_up or {}, fused)
-
-    def _apply(self, changes_df: DataFrame, batch_id: int, caught_up: Mapping[str, int], fused) -> dict:
+        caught_up = caught_up or {}
         spark = changes_df.sparkSession
-        split = split_batch(changes_df, self.catalog, self.config,  # big tables' parts stay on the executors
-                            lambda declared: self._located(declared, batch_id), fused)
-        collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
-        changes = changes_of(collected)                          # the replay's input
+        with self.steps.step("split"):
+            # big tables' parts stay on the executors
+            split = split_batch(changes_df, self.catalog, self.config,
+                                lambda declared: self._located(declared, batch_id), fused)
+        with self.steps.step("collect"):
+            collected = self._collect(split.rest)                    # Arrow, commit_ts as epoch micros
+            changes = changes_of(collected)                          # the replay's input
         self.tables_read(batch_id, oldest_commits(changes, split.oldest))
         if not changes and not split.tables:
             self.record_caught_up(spark, batch_id, caught_up)
             return {}
-        self.prepare_batch(spark, [c for c in changes if c.op == Op.TRUNCATE], batch_id)
-        replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
-        executor = replay_parts(spark, batch_id, split, self.known, self.config,  # nothing written yet either
-                                self.source_schemas, changes)
+        with self.steps.step("replay"):  # the touched rows' reads included
+            self.prepare_batch(spark, [c for c in changes if c.op == Op.TRUNCATE], batch_id)
+            replayed = self._replay_all(spark, batch_id, changes)    # nothing written yet
+            executor = replay_parts(spark, batch_id, split, self.known, self.config,  # nor here
+                                    self.source_schemas, changes)
         try:
             log_table = None
             if replayed.log:  # its Spark schema: D.change_log_schema()
-                log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
-                                             to_arrow_schema(D.change_log_schema()))
+                with self.steps.step("change_log"):
+                    log_table = change_log_table(collected, replayed.log, replayed.log_rows, batch_id,
+                                                 to_arrow_schema(D.change_log_schema()))
             self.writes.write(spark, batch_id, changes, log_table, replayed.errors, replayed.plans, caught_up,
                               executor, split.lasts, replayed.gone)
         finally:
@@ -225,9 +231,10 @@ class DeltaApplier:
         """A batch without changes: only the heartbeats' sources' progress moves."""
         self.last_batch = AppliedBatch()  # nothing applied: no lag, nothing quarantined
         if caught_up:
-            self.writes.append_progress(spark, batch_id, [], caught_up)
-            # a file per heartbeat batch
-            self.writes.maintenance.after_batch(spark, [self.tables.table(PROGRESS)])
+            with self.steps.step("progress"):
+                self.writes.append_progress(spark, batch_id, [], caught_up)
+            with self.steps.step("maintenance"):  # a file per heartbeat batch
+                self.writes.maintenance.after_batch(spark, [self.tables.table(PROGRESS)])
 
     def _replay_all(self, spark: SparkSession, batch_id: int, changes: list[Change]) -> _Replayed:
         """Every table's changes replayed on its touched rows. Tables are read (a Spark job
@@ -308,37 +315,22 @@ class DeltaApplier:
 
     def _replay_table(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
                       changes: Sequence[Change], carried: Carried | None = None):
-        known = self.known  # `carried`: the table in the batch's end schema, written with the rows
-        if (carried is None and path not in known.ready and path not in known.schema_checked
-                and D.is_delta_table(spark, path)):
-            known.check_schema(spark, path, target)
-        mode = mode_of(target)  # libs/apply/modes/
-        if changes[0].op == Op.TRUNCATE:  # the table starts anew (since_last_truncate): nothing to read
-            read = None
-            known.mirrors.pop(path, None)
-        elif carried is not None:
-            read = partial(read_touched, carried.table.sparkSession, carried.table, target)
-        elif not mode.mirrors:  # (an SCD2 target's mirror would hold every version)
-            read = partial(self._read_touched, spark, path, target) if known.exists(spark, path) else None
-        else:
-            read = self._reader(spark, path, target)
+        mode, writes = mode_of(target), writes_of(target)  # libs/apply/modes/, pipelines/apply/modes/
+        # The rows the batch touches: of the table carried to the batch's end schema (nothing of it
+        # written yet, pipelines/apply/schema_changes.py), else of the stored table or its mirror.
+        rows = carried or self.known  # (a Carried is a tuple of three: never false)
+        read = rows.reader(spark, path, target, mode.mirrors, self._read_touched,
+                           # since_last_truncate: nothing to read. No changes at all: a table renamed
+                           # in the batch with none before or after the rename (carried, nothing replayed)
+                           starts_anew=bool(changes) and changes[0].op == Op.TRUNCATE,
+                           positions=writes.writes_at_positions)
         recorder = ReadRecorder(read) if read is not None else None  # what a MERGE can match
         try:
             result = replay_touched(target, changes, recorder, mode=self.config.exec_mode, run=mode.replay)
         except ReplayStopped as stop:
             raise ApplyStopped(batch_id, target.delta_table, stop.error) from None
         read_rows = recorder.rows if recorder is not None else ()
-        return writes_of(target).plan(target, path, result, read_rows, changes, carried), result
-
-    def _reader(self, spark: SparkSession, path: TableLocation, target: Target):
-        """How the replay reads the rows a batch touches: from the mirror, from Delta, or None
-        (no table yet: nothing to read)."""
-        mirror = self.known.mirror(spark, path, target)
-        if mirror is not None:
-            return mirror.select if mirror.version is not None else None
-        if self.known.exists(spark, path):
-            return partial(self._read_touched, spark, path, target)
-        return None
+        return writes.plan(target, path, result, read_rows, changes, carried), result
 
     @staticmethod
     def _read_touched(spark: SparkSession, path: TableLocation, target: Target,

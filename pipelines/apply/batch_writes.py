@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial, reduce
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -23,11 +23,11 @@ from libs.config.job import JobConfig
 from libs.tables.system_tables import APPLY_STAGE, CHANGE_LOG, PROGRESS, QUARANTINE, table_app_id
 from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
+from libs.runtime.step_clock import StepClock
 from pipelines.apply.batch_versions import BatchVersions
 from pipelines.apply.executor_replay import ExecutorReplay
-from pipelines.apply.known_targets import KnownTargets
+from pipelines.apply.known_targets import KnownTargets, MirroredWrites
 from pipelines.apply.maintenance import TableMaintenance
-from pipelines.apply.mirrored_writes import MirroredWrites
 from pipelines.apply.modes.target_write import TargetWrite
 from pipelines.apply.modes.writes import writes_of
 from pipelines.apply.shadow_writes import remove_tables
@@ -42,8 +42,9 @@ TABLE_THREADS = 4  # target tables replayed, and written, side by side (see _wri
 
 
 class BatchWrites:
-    def __init__(self, config: JobConfig, app_id: str, known: KnownTargets):
+    def __init__(self, config: JobConfig, app_id: str, known: KnownTargets, steps: StepClock | None = None):
         self.config, self.app_id, self.known = config, app_id, known
+        self.steps = steps or StepClock()  # the batch's split (libs/runtime/step_clock.py)
         self.tables = config.table_root  # where every table lives
         self.appends = MarkedAppends()
         self.quarantine = QuarantineWriter(self.tables, app_id, APPLY_STAGE)
@@ -66,6 +67,30 @@ class BatchWrites:
         the written targets' new Delta state for their next write (snapshot_warmer.py). `gone`: the
         Delta tables of online schema change tools' ended working tables, removed after the target
         writes (pipelines/apply/shadow_writes.py)."""
+        with self.steps.step("change_log"):  # and the quarantined changes
+            self._append_logs(spark, batch_id, log_table, errors, executor)
+        plans = [p for p in plans if p.writes_anything]
+        snapshot_rows = [part for part in executor if part.new_rows]
+        plans = self._with_snapshot_rows(plans, snapshot_rows)
+        with self.steps.step("targets"):
+            self._write_targets(spark, batch_id, [self._target_write(p) for p in plans if p.copies_another])
+            # in the session of their frame, one after another (txn confs are per session)
+            for part in snapshot_rows:
+                self._write_snapshot_rows(spark, batch_id, part)
+            writes = [self._target_write(p) for p in plans if not p.copies_another]
+            writes += [partial(self._merge_from_executors, part=part)
+                       for part in executor if not part.new_rows]
+            self._write_targets(spark, batch_id, writes)
+            remove_tables(spark, self.known, gone)
+        with self.steps.step("progress"):
+            self._batch_progress(spark, batch_id, changes, caught_up, lasts, [*plans, *executor])
+        with self.steps.step("maintenance"):
+            self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
+        self.warmer.warm(spark, self._targets_written_in(batch_id))  # the next batch's head start
+
+    def _append_logs(self, spark: SparkSession, batch_id: int, log_table: pa.Table | None, errors,
+                     executor: Sequence[ExecutorReplay]) -> None:
+        """The change log (the driver's, then each executor table's) and the quarantined changes."""
         logs = [part.change_log() for part in executor]
         if log_table is not None:
             logs.insert(0, spark.createDataFrame(log_table, D.change_log_schema()))
@@ -82,28 +107,19 @@ class BatchWrites:
                 self.quarantine.append(reduce(DataFrame.unionByName, parts), batch_id)
         else:
             self.quarantine.append_rows(spark, rows, batch_id)
-        plans = [p for p in plans if p.writes_anything]
-        snapshot_rows = [part for part in executor if part.new_rows]
-        plans = self._with_snapshot_rows(plans, snapshot_rows)
-        copies = [partial(self._write_target, plan=p) for p in plans if p.copies_another]
-        self._write_targets(spark, batch_id, copies)
-        # in the session of their frame, one after another (txn confs are per session)
-        for part in snapshot_rows:
-            self._write_snapshot_rows(spark, batch_id, part)
-        writes = [partial(self._write_target, plan=p) for p in plans if not p.copies_another]
-        writes += [partial(self._merge_from_executors, part=part) for part in executor if not part.new_rows]
-        self._write_targets(spark, batch_id, writes)
-        remove_tables(spark, self.known, gone)
+
+    def _batch_progress(self, spark: SparkSession, batch_id: int, changes, caught_up: Mapping[str, int],
+                        lasts, written: Sequence) -> None:
+        """_cdc_progress's rows of the batch, with each target write's Delta version (`written`:
+        the plans and executor parts; and the targets a retried batch found committed)."""
         versions = None
         if self.appends.committed(spark, self.tables.table(PROGRESS),
                                   table_app_id(self.app_id, PROGRESS)) < batch_id:
             targets = {name: path for path, (name, batch) in self.known.found_committed.items()
                        if batch == batch_id}
-            targets.update((t.target.delta_table, t.path) for t in [*plans, *executor])
+            targets.update((t.target.delta_table, t.path) for t in written)
             versions = self.versions.of_batch(spark, batch_id, targets)
         self.append_progress(spark, batch_id, changes, caught_up, lasts, versions)
-        self.maintenance.after_batch(spark, self._written_in(batch_id))  # the batch is committed
-        self.warmer.warm(spark, self._targets_written_in(batch_id))  # the next batch's head start
 
     def _targets_written_in(self, batch_id: int) -> list[TableLocation]:
         return [path for path, written in self.known.written.items() if written == batch_id]
@@ -114,7 +130,7 @@ class BatchWrites:
         return [*self._targets_written_in(batch_id), *appends]
 
     def _write_targets(self, spark: SparkSession, batch_id: int, writes: list) -> None:
-        """One write per target table (_write_target, _merge_from_executors), the tables side
+        """One write per target table (_target_write, _merge_from_executors), the tables side
         by side: a MERGE of a few rows is seconds of driver-side planning and small jobs
         (measured: ~80% of a batch over five tables, bench/README.md), and the tables are
         independent (each has its own txnAppId). Each thread has its own session
@@ -133,11 +149,11 @@ class BatchWrites:
 
     def _merge_from_executors(self, spark: SparkSession, batch_id: int, part: ExecutorReplay) -> None:
         """An executor-replayed table's rows, MERGEd by `_row_id` straight from the executors:
-        ONE Delta write idempotent per (txn app id, batch_id), as _write_target's."""
+        ONE Delta write idempotent per (txn app id, batch_id), as a plan's."""
         self.known.ensure(spark, part.path, part.target)
         self.known.mirrors.pop(part.path, None)  # the mirror is of an older version now
         merge = partial(writes_of(part.target).merge, spark, part.merge_rows(), part.merge_names)
-        self._commit(batch_id, part.target, part.path, TargetWrite(spark, merge))
+        self._commit(spark, batch_id, part.target, part.path, lambda session: TargetWrite(session, merge))
 
     @staticmethod
     def _with_snapshot_rows(plans: list[TablePlan],
@@ -162,17 +178,21 @@ class BatchWrites:
         self.known.ensure(spark, part.path, part.target)
         self.known.mirrors.pop(part.path, None)
         write = writes_of(part.target).snapshot_rows_write(spark, part)
-        self._commit(batch_id, part.target, part.path, TargetWrite(spark, write))
+        self._commit(spark, batch_id, part.target, part.path, lambda session: TargetWrite(session, write))
 
-    def _write_target(self, spark: SparkSession, batch_id: int, plan: TablePlan) -> None:
-        """The batch's rows of one target, committed as ONE Delta write idempotent per
-        (txn app id, batch_id): the write its mode makes of the plan (pipelines/apply/modes/)."""
-        self._commit(batch_id, plan.target, plan.path,
-                     writes_of(plan.target).target_write(self.mirrored, spark, plan))
+    def _target_write(self, plan: TablePlan) -> Callable[[SparkSession, int], None]:
+        """The batch's rows of one target as ONE Delta write idempotent per (txn app id,
+        batch_id): the write its mode makes of the plan (pipelines/apply/modes/), made in the
+        session it commits in."""
+        make = partial(writes_of(plan.target).target_write, self.mirrored, plan=plan)
+        return partial(self._commit, target=plan.target, path=plan.path, make=make)
 
-    def _commit(self, batch_id: int, target: Target, path: TableLocation, write: TargetWrite) -> None:
-        """The write in the target's Delta transaction of the batch (pipelines/delta/delta_txn.py),
-        its version kept for _cdc_progress, and the mirror kept if it equals the commit."""
+    def _commit(self, spark: SparkSession, batch_id: int, target: Target, path: TableLocation,
+                make: Callable[[SparkSession], TargetWrite]) -> None:
+        """The write `make` gives in `spark`, in the target's Delta transaction of the batch
+        (pipelines/delta/delta_txn.py), its version kept for _cdc_progress, and the mirror kept
+        if it equals the commit."""
+        write = make(spark)
         with delta_txn(write.session, table_app_id(self.app_id, target.delta_table), batch_id):
             forget_last_commit_version(write.session)
             write.write(path)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import partial
-from typing import Mapping, NamedTuple, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -54,6 +54,12 @@ class Carried(NamedTuple):
     table: DataFrame  # its rows (a pinned Delta version), the end's columns + _row_id + _lineage
     replaced: DataFrame | None = None  # the rows of the table a rename onto its name replaces
     copied: bool = False  # read from another table's Delta table (renamed to this one in the batch)
+
+    def reader(self, spark: SparkSession, path: TableLocation | str, target: Target, mirrors: bool,
+               touched: Callable, *, starts_anew: bool = False, positions: bool = False) -> Callable | None:
+        """How the replay reads the rows a batch touches: from these rows (KnownTargets.reader's
+        twin), nothing when the batch starts the table anew."""
+        return None if starts_anew else partial(touched, self.table.sparkSession, self.table, target)
 
 
 def _carried_column(target: Target, new: NewColumn):

@@ -44,6 +44,12 @@ class TableMoved(RuntimeError):
     """The table has commits this catalog (and the caller's position index) has not seen."""
 
 
+class PositionsWrong(RuntimeError):
+    """Row indexes that are not live rows of their file (out of its range, deleted already, given
+    twice), or a file whose row count the log does not hold: a position index that is wrong or
+    cannot be checked. Nothing is committed."""
+
+
 @dataclass
 class DvCommit:
     version: int | None  # None: skipped, the app id already committed this txn version
@@ -68,6 +74,7 @@ class DvTable:
             self.log.newDeltaHadoopConf())
         self.files: dict[str, Any] = {}
         self.version = -1
+        self._url_of: dict[str, str] = {}  # AddFile.path -> file_url, of the files asked about so far
 
     def load_files(self) -> None:
         """The live files of the latest snapshot (one Spark job over the log's cached state)."""
@@ -75,9 +82,26 @@ class DvTable:
         self.files = {add.path(): add for add in snapshot.allFiles().collectAsList()}
         self.version = int(snapshot.version())
 
+    def live_rows(self) -> int | None:
+        """The table's rows as its files' stats count them (physical rows less deletion vectors'),
+        None when a file has no stats."""
+        live = [_live_rows(add) for add in self.files.values()]
+        return None if None in live else sum(live)
+
     def file_url(self, add) -> str:
         """How Spark spells the file in `_metadata.file_path` (url-encoded absolute path)."""
         return self.jvm.org.apache.spark.paths.SparkPath.fromPath(add.absolutePath(self.log)).urlEncoded()
+
+    def paths_by_url(self) -> dict[str, str]:
+        """The live files' AddFile.path by file_url (as `_metadata.file_path` names them). A file's
+        url (JVM calls) is made once: after our own commit only its new files are asked."""
+        url_of = self._url_of
+        for path in url_of.keys() - self.files.keys():
+            del url_of[path]
+        for path, add in self.files.items():
+            if path not in url_of:
+                url_of[path] = self.file_url(add)
+        return {url: path for path, url in url_of.items()}
 
     def committed_version(self, app_id: str) -> int | None:
         version = self.log.update(False, self.scala.none(), self.scala.none()).transactions().get(app_id)
@@ -117,32 +141,35 @@ class DvTable:
             seconds["commit"] = time.perf_counter() - mark
         finally:
             transaction_object.clearActive()
-        for path in outcome.removed:
-            self.files.pop(path, None)
-        self.files.update(outcome.added)
-        self.version = outcome.version
+        self._advance(outcome)
         seconds["total"] = time.perf_counter() - started
         outcome.seconds = seconds
         return outcome
 
+    def _advance(self, outcome: DvCommit) -> None:
+        """The live files after the commit. Delta puts a commit after others that it found no
+        conflict with (e.g. another writer's removal of whole files this one did not touch):
+        their files are not known here, so none are, until load_files (a commit before it raises
+        TableMoved)."""
+        if outcome.version != self.version + 1:
+            self.files, self.version = {}, -1
+            return
+        for path in outcome.removed:
+            self.files.pop(path, None)
+        self.files.update(outcome.added)
+        self.version = outcome.version
+
     def _deletion_vectors(self, touched, outcome: DvCommit, now: int, dv_prefix: str) -> list:
-        """The actions for the touched files ((AddFile, (path, row indexes)) each): nothing for a
-        file whose rows were already deleted, its RemoveFile when every row is gone, else the
-        pair AddFile.removeRows gives (the file with its new DV, the RemoveFile of the old).
-        Recorded in `outcome` (added, removed, DV files and bytes)."""
+        """The actions for the touched files ((AddFile, (path, row indexes)) each): its
+        RemoveFile when every row is gone, else the pair AddFile.removeRows gives (the file with
+        its new DV, the RemoveFile of the old). Recorded in `outcome` (added, removed, DV files
+        and bytes). Nothing written unless every row index is checked first (_new_bitmaps)."""
         jvm, scala = self.jvm, self.scala
         fmt = jvm.org.apache.spark.sql.delta.deletionvectors.RoaringBitmapArrayFormat.Portable()
         descriptor = jvm.org.apache.spark.sql.delta.actions.DeletionVectorDescriptor
         dv_file, actions = _DvFile(jvm, self.store, self.data_path, dv_prefix), []
-        for add, (path, rows) in touched:
-            bitmap = self._bitmap(add)
-            before = int(bitmap.cardinality())
-            bitmap.addAll(scala.long_seq(np.asarray(rows)))
-            cardinality = int(bitmap.cardinality())
-            if cardinality == before:
-                continue  # rows already deleted: the file is unchanged
-            physical = add.numPhysicalRecords()
-            if physical.isDefined() and int(physical.get()) == cardinality:
+        for add, path, bitmap, cardinality, physical in self._new_bitmaps(touched):
+            if physical == cardinality:
                 actions.append(add.removeWithTimestamp(now, True))  # every row gone
                 outcome.removed.append(path)
                 continue
@@ -156,6 +183,28 @@ class DvTable:
             outcome.added[path] = pair._1()
         outcome.dv_files = dv_file.close()
         return actions
+
+    def _new_bitmaps(self, touched) -> list[tuple]:
+        """(AddFile, path, its new DV bitmap, the bitmap's cardinality, the file's physical rows)
+        per touched file: its current DV OR-ed with the row indexes. PositionsWrong unless every
+        row index is a live row of its file: one out of the file's rows, deleted already or given
+        twice means the caller's positions are not the table's; a file with no row count in the
+        log cannot be checked."""
+        out = []
+        for add, (path, rows) in touched:
+            rows = np.asarray(rows, dtype=np.int64)
+            physical = add.numPhysicalRecords()
+            physical = int(physical.get()) if physical.isDefined() else None
+            if physical is None or len(rows) == 0 or rows.min() < 0 or rows.max() >= physical:
+                raise PositionsWrong(f"{path}: row indexes outside the file's rows (or no row count)")
+            bitmap = self._bitmap(add)
+            before = int(bitmap.cardinality())
+            bitmap.addAll(self.scala.long_seq(rows))
+            cardinality = int(bitmap.cardinality())
+            if cardinality - before != len(rows):
+                raise PositionsWrong(f"{path}: {len(rows) - cardinality + before} row indexes not live rows")
+            out.append((add, path, bitmap, cardinality, physical))
+        return out
 
     def _bitmap(self, add) -> Any:
         """The file's current DV as a RoaringBitmapArray (empty when it has none)."""
@@ -190,6 +239,11 @@ class _DvFile:
             return 0
         self.writer.close()
         return 1
+
+
+def _live_rows(add) -> int | None:
+    logical = add.numLogicalRecords()
+    return int(logical.get()) if logical.isDefined() else None
 
 
 def _appended(written: list, outcome: DvCommit) -> list:

@@ -30,6 +30,7 @@ from libs.apply.lag import (
 )
 from libs.runtime.lag_gauge import LagGauge, caught_up_sources
 from libs.runtime.metrics import labelled, metric
+from libs.runtime.step_clock import StepClock, step_line, with_other
 from libs.stages.counters import SourceCounters
 
 
@@ -50,12 +51,15 @@ class JobMetrics:
         self.kafka_to_delta_s: float | None = None  # the last batch's, for its progress line
         self.kafka_lag: LagGauge[str] = LagGauge()  # source -> Kafka -> Delta
         self.commit_lag: LagGauge[tuple[str, str]] = LagGauge()  # (source, db.table) -> commit -> Delta
-        self._caught_up: dict[int, set[str]] = {}  # batch id -> sources caught up, until its progress
+        # batch id -> what the sink reported of it (sources caught up, its steps' seconds), until its progress
+        self._reported: dict[int, tuple[set[str], dict[str, float]]] = {}
         self.assembler: dict[str, SourceCounters] = {}  # the last counts of each source
         self.caught_up_as_of: dict[str, float] = {}
         self.quarantined: Counter = Counter()
         self.applied_changes: Counter = Counter()  # (delta table, "folded" | "replayed") -> row changes
         self.listener: StreamingQueryListener | None = None  # the one feeding progress(), once added
+        self.steps = StepClock()  # the running batch's split, timed by the sink and the applier
+        self.step_seconds: Counter = Counter()  # step -> seconds, every batch (with "other")
 
     def read(self, batch_id: int, counters: Iterable[SourceCounters]) -> None:
         """The running batch's records, counted: the oldest Kafka time of each source's."""
@@ -72,15 +76,17 @@ class JobMetrics:
     def batch(self, batch_id: int, commit_lags: Mapping[tuple[str, str], float],
               caught_up_micros: Mapping[str, int], quarantined: Mapping[str, int],
               counters: Iterable[SourceCounters] = (),
-              newest_commits: Mapping[str, int] | None = None) -> None:
+              newest_commits: Mapping[str, int] | None = None,
+              steps: Mapping[str, float] | None = None) -> None:
         """What a committed batch applied (called by the sink, pipelines/stages/sink.py).
         `commit_lags`: the apply stage's own, measured when its writes committed;
-        `newest_commits`: source -> the newest commit (epoch micros) the batch read of it."""
+        `newest_commits`: source -> the newest commit (epoch micros) the batch read of it;
+        `steps`: its seconds per step (libs/runtime/step_clock.py), for its progress line."""
         caught_up = caught_up_sources(caught_up_micros, newest_commits or {})
         with self._lock:
             self.commit_lag.visible(batch_id, self.clock(), commit_lags,
                                     caught_up=lambda key: key[0] in caught_up)
-            self._caught_up[batch_id] = caught_up
+            self._reported[batch_id] = (caught_up, dict(steps or {}))
             self.caught_up_as_of.update({s: at / 1e6 for s, at in caught_up_micros.items()})
             self.quarantined.update(quarantined)
             self.assembler.update({c.source: c for c in counters})  # totals: the latest replaces
@@ -102,16 +108,19 @@ class JobMetrics:
             if lag is not None:
                 self.kafka_to_delta_s = lag
             batch_id = progress["batchId"]
-            if batch_id in self._caught_up:  # the sink reported it: a batch that ran and committed
-                caught_up = self._caught_up[batch_id]
+            trigger_s = progress["durationMs"].get("triggerExecution", 0) / 1000
+            reported = self._reported.get(batch_id)  # None: no batch ran (an idle trigger)
+            steps = with_other(reported[1] if reported else {}, trigger_s)
+            self.step_seconds.update(steps)
+            if reported is not None:  # a batch that ran and committed
                 self.kafka_lag.visible(batch_id, visible_at_ms(progress) / 1000,
-                                       caught_up=caught_up.__contains__)
-                for done in [b for b in self._caught_up if b <= batch_id]:
-                    del self._caught_up[done]
+                                       caught_up=reported[0].__contains__)
+                for done in [b for b in self._reported if b <= batch_id]:
+                    del self._reported[done]
         if observed.get(RECORDS):
-            print(f"cdc-replicate: batch {progress['batchId']}: {observed[RECORDS]:,} records in "
-                  f"{progress['durationMs'].get('triggerExecution', 0) / 1000:.1f} s, "
-                  f"Kafka -> Delta {lag:.1f} s", file=self.out or sys.stderr, flush=True)
+            print(f"cdc-replicate: batch {batch_id}: {observed[RECORDS]:,} records in {trigger_s:.1f} s, "
+                  f"Kafka -> Delta {lag:.1f} s; steps (s): {step_line(steps)}",
+                  file=self.out or sys.stderr, flush=True)
 
     def families(self) -> list:
         with self._lock:
@@ -132,6 +141,10 @@ class JobMetrics:
                          ("source",), {(s,): v for s, v in self.caught_up_as_of.items()}),
                 labelled("counter", "cdc_quarantined", "Frames and changes kept in _cdc_quarantine",
                          ("source",), {(s,): v for s, v in self.quarantined.items()}),
+                labelled("counter", "cdc_batch_step_seconds",
+                         "Wall seconds of the batches' steps on the driver (libs/runtime/step_clock.py); "
+                         "other: the triggers' time outside them", ("step",),
+                         {(step,): v for step, v in self.step_seconds.items()}),
                 labelled("counter", "cdc_applied_changes",
                          "Row changes applied to the Delta table, folded per "
                          "row in Arrow or replayed change by change", ("table", "how"),

@@ -28,15 +28,16 @@ from pyspark.sql import functions as F
 from libs.stream.assembler.file_spill import FileSpillStore
 from libs.stream.assembler.release_log import Release, ReleaseLog
 from libs.config.bad_input import (
-    CONSEQUENCE, BadInputPolicy, Incident, KafkaPosition, stop_message,
+    CONSEQUENCE, BadInputPolicy, Incident, stop_message,
 )
-from libs.contracts.position import BinlogPosition
+from libs.contracts.position import BinlogPosition, KafkaPosition
 from libs.binlog.limits import DecodeLimits
 from libs.snapshot.changes import change_records as snapshot_change_records
 from libs.contracts.assembled import RecordKind
 from libs.contracts.change import Change
 from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.stages.counters import SourceCounters
+from libs.runtime.step_clock import StepClock
 from libs.runtime.stops import JobStopped
 from libs.stages.assembly import segment_ddl
 from libs.tables.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
@@ -107,6 +108,8 @@ class ReplicateBatch:
                  metrics=None):
         self.paths, self.apply, self.partitions, self.app_id = paths, apply, partitions, app_id
         self.metrics = metrics  # pipelines/job/job_metrics.JobMetrics: told what each batch read and applied
+        # the batch's split (libs/runtime/step_clock.py), the applier's steps in the same clock
+        self.steps = metrics.steps if metrics is not None else StepClock()
         self.limits, self.hints, self.bad_input = limits, hints, bad_input
         self.stopped: JobStopped | None = None  # why the last call stopped the stream, for the entry point
         self.running: int | None = None  # the batch id being written now (pipelines/job/stopping.py)
@@ -119,6 +122,7 @@ class ReplicateBatch:
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         self.running = batch_id
+        self.steps.take()  # a stopped batch's steps are not the next one's
         try:
             self.before_batch(batch_id)
             self._replicate(batch_df, batch_id)
@@ -132,7 +136,8 @@ class ReplicateBatch:
         self._delete_released_chunks(batch_id)
         batch = batch_df.persist()  # kind: segment | snapshot | quarantine | release | heartbeat
         try:
-            seen = _kinds(batch)
+            with self.steps.step("assemble"):  # the first action: Kafka read, frames, transactions
+                seen = _kinds(batch)
             if self.metrics is not None:
                 self.metrics.read(batch_id, seen.counters)  # from now on its lag gauge grows
             caught_up, quarantined = seen.caught_up, seen.quarantined
@@ -149,12 +154,15 @@ class ReplicateBatch:
     def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int],
                            kinds: set[str]) -> Counter:
         """The stages; returns the transactions the rows stage quarantined, per source."""
-        hints, has_ddl = self._prepare(batch, batch_id)  # source schemas of snapshot tables -> targets
-        fused = self._plan_fusion(batch, batch_id, has_ddl) if RecordKind.SNAPSHOT in kinds else None
-        rows = self._rows(batch, hints, fused)          # change records | failed transactions
+        with self.steps.step("prepare"):
+            hints, has_ddl = self._prepare(batch, batch_id)  # source schemas of snapshot tables -> targets
+            fused = self._plan_fusion(batch, batch_id, has_ddl) if RecordKind.SNAPSHOT in kinds else None
+        with self.steps.step("decode"):
+            rows = self._rows(batch, hints, fused)          # change records | failed transactions
         try:
-            if self._quarantine(batch, rows, batch_id):         # -> _cdc_quarantine
-                self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
+            with self.steps.step("quarantine"):
+                if self._quarantine(batch, rows, batch_id):         # -> _cdc_quarantine
+                    self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
             self._apply(rows.changes(), batch_id, caught_up, rows.fused)  # -> targets (or _cdc_changes)
         finally:
             rows.decoded.unpersist()
@@ -171,7 +179,8 @@ class ReplicateBatch:
         if applied is not None:
             quarantined = quarantined + applied.quarantined
         self.metrics.batch(batch_id, applied.commit_lags if applied is not None else {}, seen.caught_up,
-                           quarantined, counters=seen.counters, newest_commits=seen.newest_commits)
+                           quarantined, counters=seen.counters, newest_commits=seen.newest_commits,
+                           steps=self.steps.take())
         if applied is not None:
             self.metrics.applied(applied.folded, applied.replayed)
 

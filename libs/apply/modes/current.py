@@ -16,11 +16,10 @@ class Current:
     folds = True
     on_executors = True
     mirrors = True
+    keyed_copies = True
     takes_job_delete = True
 
-    @staticmethod
-    def replay(target, current_rows, changes, *, mode):
-        return replay(target, current_rows, changes, mode=mode)
+    replay = staticmethod(replay)  # the engine's replay as it is (libs/replay/engine.py)
 
     @staticmethod
     def truncated(changes) -> None:

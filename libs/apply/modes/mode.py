@@ -28,6 +28,9 @@ class TargetMode(Protocol):
     """Its changes may be replayed, and its snapshot rows made, on the executors."""
     mirrors: bool
     """The driver may keep its rows between batches (libs/apply/target_mirror.py)."""
+    keyed_copies: bool
+    """A big table of it may be kept as a keyed copy (libs/apply/keyed_copy.py): its rows are
+    the replay's whole view, none kept apart."""
     takes_job_delete: bool
     """The job's tables.delete applies where its declaration leaves `delete` unset."""
 

@@ -14,6 +14,7 @@ class Scd2:
     folds = False
     on_executors = False
     mirrors = False
+    keyed_copies = False
     takes_job_delete = False  # a deleted row's version is closed, `_deleted`: it is its soft delete
 
     @staticmethod

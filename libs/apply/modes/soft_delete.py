@@ -69,6 +69,7 @@ class SoftDelete:
     folds = False
     on_executors = True
     mirrors = True  # its deleted rows kept apart (libs/apply/target_mirror.py)
+    keyed_copies = False  # (a copy keeps no deleted rows for the whole-table writes)
     takes_job_delete = True
 
     @staticmethod

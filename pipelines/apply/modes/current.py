@@ -1,7 +1,7 @@
 """The writes of a current target (libs/apply/modes/current.py): the table is the source's rows,
 a deleted row leaves it. Its one write per batch (pipelines/apply/batch_writes.py), in this order
 of preference: the table anew (a snapshot's rows, or a carried schema), a new-rows append, a
-whole-table overwrite from its mirror (pipelines/apply/mirrored_writes.py), else a MERGE by
+whole-table overwrite from its mirror (pipelines/apply/known_targets.py MirroredWrites), else a MERGE by
 `_row_id` bounded by the keys the replay read (plan.scope). All give the same table.
 
 The soft-delete mode (soft_delete.py) is this one with other clauses for what a delete and a
@@ -24,14 +24,19 @@ from libs.replay import ROW_ID_COLUMN
 from libs.replay.engine import ReplayResult
 from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
+from pipelines.apply.known_targets import MirroredWrites
 from pipelines.apply.modes.carried import carried_write
-from pipelines.apply.mirrored_writes import MirroredWrites
 from pipelines.apply.modes.target_write import TargetWrite
+from pipelines.apply.position_writes import position_write
 from pipelines.apply.target_writes import OP_COLUMN, TablePlan, merge, merge_source, new_rows_write
 from pipelines.delta.delta_tables import writer
 
 
 class CurrentWrites:
+    # A batch may be one commit of deletion vectors at its rows' known positions (issue #57 item 3,
+    # pipelines/apply/position_writes.py); a soft-delete target's deletes keep their rows: not yet.
+    writes_at_positions = True
+
     def plan(self, target: Target, path: TableLocation, result: ReplayResult, read_rows: Sequence,
              changes: Sequence[Change], carried: Any = None) -> TablePlan:
         """The MERGE source rows of the batch (the mode's table_writes), each with its WriteOp."""
@@ -57,12 +62,20 @@ class CurrentWrites:
             mirrored.forget(plan)
             return TargetWrite(spark, self.new_rows(spark, plan, rows, source_schema, names))
         mirror, base = mirrored.advance(plan, rows, created, self.mirror_apply)
-        write = mirrored.overwrite(spark, plan, mirror, base)
+
+        def merged() -> Callable:  # the MERGE by _row_id
+            return partial(self.merge, spark, spark.createDataFrame(rows, source_schema), names,
+                           scope=plan.scope, truncated=plan.truncated)
+
+        # opt-in (writes.deletion_vector_commits): a commit at the rows' known positions, or None
+        at_positions = self.writes_at_positions and mirrored.known.position_commits
+        write = position_write(mirrored.known, spark, plan, merged) if at_positions else None
+        if write is None:
+            write = mirrored.overwrite(spark, plan, mirror, base)
         if write is None and plan.inserts_only:  # no stored row can match: an append
             write = new_rows_write(spark, plan)
         if write is None:
-            write = partial(self.merge, spark, spark.createDataFrame(rows, source_schema), names,
-                            scope=plan.scope, truncated=plan.truncated)
+            write = merged()
         return TargetWrite(spark, write, mirror, base)
 
     def new_rows(self, spark: SparkSession, plan: TablePlan, rows: pa.Table, source_schema: T.StructType,

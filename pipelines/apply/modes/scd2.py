@@ -139,6 +139,8 @@ class HistoryWrites:
     """An SCD2 target's plan and its one write (module docstring); it has no mirror, no
     executor replay and no snapshot rows made on the executors (libs/apply/modes/scd2.py)."""
 
+    writes_at_positions = False  # a batch closes versions and adds new ones: no DV commit (not yet)
+
     @staticmethod
     def plan(target: Target, path: TableLocation, result, read_rows: Sequence, changes,
              carried=None) -> HistoryPlan:

@@ -80,6 +80,8 @@ def _flag_truncated_clause(truncated: dict[str, Any], builder):
 
 
 class SoftDeleteWrites(CurrentWrites):
+    writes_at_positions = False  # its deletes flag rows: a DV commit would drop them (not yet)
+
     def new_rows(self, spark: SparkSession, plan: TablePlan, rows: pa.Table, source_schema: T.StructType,
                  names: list[str]) -> Callable:
         """A table started anew keeps its earlier rows, flagged: a MERGE."""

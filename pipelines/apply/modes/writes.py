@@ -20,7 +20,7 @@ from libs.contracts.change import Change
 from libs.replay.engine import ReplayResult
 from libs.tables.table_location import TableLocation
 from libs.targets.model import Target
-from pipelines.apply.mirrored_writes import MirroredWrites
+from pipelines.apply.known_targets import MirroredWrites
 from pipelines.apply.modes.current import CurrentWrites
 from pipelines.apply.modes.scd2 import HistoryWrites
 from pipelines.apply.modes.soft_delete import SoftDeleteWrites
@@ -29,6 +29,10 @@ from pipelines.apply.target_writes import TablePlan
 
 
 class ModeWrites(Protocol):
+    # May a batch be one commit of deletion vectors at its rows' known positions
+    # (pipelines/apply/position_writes.py, writes.deletion_vector_commits)?
+    writes_at_positions: bool
+
     def plan(self, target: Target, path: TableLocation, result: ReplayResult, read_rows: Sequence,
              changes: Sequence[Change], carried: Any = None) -> TablePlan:
         """The batch's replayed rows of one target as its one write's plan."""

@@ -56,6 +56,13 @@ def _move_money(mariadb, stop: threading.Event) -> None:
         conn.close()
 
 
+def _plan_of(write):
+    """The TablePlan of a target write (BatchWrites._target_write: `_commit` with a `make` of the
+    plan), or None (an executor table's write)."""
+    make = getattr(write, "keywords", {}).get("make")
+    return getattr(make, "keywords", {}).get("plan")
+
+
 class _HalfBatch:
     """Once, in a batch of moves writing both tables: acc_a's write commits, both tables are read
     plainly and through the helper, then acc_b's write (and the batch's others) commit. A batch's
@@ -70,8 +77,8 @@ class _HalfBatch:
         self.plain = self.consistent = None
 
     def __call__(self, writes, spark, batch_id, batch_writes):
-        plans = {w.keywords["plan"].target.delta_table: w for w in batch_writes
-                 if "plan" in getattr(w, "keywords", {}) and not w.keywords["plan"].replace}
+        plans = {plan.target.delta_table: w for w in batch_writes
+                 if (plan := _plan_of(w)) is not None and not plan.replace}
         if self.batch is not None or not self.moving.is_set() or not set(TABLES) <= plans.keys():
             return self.real(writes, spark, batch_id, batch_writes)
         self.batch = batch_id

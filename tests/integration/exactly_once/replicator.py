@@ -32,7 +32,7 @@ STAGES = (IN_FLIGHT, CHANGE_LOG, TARGET, PROGRESS)
 # changes the table's metadata.
 SCHEMA = "schema"
 # A target table's batch write: a MERGE, or a whole-table overwrite of a small mirrored target
-# (pipelines/apply/batch_writes.py _write_target), a WRITE commit like an append's.
+# (pipelines/apply/batch_writes.py _target_write), a WRITE commit like an append's.
 TARGET_WRITES = ("MERGE", "WRITE")
 
 

@@ -15,9 +15,10 @@ target's write (a batch left half-written), the other at any other point, so eve
 hit over a few runs; with CDC_EXACTLY_ONCE_KILLS >= 4 every point at least once
 (bench/kill_rounds.py runs that, round after round). Each kill fires a seeded random delay
 after this run reached its point (0-8 s after the run's first batch started; 0-1.5 s after a
-write). The printed schedule says what each kill interrupted: the batch in flight, the Delta
-commits this run made for it (told by commit versions) and those the batch markers credit to
-it (any run: Delta's txn actions on target writes, commit marks on appends).
+write, 0-0.25 s for the kill aimed at a half-written batch). The printed schedule says what each
+kill interrupted: the batch in flight, the Delta commits this run made for it (told by commit
+versions) and those the batch markers credit to it (any run: Delta's txn actions on target
+writes, commit marks on appends).
 Then, against oracles from the server itself:
   * every Delta target table equals `SELECT *` on the server, row for row (oracle.normalise);
   * `_cdc_change_log` holds each change once: no (source, trx_id, change_seq) twice, and per
@@ -52,7 +53,10 @@ pytestmark = pytest.mark.integration
 DB = "exactly_once"
 SOURCE = "mdb-eo"
 KILLS = int(os.environ.get("CDC_EXACTLY_ONCE_KILLS") or 2)  # each cold restart costs ~30 s
-MAX_KILL_DELAY_S = 1.5  # after the drawn stage's write was seen; the next write is seconds away
+MAX_KILL_DELAY_S = 1.5  # after the drawn stage's write was seen
+# The kill aimed at a half-written batch (kill_stages): a target's write and the batch's last one
+# can be well under a second apart (small tables written side by side), so it fires sooner.
+HALF_WRITTEN_MAX_DELAY_S = 0.25
 IN_FLIGHT_MAX_DELAY_S = 8.0  # after this run's first batch started (query up)
 ROUND_PAUSE_S = (1.0, 5.0)  # between workload rounds (~70 frames each) while the job is killed
 WORKLOAD_ROUNDS = 60  # at most: bounds what the final drain has to apply on a slow machine
@@ -180,8 +184,9 @@ def test_sigkilled_replicate_applies_every_change_exactly_once(mariadb, kafka_br
             # killed while recovering, before its first write (a batch is ~10 s warm, ~35 s cold).
             _planned, committed = job.batches()
             batch = job.wait_stage(after=committed, stage=stage)
+            aimed_half = stage in HALF_WRITTEN and not partial_kills
             delay = kill_rng.uniform(0.0, IN_FLIGHT_MAX_DELAY_S if stage == IN_FLIGHT
-                                     else MAX_KILL_DELAY_S)
+                                     else HALF_WRITTEN_MAX_DELAY_S if aimed_half else MAX_KILL_DELAY_S)
             job.watch(delay)
             planned, committed = job.batches()
             job.kill()

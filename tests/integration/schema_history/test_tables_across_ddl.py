@@ -152,7 +152,8 @@ def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, 
     the rows, then `RENAME TABLE t TO _t_old, _t_new TO t` swaps it in and the old table is
     dropped. t's Delta table must end as the server's t, its columns the ghost's. Once with
     the whole cycle in one batch, once with the copy and the swap in two job runs (binlog
-    NO_LOG, MINIMAL images: each image read through the schema at its position)."""
+    NO_LOG, MINIMAL images: each image read through the schema at its position), and once
+    with the swap alone in a batch."""
     name = "sh_swap"
     mariadb.sql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; "
                 f"CREATE TABLE {name}.t (id INT PRIMARY KEY, a INT); "
@@ -178,8 +179,13 @@ def test_an_online_schema_change_swap_is_followed(mariadb, kafka_broker, topic, 
                     database=name)
         ship_snapshot(mariadb, kafka_broker, topic, name)
         replicate(spark, cfg)
-        mariadb.sql(minimal + "UPDATE t SET a = 12 WHERE id = 1; UPDATE _t_new SET a = 12 WHERE id = 1;"
-                    "RENAME TABLE t TO _t_old, _t_new TO t; DROP TABLE IF EXISTS _t_old;"
+        # The swap alone in its batch: neither name has a change before or after it there.
+        mariadb.sql("RENAME TABLE t TO _t_old, _t_new TO t", database=name)
+        ship_snapshot(mariadb, kafka_broker, topic, name)
+        replicate(spark, cfg)
+        assert delta_table(spark, f"{root}/{name}__t") == server_table(mariadb, f"{name}.t")
+        assert delta_table(spark, f"{root}/{name}___t_old") == server_table(mariadb, f"{name}._t_old")
+        mariadb.sql(minimal + "UPDATE t SET a = 12 WHERE id = 1; DROP TABLE IF EXISTS _t_old;"
                     "INSERT INTO t VALUES (5, 5000000000, 'five')", database=name)
         ship_snapshot(mariadb, kafka_broker, topic, name)
     replicate(spark, cfg)

@@ -44,15 +44,17 @@ def shipper_output(proc: subprocess.Popen, lines: int | None = None) -> str:
 
 
 def wait_shipped(bootstrap: str, topic: str, source: str, file: str, end_pos: int, *,
-                 proc: subprocess.Popen | None = None, timeout: float = 60.0) -> None:
+                 proc: subprocess.Popen | None = None, timeout: float = 60.0,
+                 epoch: int = 0) -> None:
     """Until the source's topic holds everything up to file:end_pos (the last record ends there
-    or lies in a later file)."""
+    or lies in a later file) of the server at `epoch`: after a failover the new server's files
+    may be numbered below the old one's, so the epoch orders them first (libs/contracts/position.py)."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         last = last_record(bootstrap, topic, source)
-        if last is not None and (binlog_sort_key(last.binlog_file), last.end_pos) >= (
-                binlog_sort_key(file), end_pos):
+        if last is not None and (last.epoch, binlog_sort_key(last.binlog_file), last.end_pos) >= (
+                epoch, binlog_sort_key(file), end_pos):
             return
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"cdc-ship exited {proc.returncode}: {shipper_output(proc)}")

@@ -98,7 +98,8 @@ def test_a_promoted_replica_is_followed_by_gtid_and_every_transaction_lands_once
     try:
         work.run(replica, 150)
         assert not work.errors, work.errors
-        wait_shipped(kafka_broker.bootstrap, topic, DB, *replica.master_status(), proc=follower)
+        wait_shipped(kafka_broker.bootstrap, topic, DB, *replica.master_status(), proc=follower,
+                     epoch=1)
     finally:
         rc, output = stop_shipper(follower)
     assert rc == 0, output

@@ -35,17 +35,17 @@ def test_same_batch_id_twice_changes_nothing_and_a_half_written_batch_is_complet
              b.delete({"k": "k1"}), b.insert({"k": "k2", "n": 2})]
 
     # Attempt 1 dies after writing shop__a, before shop__b (the change log is already in).
-    real_write = BatchWrites._write_target
+    real_write = BatchWrites._commit
 
-    def dying_write(self, spark_, batch_id, plan):
-        if plan.target.table == "b":
+    def dying_write(self, spark_, batch_id, target, path, make):
+        if target.table == "b":
             raise OSError("executor lost")
-        real_write(self, spark_, batch_id, plan)
+        real_write(self, spark_, batch_id, target, path, make)
 
-    monkeypatch.setattr(BatchWrites, "_write_target", dying_write)
+    monkeypatch.setattr(BatchWrites, "_commit", dying_write)
     with pytest.raises(OSError):
         DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 1)
-    monkeypatch.setattr(BatchWrites, "_write_target", real_write)
+    monkeypatch.setattr(BatchWrites, "_commit", real_write)
 
     # Attempt 2 (Spark retries the batch): shop__a is skipped (already written), shop__b applied.
     counts = DeltaApplier(catalog_from_ddl(DDL), cfg)(changes_df(spark, batch), 1)

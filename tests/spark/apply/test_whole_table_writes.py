@@ -1,4 +1,4 @@
-"""Small mirrored targets are written by replacing the whole table (BatchWrites._write_target):
+"""Small mirrored targets are written by replacing the whole table (BatchWrites._target_write):
 the same table, lineage and schema (column DEFAULTs, column mapping) as the MERGE path; as
 idempotent per batch; and never over another writer's commit or a Change Data Feed table."""
 
@@ -97,21 +97,22 @@ def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_pat
     first, second, third, _ = _batches()
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, first), 0)
-    path = D.table_path(cfg.delta_root, "shop__a")
-    real_write = BatchWrites._write_target
+    a_path = D.table_path(cfg.delta_root, "shop__a")
+    real_write = BatchWrites._commit
 
-    def other_writer_first(self, spark_, batch_id, plan):  # commits after the replay read the mirror
-        if plan.target.table == "a":
-            spark_.sql(f"INSERT INTO delta.`{path}` (id, v, n, _row_id) "
+    # commits after the replay read the mirror, before the target's write is made
+    def other_writer_first(self, spark_, batch_id, target, path, make):
+        if target.table == "a":
+            spark_.sql(f"INSERT INTO delta.`{a_path}` (id, v, n, _row_id) "
                        "VALUES (99, 'other', 1, 'other-writer')")
-        real_write(self, spark_, batch_id, plan)
+        real_write(self, spark_, batch_id, target, path, make)
 
-    monkeypatch.setattr(BatchWrites, "_write_target", other_writer_first)
+    monkeypatch.setattr(BatchWrites, "_commit", other_writer_first)
     applier(changes_df(spark, second), 1)
-    monkeypatch.setattr(BatchWrites, "_write_target", real_write)
+    monkeypatch.setattr(BatchWrites, "_commit", real_write)
     assert _operations(spark, cfg, "shop__a")[-2:] == ["WRITE", "MERGE"]  # the INSERT, then ours
     # it does not equal the MERGE's version: reloaded next batch
-    assert TableLocation(path=path) not in applier.known.mirrors
+    assert TableLocation(path=a_path) not in applier.known.mirrors
     applier(changes_df(spark, third), 2)
     rows = sorted((r["id"], r["v"], r["n"]) for r in delta(spark, cfg, "shop__a").collect())
     assert rows == [(1, "y", 900), (3, "again", 900), (20, "dflt", 7), (99, "other", 1)]

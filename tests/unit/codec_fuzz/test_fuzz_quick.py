@@ -1,5 +1,7 @@
 """Quick version of bench/fuzz_codec.py for CI: ~20k mutated/truncated corpus frames through
-decode_event; only BinlogError subclasses may escape, no frame may hang (well under 30 s)."""
+decode_event; only BinlogError subclasses may escape, and no frame may hang: each frame runs under
+a 2 s timer whose expiry is a failure. The run's total time is bench/fuzz_codec.py's figure, not an
+assertion here: this tier runs at idle priority beside the others, so its clock measures the load."""
 from __future__ import annotations
 
 import importlib.util
@@ -27,4 +29,3 @@ def test_quick_fuzz_raises_only_binlog_errors():
     # the mutations reach the body decoders, not only the framing/CRC checks
     assert r["outcomes"].get("ok", 0) > 1000
     assert r["outcomes"].get("malformed", 0) > 1000
-    assert r["elapsed_seconds"] < 30

@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 
 from libs.config.bad_input import (
-    BadInputPolicy, Incident, KafkaPosition, accepted_positions, stop_message,
+    BadInputPolicy, Incident, accepted_positions, stop_message,
 )
-from libs.contracts.position import BinlogPosition
+from libs.contracts.position import BinlogPosition, KafkaPosition
 from libs.config.job import ConfigError, JobConfig
 
 P = BinlogPosition
