@@ -40,7 +40,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +104,14 @@ class MariaDBServer:
         return self.base_dir / "binlog"
 
     @property
+    def tmp_dir(self) -> Path:
+        # Its own, not the shared /tmp: a server names its on-disk temporary tables by its pid,
+        # and two mariadb-install-db runs started together under load deleted each other's
+        # there ("Error on delete of '/tmp/#sql-temptable-...'": 2 of 24 pairs failed, 0 of 24
+        # with a directory each), which errored every integration test of one suite worker.
+        return self.base_dir / "tmp"
+
+    @property
     def data_dir(self) -> Path:
         return self.base_dir / "data"
 
@@ -120,9 +127,15 @@ class MariaDBServer:
         extra_options = (*(tls.options() if tls is not None else ()), *extra_options)
         server.data_dir.mkdir(parents=True, exist_ok=True)
         server.binlog_dir.mkdir(parents=True, exist_ok=True)
-        server._install_db()
+        server.tmp_dir.mkdir(parents=True, exist_ok=True)
+        install = subprocess.run(
+            [_binary("mariadb-install-db", "mysql_install_db"), "--no-defaults",
+             f"--datadir={server.data_dir}", f"--tmpdir={server.tmp_dir}", "--user=root",
+             "--auth-root-authentication-method=socket", "--skip-test-db"], capture_output=True, text=True)
+        if install.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed:\n{install.stdout}\n{install.stderr}")
         args = [_binary("mariadbd", "mysqld"), "--no-defaults", "--user=root",
-                f"--datadir={server.data_dir}", f"--socket={server.socket}",
+                f"--datadir={server.data_dir}", f"--tmpdir={server.tmp_dir}", f"--socket={server.socket}",
                 f"--pid-file={server.base_dir / 'mdb.pid'}", f"--log-error={server.error_log}",
                 f"--log-bin={server.binlog_dir / BINLOG_BASENAME}", f"--server-id={server_id}",
                 "--log-slave-updates=ON",
@@ -138,27 +151,6 @@ class MariaDBServer:
         server.sql(f"CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}';"
                    f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'%' WITH GRANT OPTION;")
         return server
-
-    def _install_db(self, attempts: int = 3) -> None:
-        """mariadb-install-db into an empty data dir. On a freshly booted machine one of two
-        installs started in the same second once stopped after its first system tables (the
-        suite's two workers each start a server); a failed attempt is cleared and run again."""
-        for attempt in range(1, attempts + 1):
-            install = subprocess.run(
-                [_binary("mariadb-install-db", "mysql_install_db"), "--no-defaults",
-                 f"--datadir={self.data_dir}", "--user=root", "--auth-root-authentication-method=socket",
-                 "--skip-test-db"], capture_output=True, text=True)
-            if install.returncode == 0:
-                return
-            if attempt == attempts:
-                raise RuntimeError(f"mariadb-install-db failed {attempts} times, the last:\n"
-                                   f"{install.stdout}\n{install.stderr}")
-            said = (install.stderr or install.stdout).strip().splitlines()
-            print(f"mariadb-install-db failed (attempt {attempt} of {attempts}, run again): "
-                  f"{said[-1] if said else install.returncode}", file=sys.stderr)
-            shutil.rmtree(self.data_dir)
-            self.data_dir.mkdir(parents=True)
-            time.sleep(attempt)
 
     def _launch(self) -> None:
         self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL,
