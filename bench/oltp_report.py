@@ -14,7 +14,8 @@ from libs.binlog.file_names import binlog_sort_key
 from libs.tables.system_tables import CHANGE_LOG, PROGRESS
 
 BATCH_LINE = re.compile(r"cdc-replicate: batch (\d+): ([\d,]+) records in ([\d.]+) s")
-STEPS_LINE = re.compile(r"cdc-replicate: batch (\d+): .*; steps \(s\): (.*)$", re.M)
+STEPS_LINE = re.compile(r"cdc-replicate: batch (\d+): .*?(?:; (\d+) Spark jobs)?; steps \(s\): (.*)$", re.M)
+SPARK_JOBS = "spark jobs"  # pipelines/job/batch_jobs.py: a count among the seconds, printed as they are
 
 
 @dataclass
@@ -45,11 +46,14 @@ def job_batches(log: Path) -> dict[int, tuple[int, float]]:
 
 
 def job_steps(log: Path) -> dict[int, dict[str, float]]:
-    """batch id -> seconds per step (libs/runtime/step_clock.py) from the job's progress lines."""
+    """batch id -> seconds per step (libs/runtime/step_clock.py) from the job's progress lines,
+    and the batch's Spark jobs under SPARK_JOBS when the line gives them."""
     out = {}
     for m in STEPS_LINE.finditer(log.read_text(errors="replace")):
         out[int(m.group(1))] = {name: float(value) for name, value in
-                                (part.rsplit(" ", 1) for part in m.group(2).split(", ") if part)}
+                                (part.rsplit(" ", 1) for part in m.group(3).split(", ") if part)}
+        if m.group(2) is not None:
+            out[int(m.group(1))][SPARK_JOBS] = float(m.group(2))
     return out
 
 
@@ -60,7 +64,7 @@ def step_medians(steps: dict[int, dict[str, float]], first: int, last: int, phas
     if not mine:
         return
     names = list(dict.fromkeys(name for s in mine for name in s))
-    print(f"[{phase}] {len(mine)} batches' steps (s, median / sum): " + ", ".join(
+    print(f"[{phase}] {len(mine)} batches' steps (s, median / sum; {SPARK_JOBS}: a count): " + ", ".join(
         f"{name} {median([s.get(name, 0.0) for s in mine]):.1f} / {sum(s.get(name, 0.0) for s in mine):.1f}"
         for name in names), flush=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
 # The steps in the order a batch runs them (pipelines/stages/sink.py, pipelines/apply/).
@@ -42,6 +43,16 @@ class StepClock:
     def take(self) -> dict[str, float]:
         seconds, self._seconds = self._seconds, {}
         return seconds
+
+
+@dataclass(frozen=True)
+class BatchCost:
+    """What a batch cost the driver, for its progress line and Prometheus: its seconds per step
+    (a StepClock's `take()`) and the Spark jobs submitted meanwhile (pipelines/job/batch_jobs.py;
+    None: not readable in this Spark)."""
+
+    steps: Mapping[str, float] = field(default_factory=dict)
+    jobs: int | None = None
 
 
 def with_other(seconds: Mapping[str, float], trigger_s: float) -> dict[str, float]:

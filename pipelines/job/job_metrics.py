@@ -30,7 +30,7 @@ from libs.apply.lag import (
 )
 from libs.runtime.lag_gauge import LagGauge, caught_up_sources
 from libs.runtime.metrics import labelled, metric
-from libs.runtime.step_clock import StepClock, step_line, with_other
+from libs.runtime.step_clock import BatchCost, StepClock, step_line, with_other
 from libs.stages.counters import SourceCounters
 
 
@@ -51,8 +51,8 @@ class JobMetrics:
         self.kafka_to_delta_s: float | None = None  # the last batch's, for its progress line
         self.kafka_lag: LagGauge[str] = LagGauge()  # source -> Kafka -> Delta
         self.commit_lag: LagGauge[tuple[str, str]] = LagGauge()  # (source, db.table) -> commit -> Delta
-        # batch id -> what the sink reported of it (sources caught up, its steps' seconds), until its progress
-        self._reported: dict[int, tuple[set[str], dict[str, float]]] = {}
+        # batch id -> what the sink reported of it (sources caught up, its cost), until its progress
+        self._reported: dict[int, tuple[set[str], BatchCost]] = {}
         self.assembler: dict[str, SourceCounters] = {}  # the last counts of each source
         self.caught_up_as_of: dict[str, float] = {}
         self.quarantined: Counter = Counter()
@@ -60,6 +60,7 @@ class JobMetrics:
         self.listener: StreamingQueryListener | None = None  # the one feeding progress(), once added
         self.steps = StepClock()  # the running batch's split, timed by the sink and the applier
         self.step_seconds: Counter = Counter()  # step -> seconds, every batch (with "other")
+        self.spark_jobs = 0  # the Spark jobs the batches started (pipelines/job/batch_jobs.py)
 
     def read(self, batch_id: int, counters: Iterable[SourceCounters]) -> None:
         """The running batch's records, counted: the oldest Kafka time of each source's."""
@@ -77,16 +78,17 @@ class JobMetrics:
               caught_up_micros: Mapping[str, int], quarantined: Mapping[str, int],
               counters: Iterable[SourceCounters] = (),
               newest_commits: Mapping[str, int] | None = None,
-              steps: Mapping[str, float] | None = None) -> None:
+              cost: BatchCost = BatchCost()) -> None:
         """What a committed batch applied (called by the sink, pipelines/stages/sink.py).
         `commit_lags`: the apply stage's own, measured when its writes committed;
         `newest_commits`: source -> the newest commit (epoch micros) the batch read of it;
-        `steps`: its seconds per step (libs/runtime/step_clock.py), for its progress line."""
+        `cost`: its seconds per step and its Spark jobs (libs/runtime/step_clock.py BatchCost),
+        for its progress line."""
         caught_up = caught_up_sources(caught_up_micros, newest_commits or {})
         with self._lock:
             self.commit_lag.visible(batch_id, self.clock(), commit_lags,
                                     caught_up=lambda key: key[0] in caught_up)
-            self._reported[batch_id] = (caught_up, dict(steps or {}))
+            self._reported[batch_id] = (caught_up, cost)
             self.caught_up_as_of.update({s: at / 1e6 for s, at in caught_up_micros.items()})
             self.quarantined.update(quarantined)
             self.assembler.update({c.source: c for c in counters})  # totals: the latest replaces
@@ -110,8 +112,10 @@ class JobMetrics:
             batch_id = progress["batchId"]
             trigger_s = progress["durationMs"].get("triggerExecution", 0) / 1000
             reported = self._reported.get(batch_id)  # None: no batch ran (an idle trigger)
-            steps = with_other(reported[1] if reported else {}, trigger_s)
+            cost = reported[1] if reported else BatchCost()
+            steps, jobs = with_other(cost.steps, trigger_s), cost.jobs
             self.step_seconds.update(steps)
+            self.spark_jobs += jobs or 0
             if reported is not None:  # a batch that ran and committed
                 self.kafka_lag.visible(batch_id, visible_at_ms(progress) / 1000,
                                        caught_up=reported[0].__contains__)
@@ -119,7 +123,8 @@ class JobMetrics:
                     del self._reported[done]
         if observed.get(RECORDS):
             print(f"cdc-replicate: batch {batch_id}: {observed[RECORDS]:,} records in {trigger_s:.1f} s, "
-                  f"Kafka -> Delta {lag:.1f} s; steps (s): {step_line(steps)}",
+                  f"Kafka -> Delta {lag:.1f} s; {'' if jobs is None else f'{jobs} Spark jobs; '}"
+                  f"steps (s): {step_line(steps)}",
                   file=self.out or sys.stderr, flush=True)
 
     def families(self) -> list:
@@ -145,6 +150,9 @@ class JobMetrics:
                          "Wall seconds of the batches' steps on the driver (libs/runtime/step_clock.py); "
                          "other: the triggers' time outside them", ("step",),
                          {(step,): v for step, v in self.step_seconds.items()}),
+                metric("counter", "cdc_batch_spark_jobs",
+                       "Spark jobs submitted while the batches ran (pipelines/job/batch_jobs.py)",
+                       self.spark_jobs),
                 labelled("counter", "cdc_applied_changes",
                          "Row changes applied to the Delta table, folded per "
                          "row in Arrow or replayed change by change", ("table", "how"),

@@ -37,13 +37,14 @@ from libs.contracts.assembled import RecordKind
 from libs.contracts.change import Change
 from libs.snapshot.record import TABLE, SnapshotRecord
 from libs.stages.counters import SourceCounters
-from libs.runtime.step_clock import StepClock
+from libs.runtime.step_clock import BatchCost, StepClock
 from libs.runtime.stops import JobStopped
 from libs.stages.assembly import segment_ddl
 from libs.tables.system_tables import APP_ID, CHANGES, QUARANTINE, STREAM_STAGES, changes_app_id
 from libs.tables.table_location import TableLocation, TableRoot
 from libs.targets.decoding import DecodeHints
 from pipelines.apply.snapshot_fusion import SnapshotFusion, chunk_groups
+from pipelines.job.batch_jobs import jobs_since, jobs_submitted
 from pipelines.delta.marked_appends import MarkedAppends
 from pipelines.stages.apply_stage import ApplyStage
 from pipelines.delta.quarantine import QuarantineWriter, assembler_rejects, failed_transaction_frames
@@ -133,6 +134,7 @@ class ReplicateBatch:
             self.running = None
 
     def _replicate(self, batch_df: DataFrame, batch_id: int) -> None:
+        first_job = jobs_submitted(batch_df.sparkSession)
         self._delete_released_chunks(batch_id)
         batch = batch_df.persist()  # kind: segment | snapshot | quarantine | release | heartbeat
         try:
@@ -147,7 +149,7 @@ class ReplicateBatch:
                 quarantined.update(self._replicate_records(batch, batch_id, caught_up, seen.kinds))
             if RecordKind.RELEASE in seen.kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
-            self._report(batch_id, seen, quarantined)
+            self._report(batch_id, seen, quarantined, jobs_since(batch.sparkSession, first_job))
         finally:
             batch.unpersist()
 
@@ -170,9 +172,10 @@ class ReplicateBatch:
                 rows.fused.unpersist()
         return Counter(r["source"] for r in rows.failed_rows)
 
-    def _report(self, batch_id: int, seen: "BatchKinds", quarantined: Counter) -> None:
+    def _report(self, batch_id: int, seen: "BatchKinds", quarantined: Counter, jobs: int | None) -> None:
         """The committed batch's lag and counts to the metrics (the apply stage's own: its
-        `last_batch`, pipelines/apply/applier.py; the assembler's: its counters records)."""
+        `last_batch`, pipelines/apply/applier.py; the assembler's: its counters records), and
+        the Spark jobs it started (pipelines/job/batch_jobs.py)."""
         if self.metrics is None:
             return
         applied = self.apply.last_batch if self.apply is not None else None
@@ -180,7 +183,7 @@ class ReplicateBatch:
             quarantined = quarantined + applied.quarantined
         self.metrics.batch(batch_id, applied.commit_lags if applied is not None else {}, seen.caught_up,
                            quarantined, counters=seen.counters, newest_commits=seen.newest_commits,
-                           steps=self.steps.take())
+                           cost=BatchCost(self.steps.take(), jobs))
         if applied is not None:
             self.metrics.applied(applied.folded, applied.replayed)
 

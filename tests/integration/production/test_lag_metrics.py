@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import socket
 import struct
 import time
@@ -157,3 +158,6 @@ def test_a_stalled_apply_shows_its_lag_in_the_progress_and_on_the_metrics_endpoi
     line = [l for l in capsys.readouterr().err.splitlines()  # noqa: E741 - l: a line of stderr
             if l.startswith("cdc-replicate: batch 0:")]
     assert line and "Kafka -> Delta" in line[0], line
+    # the Spark jobs the batch submitted (pipelines/job/batch_jobs.py): read, so some
+    jobs = re.search(r"; (\d+) Spark jobs; steps \(s\): ", line[0])
+    assert jobs and int(jobs.group(1)) > 0, line

@@ -2,7 +2,7 @@
 split as the job's progress line and its Prometheus counter show it (pipelines/job/job_metrics.py)."""
 import pytest
 
-from libs.runtime.step_clock import OTHER, STEPS, StepClock, step_line, with_other
+from libs.runtime.step_clock import OTHER, STEPS, BatchCost, StepClock, step_line, with_other
 from pipelines.job.job_metrics import JobMetrics
 from tests.unit.foundation.test_job_metrics_gauges import T, counters, progress
 
@@ -72,14 +72,19 @@ def test_the_job_prints_a_batch_s_split_and_sums_it_per_step_for_prometheus(caps
         metrics.read(batch_id, [counters(T - 1)])
         timed(metrics.steps, ticks, "assemble", 1.0)
         timed(metrics.steps, ticks, "targets", 2.0)
-        metrics.batch(batch_id, {}, {}, {}, steps=metrics.steps.take())
+        metrics.batch(batch_id, {}, {}, {}, cost=BatchCost(metrics.steps.take(), (13, None)[batch_id]))
         metrics.progress(progress(batch_id, T, 4.0, T - 1))
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0].endswith("batch 0: 5 records in 4.0 s, Kafka -> Delta 5.0 s; "
+    assert lines[0].endswith("batch 0: 5 records in 4.0 s, Kafka -> Delta 5.0 s; 13 Spark jobs; "
+                             "steps (s): assemble 1.0, targets 2.0, other 1.0"), lines
+    # a Spark whose job counter cannot be read (pipelines/job/batch_jobs.py): no count, not 0
+    assert lines[1].endswith("batch 1: 5 records in 4.0 s, Kafka -> Delta 5.0 s; "
                              "steps (s): assemble 1.0, targets 2.0, other 1.0"), lines
     family = next(f for f in metrics.families() if f.name == "cdc_batch_step_seconds")
     assert {s.labels["step"]: s.value for s in family.samples if s.name.endswith("_total")} == \
         {"assemble": 2.0, "targets": 4.0, OTHER: 2.0}
+    jobs = next(f for f in metrics.families() if f.name == "cdc_batch_spark_jobs")
+    assert [s.value for s in jobs.samples if s.name.endswith("_total")] == [13]
 
 
 def test_every_step_the_job_times_is_a_known_step():
