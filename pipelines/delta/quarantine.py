@@ -45,6 +45,11 @@ class QuarantineWriter:
         self.appends = MarkedAppends()
         self._create = create
 
+    @property
+    def created(self) -> bool:
+        """False until the first append, which creates the table (empty or not) when missing."""
+        return not self._create
+
     def append(self, df: DataFrame, batch_id: int) -> bool:
         """False when `df` is known to be empty (nothing to look at); True otherwise."""
         if self._create:

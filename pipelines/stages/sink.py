@@ -146,7 +146,7 @@ class ReplicateBatch:
             if seen.kinds <= IDLE_KINDS:  # an idle source's heartbeats: nothing to decode or apply
                 self._record_caught_up(batch, batch_id, caught_up)
             else:
-                quarantined.update(self._replicate_records(batch, batch_id, caught_up, seen.kinds))
+                quarantined.update(self._replicate_records(batch, batch_id, caught_up, seen))
             if RecordKind.RELEASE in seen.kinds:
                 self._record_releases(batch, batch_id)          # deleted by the next batch
             self._report(batch_id, seen, quarantined, jobs_since(batch.sparkSession, first_job))
@@ -154,16 +154,17 @@ class ReplicateBatch:
             batch.unpersist()
 
     def _replicate_records(self, batch: DataFrame, batch_id: int, caught_up: dict[str, int],
-                           kinds: set[str]) -> Counter:
+                           seen: "BatchKinds") -> Counter:
         """The stages; returns the transactions the rows stage quarantined, per source."""
         with self.steps.step("prepare"):
-            hints, has_ddl = self._prepare(batch, batch_id)  # source schemas of snapshot tables -> targets
-            fused = self._plan_fusion(batch, batch_id, has_ddl) if RecordKind.SNAPSHOT in kinds else None
+            hints = self._prepare(batch, batch_id, seen)  # source schemas of snapshot tables -> targets
+            fused = (self._plan_fusion(batch, batch_id, seen.ddl) if RecordKind.SNAPSHOT in seen.kinds
+                     else None)
         with self.steps.step("decode"):
             rows = self._rows(batch, hints, fused)          # change records | failed transactions
         try:
             with self.steps.step("quarantine"):
-                if self._quarantine(batch, rows, batch_id):         # -> _cdc_quarantine
+                if self._quarantine(batch, rows, batch_id, seen):   # -> _cdc_quarantine
                     self._stop_on_bad_input(batch, rows.failed_rows)  # after the append: nothing is lost
             self._apply(rows.changes(), batch_id, caught_up, rows.fused)  # -> targets (or _cdc_changes)
         finally:
@@ -192,24 +193,25 @@ class ReplicateBatch:
         """Earlier batches are committed (this one runs): the spill chunks they released can go."""
         self.release_log.delete_before(batch_id, FileSpillStore(self.paths.spill_root))
 
-    def _prepare(self, batch: DataFrame, batch_id: int) -> tuple[DecodeHints | None, bool]:
+    def _prepare(self, batch: DataFrame, batch_id: int, seen: "BatchKinds") -> DecodeHints | None:
         """The batch's snapshot `table` records and DDL statements (a few small rows) go to the
         apply stage first: a table's source schema may give it a target whose declaration tells
         the rows stage what the binlog does not say (libs/snapshot/tables.py), and each row image
         reads with its table's schema version at its position (libs/schema_history). Returns
-        the hints for the batch, and whether it holds DDL."""
+        the hints for the batch. Each is a job only when `_kinds` saw some in the batch."""
         if self.apply is None:
-            return self.hints, False
-        tables = (batch.filter((F.col("kind") == RecordKind.SNAPSHOT) & (F.col("snapshot_kind") == TABLE))
-                  .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
+            return self.hints
+        tables = [] if not seen.snapshot_tables else (
+            batch.filter((F.col("kind") == RecordKind.SNAPSHOT) & (F.col("snapshot_kind") == TABLE))
+            .select("source", F.col("frames")[0]["raw"].alias("raw")).collect())
         truncates = [Change.of(c) for r in tables
                      for c in snapshot_change_records(r["source"], SnapshotRecord.decode(r["raw"]))]
-        flagged = (batch.filter((F.col("kind") == RecordKind.SEGMENT) & F.col("ddl"))
-                   .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts"))
-                   .collect())
+        flagged = [] if not seen.ddl else (
+            batch.filter((F.col("kind") == RecordKind.SEGMENT) & F.col("ddl"))
+            .select("source", "fde", "frames", F.unix_micros("commit_ts").alias("commit_ts")).collect())
         ddl = [e for s in flagged for e in segment_ddl(s.asDict(recursive=True), self.limits)]
         # (every Query event that makes a `ddl` change record flags its segment: libs/stages/assembly.py)
-        return self.apply.prepare_batch(batch.sparkSession, truncates, batch_id, ddl), bool(flagged)
+        return self.apply.prepare_batch(batch.sparkSession, truncates, batch_id, ddl)
 
     def _rows(self, batch: DataFrame, hints: DecodeHints | None, fused: SnapshotFusion | None) -> DecodedRows:
         """Segments and snapshot records -> decoded change records, spread over `partitions`
@@ -242,9 +244,12 @@ class ReplicateBatch:
         groups = chunk_groups(batch)
         return self.apply.plan_fusion(batch.sparkSession, batch_id, groups, has_ddl) if groups else None
 
-    def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int) -> bool:
+    def _quarantine(self, batch: DataFrame, rows: DecodedRows, batch_id: int, seen: "BatchKinds") -> bool:
         """The assembler's quarantine records and every frame of a failed transaction; False
-        when there were none (a clean batch then asks no more of its rejects)."""
+        when there were none (a clean batch then asks no more of its rejects: `_kinds` counted
+        none, and the rows stage failed none)."""
+        if RecordKind.QUARANTINE not in seen.kinds and rows.failed is None and self.quarantine.created:
+            return False
         rejects = assembler_rejects(batch)
         if rows.failed is not None:
             rejects = rejects.unionByName(failed_transaction_frames(rows.segments, rows.failed))
@@ -306,22 +311,29 @@ class BatchKinds:
     quarantined: Counter  # source -> the assembler's quarantine records
     counters: list[SourceCounters]  # the assembler's counts, one per source it ran for
     newest_commits: dict[str, int]  # source -> epoch micros of the newest transaction segment's commit
+    ddl: bool = False  # a transaction segment flagged `ddl` (libs/stages/assembly.py)
+    snapshot_tables: bool = False  # a snapshot `table` record (libs/snapshot/record.py)
 
 
 def _kinds(batch: DataFrame) -> BatchKinds:
-    """One small aggregate, so an idle batch costs one job before its write. A source has one
+    """One small aggregate, so an idle batch costs one job before its write, and a batch without
+    DDL, snapshot tables or quarantine records asks nothing more of them. A source has one
     counters record per batch; max/min only pick its values out of the group."""
     rows = batch.groupBy("kind", "source").agg(
         F.max(F.unix_micros("commit_ts")).alias("at"), F.count(F.lit(1)).alias("n"),
         *(F.max(c).alias(c)
           for c in ("ignorable_events", "dummy_events", "spilled_bytes_total", "spill_bytes")),
-        F.min("oldest_kafka_ms").alias("oldest_kafka_ms")).collect()
+        F.min("oldest_kafka_ms").alias("oldest_kafka_ms"),
+        F.max(F.coalesce(F.col("ddl"), F.lit(False))).alias("ddl"),
+        F.max(F.coalesce(F.col("snapshot_kind") == TABLE, F.lit(False))).alias("snapshot_tables")).collect()
     return BatchKinds({r["kind"] for r in rows},
                       {r["source"]: r["at"] for r in rows if r["kind"] == RecordKind.HEARTBEAT},
                       Counter({r["source"]: r["n"] for r in rows if r["kind"] == RecordKind.QUARANTINE}),
                       [SourceCounters.from_record(r) for r in rows if r["kind"] == RecordKind.COUNTERS],
                       {r["source"]: r["at"] for r in rows
-                       if r["kind"] == RecordKind.SEGMENT and r["at"] is not None})
+                       if r["kind"] == RecordKind.SEGMENT and r["at"] is not None},
+                      ddl=any(r["ddl"] for r in rows),
+                      snapshot_tables=any(r["snapshot_tables"] for r in rows))
 
 
 def _binlog_position(row) -> BinlogPosition | None:
