@@ -47,7 +47,8 @@ class QuarantineWriter:
 
     @property
     def created(self) -> bool:
-        """False until the first append, which creates the table (empty or not) when missing."""
+        """False while a writer made with `create` has yet to make its first append (which
+        creates the table, empty or not, when missing); True after it, and always for the others."""
         return not self._create
 
     def append(self, df: DataFrame, batch_id: int) -> bool:
