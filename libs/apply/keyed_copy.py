@@ -23,6 +23,15 @@ copy (it is loaded again at the next version), so correctness never rests on the
   * an overlay over `max_overlay` rows (a reload folds it back into the base).
 A lookup on other columns than the key, or by whole image (a before image without its key: not
 made for a keyed table's row images), raises NotAnswered; the caller reads Delta for it.
+
+Positions (writes.deletion_vector_commits, pipelines/apply/position_writes.py): loaded with each
+base row (its `_metadata.file_path` and `row_index` at the copy's version), the copy says where
+each row it hands out is stored (`position_of`), so a DV commit needs no position index and no
+confirm read: the copy is a read pinned to one version, as the replay's own read of an unmirrored
+table is. A DV commit moves no stored row (a deletion vector marks rows where they are) and stores
+the new images in new files, whose positions `place` records. Any other write moves rows (a MERGE
+rewrites whole files), so after an `apply` the copy's positions are behind until `place`, and a
+copy left behind is not kept (pipelines/apply/known_targets.py MirroredWrites.keep).
 """
 from __future__ import annotations
 
@@ -38,6 +47,7 @@ from libs.replay import LINEAGE_COLUMN, ROW_ID_COLUMN
 from libs.targets.model import Target
 
 Row = dict[str, Any]
+Position = tuple[str, int]  # a stored row's data file (as `_metadata.file_path` spells it), its row index
 INTEGRAL_SPARK_TYPES = ("tinyint", "smallint", "int", "bigint")  # BIGINT UNSIGNED is a decimal(20,0)
 MAX_OVERLAY = 200_000  # rows changed since the load; past it the copy is loaded again
 
@@ -62,8 +72,10 @@ class KeyedCopy:
     holds_whole_rows = False  # no `_lineage`: never the source of a whole-table overwrite
 
     def __init__(self, table: pa.Table, key: str, version: int,
-                 to_rows: Callable[[pa.Table], list[Row]], max_overlay: int = MAX_OVERLAY):
-        """`table`: the target's columns and `_row_id` at Delta `version`, in any order.
+                 to_rows: Callable[[pa.Table], list[Row]], max_overlay: int = MAX_OVERLAY,
+                 positions: tuple[pa.ChunkedArray, pa.ChunkedArray] | None = None):
+        """`table`: the target's columns and `_row_id` at Delta `version`, in any order;
+        `positions`: its rows' data files and row indexes, in the same order (module docstring).
         Raises MirrorOverflow when its key holds a null or a value twice."""
         keys = table.column(key)
         if keys.null_count:
@@ -78,6 +90,9 @@ class KeyedCopy:
         self._overlay: dict[Any, Row] = {}  # key -> row the applier wrote since the load
         self._key_of: dict[str, Any] = {}  # the overlay's row ids -> their keys
         self._base_at: dict[str, int] = {}  # row id -> base position, of each base row handed out
+        self._files, self._file_names, self._row_indexes = _stored_at(positions, order)
+        self._overlay_at: dict[str, Position] = {}  # overlay row id -> where our DV commit stored it
+        self._unplaced: set[str] | None = None  # rows written since the last place (None: none)
 
     def __len__(self) -> int:
         return int(len(self._keys) - self._masked.sum()) + len(self._overlay)
@@ -123,6 +138,8 @@ class KeyedCopy:
             self._overlay[row[self.key]] = row
             self._key_of[row[ROW_ID_COLUMN]] = row[self.key]
         self.version = version
+        if self.positioned:
+            self._unplaced = (self._unplaced or set()) | {row[ROW_ID_COLUMN] for row in rows}
         if len(self._overlay) > self.max_overlay:
             raise MirrorOverflow(f"{len(self._overlay)} rows changed since the copy was loaded")
 
@@ -131,6 +148,7 @@ class KeyedCopy:
         the copy does not hold it (a new row, or one it never handed out)."""
         if row_id in self._key_of:
             del self._overlay[self._key_of.pop(row_id)]
+            self._overlay_at.pop(row_id, None)
             return True
         if row_id in self._base_at:
             self._masked[self._base_at.pop(row_id)] = True
@@ -140,3 +158,42 @@ class KeyedCopy:
     def _in_base(self, key: Any) -> bool:
         at = int(np.searchsorted(self._keys, key))
         return at < len(self._keys) and self._keys[at] == key and not self._masked[at]
+
+    @property
+    def positioned(self) -> bool:
+        """Loaded with its rows' positions (module docstring)."""
+        return self._files is not None
+
+    @property
+    def positions_behind(self) -> bool:
+        """Written since its last `place`: a positioned copy that may not say where its rows are."""
+        return self._unplaced is not None
+
+    def position_of(self, row_id: str) -> Position | None:
+        """Where the row `row_id`, handed out by `select` and not written since, is stored;
+        None when the copy does not know (unpositioned, or a row it did not hand out)."""
+        if self._files is None:
+            return None
+        if row_id in self._base_at:
+            at = self._base_at[row_id]
+            return self._file_names[self._files[at]], int(self._row_indexes[at])
+        return self._overlay_at.get(row_id)
+
+    def place(self, row_ids: Iterable[str], files: Iterable[str], row_indexes: Iterable[int]) -> None:
+        """Where the write of the last `apply` (a DV commit) stored its rows: each row it wrote,
+        no other. ValueError otherwise (the copy stays behind: it is not kept)."""
+        placed = {row_id: (file, int(row)) for row_id, file, row in zip(row_ids, files, row_indexes)}
+        if self._unplaced is None or placed.keys() != self._unplaced:
+            raise ValueError(f"{len(placed)} rows placed, {len(self._unplaced or ())} written")
+        self._overlay_at.update(placed)
+        self._unplaced = None
+
+
+def _stored_at(positions, order: np.ndarray) -> tuple[np.ndarray | None, list[str], np.ndarray | None]:
+    """The base rows' positions in the base's (key) order: file codes, file names, row indexes."""
+    if positions is None:
+        return None, [], None
+    files, row_indexes = positions
+    files = (files.combine_chunks() if isinstance(files, pa.ChunkedArray) else files).dictionary_encode()
+    codes = files.indices.to_numpy(zero_copy_only=False)[order]
+    return codes, files.dictionary.to_pylist(), np.asarray(row_indexes)[order]

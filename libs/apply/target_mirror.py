@@ -39,6 +39,7 @@ class MirrorOverflow(Exception):
 
 class TargetMirror:
     holds_whole_rows = True  # every row with its `_lineage`: a whole-table overwrite's source
+    positions_behind = False  # it keeps no stored positions (libs/apply/keyed_copy.py does)
 
     def __init__(self, rows: Iterable[Mapping[str, Any]], version: int | None, max_rows: int):
         """`version`: the Delta version these rows are (None: the table does not exist yet).

@@ -21,9 +21,11 @@ from libs.tables.system_tables import table_app_id
 from libs.tables.table_location import TableLocation
 from libs.apply.keyed_copy import KeyedCopy, NotAnswered
 from libs.apply.target_mirror import MirrorOverflow, TargetMirror
+from libs.replay import ROW_ID_COLUMN
 from libs.targets.model import Target
 from pipelines.apply.target_writes import TablePlan, mirrored_upserts, whole_table
-from pipelines.apply.touched_rows import PinnedRead, ReadPositions, load_mirror
+from pipelines.apply.touched_rows import (FILE_COLUMN, ROW_INDEX_COLUMN, PinnedRead, ReadPositions,
+                                          load_mirror)
 from pipelines.apply.write_features import enable_deletion_vectors
 from pipelines.delta.delta_tables import writer
 from pipelines.delta.delta_txn import committed_version, replaceable, table_version
@@ -112,32 +114,37 @@ class KnownTargets:
         is checked against its declaration first, once per process. With position_commits, an
         unmirrored path table is read at a version pinned here, once for all the batch's reads
         of it, and its rows' positions kept in read_positions (ReadPositions), when its mode writes
-        at positions (`positions`)."""
+        at positions (`positions`); a keyed copy's rows come with the positions it holds."""
         self.read_positions.pop(path, None)  # (the last batch's, if its write did not take them)
         if path not in self.ready and path not in self.schema_checked and D.is_delta_table(spark, path):
             self.check_schema(spark, path, target)
         if starts_anew:
             self.mirrors.pop(path, None)
             return None
-        mirror = self.mirror(spark, path, target) if mirrors else None  # (an SCD2 one: every version)
+        pinned = self.position_commits and positions and not path.is_catalog
+        mirror = self.mirror(spark, path, target, pinned) if mirrors else None  # (an SCD2 one: every version)
         if mirror is not None:
             if mirror.version is None:
                 return None
+            if pinned and isinstance(mirror, KeyedCopy) and mirror.positioned:
+                held = self.read_positions[path] = ReadPositions(mirror.version)
+                read = partial(touched, spark, PinnedRead(path, mirror.version), target)
+                return held.reader(partial(_select_placed, mirror, read))
             return partial(_select, mirror, partial(touched, spark, path, target))
         if not self.exists(spark, path):
             return None
-        pinned = self.position_commits and positions and not path.is_catalog
         version = table_version(spark, path) if pinned else None
         if version is None:
             return partial(touched, spark, path, target)
         held = self.read_positions[path] = ReadPositions(version)
         return held.reader(partial(touched, spark, PinnedRead(path, version), target))
 
-    def mirror(self, spark: SparkSession, path: TableLocation,
-               target: Target) -> TargetMirror | KeyedCopy | None:
+    def mirror(self, spark: SparkSession, path: TableLocation, target: Target,
+               positions: bool = False) -> TargetMirror | KeyedCopy | None:
         """The table's mirror when it equals the table's latest Delta version; else a fresh one
-        (the whole table read at that version: a keyed copy past mirror_max_rows) unless the
-        table is too big (then None: reads per batch for the rest of this process)."""
+        (the whole table read at that version: a keyed copy past mirror_max_rows, with its rows'
+        positions when `positions`) unless the table is too big (then None: reads per batch for
+        the rest of this process)."""
         if self.mirror_max_rows == 0 or path in self.unmirrored:
             return None
         version = table_version(spark, path)
@@ -146,7 +153,8 @@ class KnownTargets:
             return mirror
         self.mirrors.pop(path, None)
         try:
-            mirror = load_mirror(spark, path, target, version, self.mirror_max_rows, self.copy_max_rows)
+            mirror = load_mirror(spark, path, target, version, self.mirror_max_rows, self.copy_max_rows,
+                                 positions)
         except MirrorOverflow:
             self.unmirrored.add(path)
             return None
@@ -161,6 +169,18 @@ def _select(mirror: TargetMirror | KeyedCopy, read: Callable, lookups) -> list:
         return mirror.select(lookups)
     except NotAnswered:
         return read(lookups)
+
+
+def _select_placed(copy: KeyedCopy, read: Callable, lookups) -> list:
+    """_select of a positioned copy, each row with its position (POSITION_COLUMNS, as a
+    PinnedRead's rows: `read` is one at the copy's version, for a lookup the copy does not answer)."""
+    try:
+        rows = copy.select(lookups)
+    except NotAnswered:
+        return read(lookups)
+    for row in rows:
+        row[FILE_COLUMN], row[ROW_INDEX_COLUMN] = copy.position_of(row[ROW_ID_COLUMN]) or (None, None)
+    return rows
 
 
 class MirroredWrites:
@@ -206,7 +226,8 @@ class MirroredWrites:
     def keep(self, path: TableLocation | str, mirror: TargetMirror | None, base: int | None,
              version: int) -> None:
         """The mirror back in, at the commit's version, if it equals the commit: nothing else
-        committed since its version."""
-        if mirror is not None and base is not None and version == base + 1:
+        committed since its version, and a keyed copy's positions are those of the commit (it
+        was a DV commit that placed its rows: libs/apply/keyed_copy.py)."""
+        if mirror is not None and base is not None and version == base + 1 and not mirror.positions_behind:
             mirror.version = version
             self.known.mirrors[path] = mirror

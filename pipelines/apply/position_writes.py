@@ -8,9 +8,11 @@ The positions of a table the driver does not mirror: those of the replay's own r
 the batch touches, at a Delta version pinned for the batch (KnownTargets.reader, pipelines/apply/
 touched_rows.py ReadPositions): the commit is made against the table's live files at that version
 (a DvTable kept in KnownTargets.dv_tables), and only while it is still the latest (else the
-MERGE); no index, no confirm read (_read_position_write).
+MERGE); no index, no confirm read (_read_position_write). A table held as a keyed copy
+(libs/apply/keyed_copy.py, config.target_copy_max_rows) is such a read: the copy holds its rows'
+positions at its version, and the commit tells it where the new images went (PositionCommit._place).
 
-The positions of a mirrored table (or one the batch found absent): a PositionIndex
+The positions of a small mirrored table (or one the batch found absent): a PositionIndex
 (libs/apply/position_index.py) per table in KnownTargets, read once
 from `_metadata.file_path` / `_metadata.row_index` at a pinned version (collected to the driver,
 up to writes.position_index_max_rows rows, ~50 bytes each), refreshed
@@ -48,6 +50,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import pipelines.apply.tables as D
+from libs.apply.keyed_copy import KeyedCopy
 from libs.apply.position_index import DuplicateRowId, PositionIndex, Positions
 from libs.replay import ROW_ID_COLUMN
 from libs.tables.table_location import TableLocation
@@ -84,16 +87,19 @@ class PositionTable:
 
 
 def position_write(known: KnownTargets, spark: SparkSession, plan: TablePlan,
-                   merge: Callable[[], Callable]) -> Callable | None:
+                   merge: Callable[[], Callable], mirror: Any = None) -> Callable | None:
     """The plan's one write as a DV commit, or None: the caller's own choice of write (module
-    docstring). `merge()` makes the MERGE the commit falls back to when the table moved. Asked
-    only with known.position_commits (writes.deletion_vector_commits) on."""
+    docstring). `merge()` makes the MERGE the commit falls back to when the table moved;
+    `mirror`: the table's mirror with the batch applied (a positioned keyed copy is told where
+    the commit stored its rows). Asked only with known.position_commits
+    (writes.deletion_vector_commits) on."""
     location = located(plan.path)
     if location.is_catalog:  # (a carried, replaced or appended plan has its own write before this)
         return None
     read = known.read_positions.pop(location, None)  # this batch's read of the table (if any)
     if read is not None:
-        return _read_position_write(known, spark, plan, read, merge)
+        copy = mirror if isinstance(mirror, KeyedCopy) and mirror.positioned else None
+        return _read_position_write(known, spark, plan, read, merge, copy)
     try:
         held = _positions(known, spark, location)
         if held is None:
@@ -114,9 +120,10 @@ def position_write(known: KnownTargets, spark: SparkSession, plan: TablePlan,
 
 
 def _read_position_write(known: KnownTargets, spark: SparkSession, plan: TablePlan, read: ReadPositions,
-                         merge: Callable[[], Callable]) -> Callable | None:
-    """The DV commit at the positions the replay's own read gave (an unmirrored table: no index,
-    no confirm read), against the table's live files at the read's version; None: the MERGE.
+                         merge: Callable[[], Callable], copy: KeyedCopy | None) -> Callable | None:
+    """The DV commit at the positions the replay's own read gave (an unmirrored table, or the
+    keyed `copy` it read: no index, no confirm read), against the table's live files at the
+    read's version; None: the MERGE.
 
     Every stored row an upsert or delete changes was read here: the replay finds the rows it
     updates or deletes, and the rows an insert collides with, only among the rows its reader
@@ -147,7 +154,7 @@ def _read_position_write(known: KnownTargets, spark: SparkSession, plan: TablePl
         known.dv_tables.pop(location, None)
         log.debug("%s: no position write (%s); MERGE", location, type(e).__name__)
         return None
-    return PositionCommit(spark, known, location, None, touched, new_rows, changed, merge, table)
+    return PositionCommit(spark, known, location, None, touched, new_rows, changed, merge, table, copy)
 
 
 def _dv_table(known: KnownTargets, spark: SparkSession, location: TableLocation,
@@ -191,6 +198,7 @@ class PositionCommit:
     # the live files at the version the positions are of (the commit's read version): the index's
     # (held.table) unless given
     table: DvTable | None = None
+    copy: KeyedCopy | None = None  # the copy the positions came from: told where its rows went
 
     def __post_init__(self) -> None:
         if self.table is None:
@@ -219,10 +227,25 @@ class PositionCommit:
             return
         if self.held is not None:
             self._refresh(outcome)
+        if self.copy is not None:
+            self._place(outcome)
 
     def _forget(self) -> None:
         self.known.positions.pop(self.location, None)
         self.known.dv_tables.pop(self.location, None)
+
+    def _place(self, outcome) -> None:
+        """The copy told where the commit stored the batch's new images (its new files' rows);
+        on any failure it stays behind and is loaded again (known_targets.py MirroredWrites.keep)."""
+        try:
+            row_id = _physical_name(self.table.log.unsafeVolatileSnapshot(), ROW_ID_COLUMN)
+            files = [str(outcome.added[f].absolutePath(self.table.log).toString()) for f in outcome.new_files]
+            rows = (_positions_read(self.session.read.format("parquet").load(files), row_id).toArrow()
+                    if files else pa.table({"r": [], "f": [], "i": []}))
+            self.copy.place(rows.column("r").to_pylist(), rows.column("f").to_pylist(),
+                            rows.column("i").to_pylist())
+        except Exception as e:  # noqa: BLE001 - committed; the copy is loaded again next batch
+            log.debug("%s: keyed copy not placed (%s)", self.location, type(e).__name__)
 
     def _refresh(self, outcome) -> None:
         """The index after the commit: its removed rows out, its new files' rows in."""

@@ -121,10 +121,14 @@ def _stored(spark: SparkSession, path) -> tuple[DataFrame, tuple[str, ...]]:
     if isinstance(path, DataFrame):
         return path, ()
     if isinstance(path, PinnedRead):
-        table = read(spark, path.path, path.version)
-        return table.select("*", F.col("_metadata.file_path").alias(FILE_COLUMN),
-                            F.col("_metadata.row_index").alias(ROW_INDEX_COLUMN)), POSITION_COLUMNS
+        return _positioned(read(spark, path.path, path.version)), POSITION_COLUMNS
     return read(spark, path), ()
+
+
+def _positioned(table: DataFrame) -> DataFrame:
+    """A Delta read's rows with their positions (POSITION_COLUMNS)."""
+    return table.select("*", F.col("_metadata.file_path").alias(FILE_COLUMN),
+                        F.col("_metadata.row_index").alias(ROW_INDEX_COLUMN))
 
 
 def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tuples,
@@ -137,10 +141,11 @@ def _semi_join(spark: SparkSession, table: DataFrame, columns: Sequence[str], tu
 
 
 def load_mirror(spark: SparkSession, path: TableLocation | str, target: Target, version: int | None,
-                max_rows: int, copy_max_rows: int = 0) -> TargetMirror | KeyedCopy:
+                max_rows: int, copy_max_rows: int = 0, positions: bool = False) -> TargetMirror | KeyedCopy:
     """A fresh mirror of the table at Delta `version` (None: no table yet, an empty mirror); a
-    keyed copy of a bigger table up to `copy_max_rows` keyed as libs/apply/keyed_copy.py asks.
-    Raises MirrorOverflow when the table is too big for either."""
+    keyed copy of a bigger table up to `copy_max_rows` keyed as libs/apply/keyed_copy.py asks,
+    with its rows' positions when `positions`. Raises MirrorOverflow when the table is too big
+    for either."""
     if version is None:
         return TargetMirror([], None, max_rows)
     table = read(spark, path, version)
@@ -151,4 +156,8 @@ def load_mirror(spark: SparkSession, path: TableLocation | str, target: Target, 
     key = copy_key(target)
     if rows > copy_max_rows or key is None:
         raise MirrorOverflow(path)
-    return KeyedCopy(arrow_of(table, target), key, version, D.python_rows)
+    if not positions:
+        return KeyedCopy(arrow_of(table, target), key, version, D.python_rows)
+    stored = arrow_of(_positioned(table), target, *POSITION_COLUMNS)
+    return KeyedCopy(stored.drop_columns(list(POSITION_COLUMNS)), key, version, D.python_rows,
+                     positions=(stored.column(FILE_COLUMN), stored.column(ROW_INDEX_COLUMN)))

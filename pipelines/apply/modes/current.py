@@ -69,7 +69,7 @@ class CurrentWrites:
 
         # opt-in (writes.deletion_vector_commits): a commit at the rows' known positions, or None
         at_positions = self.writes_at_positions and mirrored.known.position_commits
-        write = position_write(mirrored.known, spark, plan, merged) if at_positions else None
+        write = position_write(mirrored.known, spark, plan, merged, mirror) if at_positions else None
         if write is None:
             write = mirrored.overwrite(spark, plan, mirror, base)
         if write is None and plan.inserts_only:  # no stored row can match: an append

@@ -14,7 +14,10 @@ from libs.tables.table_location import TableLocation
 from pipelines.apply import DeltaApplier
 from pipelines.apply import tables as D
 from pipelines.apply.known_targets import KnownTargets
+from libs.apply.keyed_copy import KeyedCopy
+from pipelines.apply import position_writes
 from pipelines.apply.position_writes import PositionTable
+from pipelines.delta.dv_commit import DvTable
 from libs.config.sections import WritesSettings
 
 from .builders import Source, catalog_from_ddl, changes_df, config, delta, version
@@ -74,22 +77,59 @@ def _progress_versions(spark, cfg, batch_id):
     return {name: v for r in rows for name, v in (r["table_versions"] or {}).items()}
 
 
-def test_dv_commits_give_the_merge_paths_tables_after_every_batch_and_once(spark, tmp_path, monkeypatch):
+FAILED_COMMIT = (2, "a")  # (batch, table) whose DV commit fails on the copies' root: its MERGE instead
+
+
+@pytest.fixture
+def index_reads(monkeypatch):
+    """The tables whose position index was read or confirmed, and one DV commit made to fail."""
+    seen = {"index": [], "batch": 0}
+    real_read, real_confirm = position_writes.read_positions, position_writes.confirm
+    real_commit = DvTable.commit
+
+    def read(spark, path, max_rows):
+        seen["index"].append((seen["batch"], path))
+        return real_read(spark, path, max_rows)
+
+    def confirm(spark, held, placed):
+        seen["index"].append((seen["batch"], held.table.path))
+        return real_confirm(spark, held, placed)
+
+    def commit(self, *args, **kwargs):
+        if (seen["batch"], self.path.rstrip("/").rsplit("__", 1)[-1]) == FAILED_COMMIT and "/c/" in self.path:
+            raise RuntimeError("a DV commit that fails")
+        return real_commit(self, *args, **kwargs)
+
+    monkeypatch.setattr(position_writes, "read_positions", read)
+    monkeypatch.setattr(position_writes, "confirm", confirm)
+    monkeypatch.setattr(DvTable, "commit", commit)
+    return seen
+
+
+def test_dv_commits_give_the_merge_paths_tables_after_every_batch_and_once(spark, tmp_path, monkeypatch,
+                                                                          index_reads):
+    """Root B: small mirrored tables (the position index); root C: a and b held as keyed copies
+    with their rows' positions (target_copy_max_rows), k read by the replay (read positions)."""
     merged = config(tmp_path / "a", target_overwrite_max_rows=0)
     positioned = config(tmp_path / "b", writes=WritesSettings(deletion_vector_commits=True))
-    appliers = {id(cfg): DeltaApplier(catalog_from_ddl(DDL), cfg) for cfg in (merged, positioned)}
+    copied = config(tmp_path / "c", target_mirror_max_rows=1, target_copy_max_rows=1000,
+                    writes=WritesSettings(deletion_vector_commits=True))
+    roots = (merged, positioned, copied)
+    appliers = {id(cfg): DeltaApplier(catalog_from_ddl(DDL), cfg) for cfg in roots}
     assert not appliers[id(merged)].known.position_commits
     for batch_id, batch in enumerate(_batches()):
+        index_reads["batch"] = batch_id
         if batch_id == 4:
-            for cfg in (merged, positioned):
+            for cfg in roots:
                 _foreign_commits(spark, cfg)
-        for cfg in (merged, positioned):
+        for cfg in roots:
             appliers[id(cfg)](changes_df(spark, batch), batch_id)
         for name in TABLES:
             assert _table(spark, positioned, name) == _table(spark, merged, name), (batch_id, name)
-        # the commit's version recorded for consistent reads as the MERGE's is
-        versions = _progress_versions(spark, positioned, batch_id)
-        assert versions and all(versions[t] == version(spark, positioned, t) for t in versions), versions
+            assert _table(spark, copied, name) == _table(spark, merged, name), (batch_id, name)
+        for cfg in (positioned, copied):  # the commit's version recorded as the MERGE's is
+            versions = _progress_versions(spark, cfg, batch_id)
+            assert versions and all(versions[t] == version(spark, cfg, t) for t in versions), versions
     for name in ("shop__a", "shop__b"):
         ops = _operations(spark, positioned, name)
         assert "MERGE" not in ops, (name, ops)
@@ -101,7 +141,24 @@ def test_dv_commits_give_the_merge_paths_tables_after_every_batch_and_once(spark
         held = known.positions[TableLocation(path=D.table_path(positioned.delta_root, name))]
         assert isinstance(held, PositionTable) and held.index.version == version(spark, positioned, name)
         assert len(held.index) == delta(spark, positioned, name).count()
+    _copies_took_their_positions(spark, copied, appliers[id(copied)].known, index_reads["index"])
     _applied_again_changes_nothing(spark, positioned, appliers[id(positioned)], monkeypatch)
+
+
+def _copies_took_their_positions(spark, cfg, known, index_reads) -> None:
+    """Root C after the batches: from batch 1 on (the tables exist) no index was read or
+    confirmed; every batch a DV commit but the failed one (a MERGE); the copies of a and b kept
+    at their tables' last version with their positions (loaded again after the MERGE and after
+    the foreign commits)."""
+    assert not [(b, path) for b, path in index_reads if b > 0 and "/c/" in path]
+    for name in ("shop__a", "shop__b"):
+        ops = _operations(spark, cfg, name)
+        expected = ["MERGE"] if name[-1] == FAILED_COMMIT[1] else []
+        assert [op for op in ops if op == "MERGE"] == expected, (name, ops)
+        assert ops[-1] == "UPDATE" and ops.count("UPDATE") >= 5, (name, ops)
+        copy = known.mirrors[TableLocation(path=D.table_path(cfg.delta_root, name))]
+        assert isinstance(copy, KeyedCopy) and copy.positioned and not copy.positions_behind
+        assert copy.version == version(spark, cfg, name) and len(copy) == delta(spark, cfg, name).count()
 
 
 def _applied_again_changes_nothing(spark, cfg, applier, monkeypatch) -> None:

@@ -23,10 +23,16 @@ SCHEMA = pa.schema([("id", pa.int32()), ("a", pa.int32()), ("b", pa.string()), (
                     (ROW_ID_COLUMN, pa.string())])
 
 
-def copy_of(rows, version=1, max_overlay=1000) -> KeyedCopy:
+def copy_of(rows, version=1, max_overlay=1000, stored_at=None) -> KeyedCopy:
+    """`stored_at`: row id -> (file, row index) of each row: a positioned copy."""
     full = [{"a": None, "b": None, "c": None, **r} for r in rows]
     table = pa.Table.from_pylist(full, schema=SCHEMA)
-    return KeyedCopy(table, "id", version, pa.Table.to_pylist, max_overlay)
+    positions = None
+    if stored_at is not None:
+        at = [stored_at[r[ROW_ID_COLUMN]] for r in full]
+        positions = (pa.chunked_array([[f for f, _ in at]], pa.string()),
+                     pa.chunked_array([[i for _, i in at]], pa.int64()))
+    return KeyedCopy(table, "id", version, pa.Table.to_pylist, max_overlay, positions)
 
 
 def ids(rows):
@@ -142,3 +148,71 @@ def test_a_row_flagged_soft_deleted_leaves_every_lookup():
 def test_a_lookup_on_other_columns_than_the_key_is_not_answered():
     with pytest.raises(NotAnswered):
         copy_of([row("r1", id=1)]).select(Lookups(by_key={("id",): {(1,)}, ("a",): {(5,)}}))
+
+
+def test_a_positioned_copy_says_where_each_row_it_handed_out_is_stored():
+    stored_at = {"r3": ("f1", 0), "r1": ("f2", 4), "r2": ("f1", 1)}  # not in key order
+    copy = copy_of([row("r3", id=30), row("r1", id=10), row("r2", id=20)], stored_at=stored_at)
+    assert copy.positioned and not copy.positions_behind
+    assert copy.position_of("r1") is None  # not handed out yet
+    copy.select(by_id(10, 30))
+    assert [copy.position_of(r) for r in ("r1", "r2", "r3")] == [("f2", 4), None, ("f1", 0)]
+    plain = copy_of([row("r1", id=10)])
+    plain.select(by_id(10))
+    assert not plain.positioned and plain.position_of("r1") is None
+    plain.apply([row("r1", id=10, a=1, b=None, c=None)], [], 2)
+    assert not plain.positions_behind  # (no positions to fall behind)
+
+
+def test_written_rows_are_behind_until_the_commit_places_exactly_them():
+    copy = copy_of([row("r1", id=1), row("r2", id=2), row("r3", id=3)],
+                   stored_at={"r1": ("f", 0), "r2": ("f", 1), "r3": ("f", 2)})
+    copy.select(by_id(1, 2, 3))
+    copy.apply([row("r1", id=1, a=5, b=None, c=None), row("r4", id=4, a=0, b=None, c=None)], ["r2"], None)
+    assert copy.positions_behind and copy.position_of("r1") is None
+    for wrong in (["r1"], ["r1", "r4", "r3"]):  # a row missing; a row the write did not write
+        with pytest.raises(ValueError):
+            copy.place(wrong, ["g"] * len(wrong), range(len(wrong)))
+        assert copy.positions_behind
+    copy.place(["r4", "r1"], ["g", "g"], [0, 1])
+    assert not copy.positions_behind
+    assert [copy.position_of(r) for r in ("r1", "r3", "r4")] == [("g", 1), ("f", 2), ("g", 0)]
+    copy.apply([], ["r4"], None)  # deletes only: behind too (a MERGE would move every row of its files)
+    assert copy.positions_behind and copy.position_of("r4") is None
+    copy.place([], [], [])
+    assert not copy.positions_behind and ids(copy.select(by_id(1, 3, 4))) == ["r1", "r3"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_positions_follow_every_batch_as_the_commits_stored_the_rows(data):
+    """Each batch's new images stored at fresh positions (as a DV commit appends them), the
+    other rows where they were: every row the copy hands out is where the model says."""
+    ops = data.draw(workload.operations(True), label="ops")
+    cuts = data.draw(st.lists(st.integers(0, 60), max_size=4), label="batch cuts")
+    max_overlay = data.draw(st.integers(1, 8), label="max overlay")
+    target = target_from_ddl(workload.KEYED)
+    master = workload.Master(True, "full")
+    for op in ops:
+        master.apply(op)
+    table: list[dict] = []
+    stored_at: dict[str, tuple[str, int]] = {}  # the model: row id -> where Delta holds it
+    copy = copy_of([], 0, max_overlay, stored_at)
+    bounds = sorted({0, len(master.log), *[c % (len(master.log) + 1) for c in cuts]})
+    for version, (start, end) in enumerate(zip(bounds, bounds[1:]), start=1):
+        batch = [change for trx in master.log[start:end] for change in trx]
+        result = replay_touched(target, batch, copy.select, mode="strict")
+        for handed_out in copy.select(by_id(*range(-1, 7))):
+            assert copy.position_of(handed_out[ROW_ID_COLUMN]) == stored_at[handed_out[ROW_ID_COLUMN]]
+        table = result.final_table(table)
+        new = [w.row_id for w in result.upserts]
+        for d in result.deletes:
+            stored_at.pop(d.row_id)
+        stored_at.update((row_id, (f"v{version}", i)) for i, row_id in enumerate(new))
+        try:
+            copy.apply([{**w.values, ROW_ID_COLUMN: w.row_id} for w in result.upserts],
+                       [d.row_id for d in result.deletes], None)
+            copy.place(new, [f"v{version}"] * len(new), range(len(new)))
+            copy.version = version
+        except MirrorOverflow:
+            copy = copy_of(table, version, max_overlay, stored_at)
