@@ -30,7 +30,8 @@ file's deletion vector: pipelines/delta/dv_commit.py).
 Anything unusual makes the write the MERGE (position_write returns None, or the commit falls
 back): the setting off, another mode, a catalog table, a carried / replaced / appended plan, a
 table without deletion vectors (or with Change Data Feed or row tracking, which a DV commit
-would not keep), an index too big, a delete of a row the index does not know, an index that
+would not keep), an index too big, a delete of a row the index does not know, a new row the
+replay did not look up by key (libs/apply/unread_rows.py: a keyless table's insert), an index that
 fails its check, a JVM error while planning (also a runtime without delta-spark 4.0.0's classes,
 e.g. Databricks': py4j then raises TypeError), a table that moved before the commit. Both give
 the same table.
@@ -52,6 +53,7 @@ from pyspark.sql import functions as F
 import pipelines.apply.tables as D
 from libs.apply.keyed_copy import KeyedCopy
 from libs.apply.position_index import DuplicateRowId, PositionIndex, Positions
+from libs.apply.unread_rows import looked_up_by_key
 from libs.replay import ROW_ID_COLUMN
 from libs.tables.table_location import TableLocation
 from pipelines.apply.known_targets import KnownTargets
@@ -132,7 +134,9 @@ def _read_position_write(known: KnownTargets, spark: SparkSession, plan: TablePl
     Any other upsert carries a row id the replay made for one of this batch's changes
     (make_row_id(source, trx_id, change_seq)), which no stored row carries: a batch is committed
     on a table once (KnownTargets.already_committed, the commit's own txn check). So an upsert
-    without a read position is a new row, appended; a delete without one is not expected: MERGE."""
+    without a read position is a new row, appended, when the replay looked it up by key (libs/
+    apply/unread_rows.py: else, e.g. a keyless table's insert, MERGE); a delete without one is
+    not expected: MERGE."""
     location = located(plan.path)
     try:
         table = _dv_table(known, spark, location, read.version)
@@ -142,6 +146,9 @@ def _read_position_write(known: KnownTargets, spark: SparkSession, plan: TablePl
         deletes = [d[ROW_ID_COLUMN] for d in plan.deletes]
         if any(row_id not in read.at for row_id in deletes):
             log.debug("%s: a delete of a row not read; MERGE", location)
+            return None
+        if not all(looked_up_by_key(plan.target, u) for u in plan.upserts if u[ROW_ID_COLUMN] not in read.at):
+            log.debug("%s: a new row not looked up by key; MERGE", location)
             return None
         changed = [row_id for row_id in [*upserts, *deletes] if row_id in read.at]
         paths = table.paths_by_url()
