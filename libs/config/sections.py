@@ -70,10 +70,11 @@ class WritesSettings:
         "files. New targets are created with them, existing ones upgraded when the job first writes them "
         "(their readers then need Delta's deletionVectors reader feature); false: neither", True)
     deletion_vector_commits: bool = setting(
-        "Experimental (issue #57): a current target at a path is written without scanning it: one Delta "
-        "commit of deletion vectors at the changed rows' positions (an index of its rows kept on the driver, "
-        "up to position_index_max_rows) plus their new images; a table it cannot write so falls back to the "
-        "MERGE (pipelines/apply/position_writes.py); false: the MERGE", False)
+        "A current target at a path that is not replaced whole (target_overwrite_max_rows) is written "
+        "without scanning it: one Delta commit of deletion vectors at the changed rows' positions (from the "
+        "replay's own read, a keyed copy, or an index of a mirrored table's rows) plus their new images; "
+        "a table it cannot write so falls back to the MERGE (pipelines/apply/position_writes.py, issue #57); "
+        "false: the MERGE", True)
     position_index_max_rows: int = setting(
         "deletion_vector_commits: a table's position index is kept on the driver up to this many rows "
         "(~50 bytes a row: libs/apply/position_index.py); a bigger table is written by the MERGE", 2_000_000,

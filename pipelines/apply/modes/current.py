@@ -1,8 +1,10 @@
 """The writes of a current target (libs/apply/modes/current.py): the table is the source's rows,
 a deleted row leaves it. Its one write per batch (pipelines/apply/batch_writes.py), in this order
 of preference: the table anew (a snapshot's rows, or a carried schema), a new-rows append, a
-whole-table overwrite from its mirror (pipelines/apply/known_targets.py MirroredWrites), else a MERGE by
-`_row_id` bounded by the keys the replay read (plan.scope). All give the same table.
+whole-table overwrite from its mirror (pipelines/apply/known_targets.py MirroredWrites), one commit
+of deletion vectors at the changed rows' known positions (pipelines/apply/position_writes.py), an
+append of inserts no stored row can match, else a MERGE by `_row_id` bounded by the keys the
+replay read (plan.scope). All give the same table.
 
 The soft-delete mode (soft_delete.py) is this one with other clauses for what a delete and a
 truncate do to stored rows."""
@@ -67,11 +69,10 @@ class CurrentWrites:
             return partial(self.merge, spark, spark.createDataFrame(rows, source_schema), names,
                            scope=plan.scope, truncated=plan.truncated)
 
-        # opt-in (writes.deletion_vector_commits): a commit at the rows' known positions, or None
-        at_positions = self.writes_at_positions and mirrored.known.position_commits
-        write = position_write(mirrored.known, spark, plan, merged, mirror) if at_positions else None
-        if write is None:
-            write = mirrored.overwrite(spark, plan, mirror, base)
+        write = mirrored.overwrite(spark, plan, mirror, base)  # a small table: replaced whole
+        # writes.deletion_vector_commits: a commit at the rows' known positions, or None
+        if write is None and self.writes_at_positions and mirrored.known.position_commits:
+            write = position_write(mirrored.known, spark, plan, merged, mirror)
         if write is None and plan.inserts_only:  # no stored row can match: an append
             write = new_rows_write(spark, plan)
         if write is None:

@@ -32,6 +32,7 @@ from tests.change_builders import Source
 
 from .builders import catalog_from_ddl, changes_df, config, delta, version
 from .test_dv_commits import DDL as SHOP_DDL
+from .test_dv_commits import MERGES
 from .test_dv_commits import _operations, _table
 
 pytestmark = pytest.mark.spark
@@ -80,7 +81,7 @@ def _tables(spark, cfg, version_of=None):
 @pytest.fixture(scope="module")
 def merged(spark, tmp_path_factory):
     """The MERGE path's tables after each batch of BATCHES."""
-    cfg = config(tmp_path_factory.mktemp("merged"), target_overwrite_max_rows=0)
+    cfg = config(tmp_path_factory.mktemp("merged"), target_overwrite_max_rows=0, writes=MERGES)
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     out = []
     for batch_id, batch in enumerate(BATCHES):

@@ -29,6 +29,7 @@ DDL = ("CREATE TABLE shop.a (id int NOT NULL, v varchar(10) DEFAULT 'dflt', n in
        "CREATE TABLE shop.b (id int NOT NULL, w varchar(10), PRIMARY KEY (id));\n"
        "CREATE TABLE shop.k (x int, y varchar(5))")  # keyless: identical rows are distinct rows
 TABLES = ("shop__a", "shop__b", "shop__k")
+MERGES = WritesSettings(deletion_vector_commits=False)  # the oracle's writes: MERGEs
 
 
 def _batches():
@@ -110,8 +111,9 @@ def test_dv_commits_give_the_merge_paths_tables_after_every_batch_and_once(spark
                                                                           index_reads):
     """Root B: small mirrored tables (the position index); root C: a and b held as keyed copies
     with their rows' positions (target_copy_max_rows), k read by the replay (read positions)."""
-    merged = config(tmp_path / "a", target_overwrite_max_rows=0)
-    positioned = config(tmp_path / "b", writes=WritesSettings(deletion_vector_commits=True))
+    merged = config(tmp_path / "a", target_overwrite_max_rows=0, writes=MERGES)
+    positioned = config(tmp_path / "b", target_overwrite_max_rows=0,
+                        writes=WritesSettings(deletion_vector_commits=True))
     copied = config(tmp_path / "c", target_mirror_max_rows=1, target_copy_max_rows=1000,
                     writes=WritesSettings(deletion_vector_commits=True))
     roots = (merged, positioned, copied)

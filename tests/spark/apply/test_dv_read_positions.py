@@ -19,8 +19,8 @@ from pipelines.apply.batch_writes import BatchWrites
 from pipelines.apply.touched_rows import POSITION_COLUMNS, PinnedRead
 
 from .builders import catalog_from_ddl, changes_df, config, delta, version
-from .test_dv_commits import (DDL, TABLES, _applied_again_changes_nothing, _batches, _foreign_commits,
-                              _operations, _table)
+from .test_dv_commits import (DDL, MERGES, TABLES, _applied_again_changes_nothing, _batches,
+                              _foreign_commits, _operations, _table)
 
 pytestmark = pytest.mark.spark
 
@@ -83,7 +83,7 @@ def _no_positions_in(spark, cfg):
 
 def test_read_positions_give_the_merge_paths_tables_after_every_batch_and_once(spark, tmp_path,
                                                                               other_writer, monkeypatch):
-    merged = config(tmp_path / "a", target_overwrite_max_rows=0, target_mirror_max_rows=0)
+    merged = config(tmp_path / "a", target_overwrite_max_rows=0, target_mirror_max_rows=0, writes=MERGES)
     positioned = config(tmp_path / "b", target_mirror_max_rows=0,
                         writes=WritesSettings(deletion_vector_commits=True))
     appliers = {id(cfg): DeltaApplier(catalog_from_ddl(DDL), cfg) for cfg in (merged, positioned)}

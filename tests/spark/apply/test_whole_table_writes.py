@@ -53,7 +53,8 @@ def _schema(spark, cfg, name):
 
 
 def test_replacing_small_tables_gives_the_merge_paths_tables_lineage_and_schema(spark, tmp_path):
-    replaced, merged = config(tmp_path / "r"), config(tmp_path / "m", target_overwrite_max_rows=0)
+    replaced = config(tmp_path / "r")
+    merged = config(tmp_path / "m", target_overwrite_max_rows=0, writes={"deletion_vector_commits": False})
     for cfg in (replaced, merged):
         applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
         for batch_id, batch in enumerate(_batches()):
@@ -93,7 +94,7 @@ def test_a_replaced_batch_applied_again_is_skipped_by_delta(spark, tmp_path, mon
 
 
 def test_another_writers_commit_during_the_batch_makes_it_a_merge(spark, tmp_path, monkeypatch):
-    cfg = config(tmp_path)
+    cfg = config(tmp_path, writes={"deletion_vector_commits": False})  # (with them: test_dv_commits.py)
     first, second, third, _ = _batches()
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, first), 0)

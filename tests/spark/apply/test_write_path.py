@@ -17,7 +17,8 @@ from .builders import Source, catalog_from_ddl, changes_df, config, delta
 pytestmark = pytest.mark.spark
 
 DDL = "CREATE TABLE shop.a (id int NOT NULL, v varchar(10) DEFAULT 'dflt', PRIMARY KEY (id))"
-MERGE_ONLY = dict(target_mirror_max_rows=0, target_overwrite_max_rows=0)  # every write a MERGE
+MERGES = {"deletion_vector_commits": False}
+MERGE_ONLY = dict(target_mirror_max_rows=0, target_overwrite_max_rows=0)  # every write a MERGE (with MERGES)
 
 
 def _history(spark, cfg, name="shop__a"):
@@ -34,8 +35,8 @@ def _inserts(src, ids):
 
 
 def test_a_merge_marks_changed_rows_and_copies_none_giving_the_same_table(spark, tmp_path):
-    marked = config(tmp_path / "dv", **MERGE_ONLY)
-    rewritten = config(tmp_path / "plain", writes={"deletion_vectors": False}, **MERGE_ONLY)
+    marked = config(tmp_path / "dv", writes=MERGES, **MERGE_ONLY)
+    rewritten = config(tmp_path / "plain", writes={"deletion_vectors": False, **MERGES}, **MERGE_ONLY)
     for cfg in (marked, rewritten):
         src = Source("shop", "a", ["id", "v"])
         applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
@@ -54,7 +55,7 @@ def test_a_merge_marks_changed_rows_and_copies_none_giving_the_same_table(spark,
 
 
 def test_the_first_batch_of_only_inserts_is_an_append(spark, tmp_path):
-    cfg = config(tmp_path, **MERGE_ONLY)
+    cfg = config(tmp_path, writes=MERGES, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, _inserts(src, range(1, 4))), 0)
@@ -65,10 +66,10 @@ def test_the_first_batch_of_only_inserts_is_an_append(spark, tmp_path):
 
 
 def test_an_existing_target_without_deletion_vectors_is_upgraded_once(spark, tmp_path):
-    old = config(tmp_path, writes={"deletion_vectors": False}, **MERGE_ONLY)
+    old = config(tmp_path, writes={"deletion_vectors": False, **MERGES}, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     DeltaApplier(catalog_from_ddl(DDL), old)(changes_df(spark, _inserts(src, range(1, 21))), 0)
-    new = config(tmp_path, **MERGE_ONLY)  # the same delta root, the default settings
+    new = config(tmp_path, writes=MERGES, **MERGE_ONLY)  # the same delta root, DVs on by default
     applier = DeltaApplier(catalog_from_ddl(DDL), new)
     applier(changes_df(spark, [src.update({"id": 2}, {"v": "two"})]), 1)
     applier(changes_df(spark, [src.delete({"id": 3})]), 2)
@@ -88,7 +89,7 @@ def test_the_merge_reads_only_the_files_whose_keys_it_touches(spark, tmp_path):
     """Four appends of 50 ids each: files with disjoint key ranges. The files of ids 1-50
     are then removed from the disk behind Delta's back: a read or MERGE that opened it would
     fail, so a batch touching only ids of other files shows that both skip it."""
-    cfg = config(tmp_path, **MERGE_ONLY)
+    cfg = config(tmp_path, writes=MERGES, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     for batch_id in range(4):
@@ -125,7 +126,7 @@ def _live_files_by_version(path: str) -> list[int]:
 
 def test_maintenance_compacts_vacuums_and_keeps_batches_exactly_once(spark, tmp_path):
     cfg = config(tmp_path, writes={"optimize_after_commits": 3, "vacuum_retention_hours": 0,
-                                   "maintenance_per_batch": 3}, **MERGE_ONLY)
+                                   "maintenance_per_batch": 3, **MERGES}, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     planner = applier.writes.maintenance.planner
@@ -185,7 +186,7 @@ def _every_version_a_batch_state(spark, cfg, batches):
 def test_a_failed_maintenance_step_is_one_line_and_the_job_goes_on(spark, tmp_path, capsys, monkeypatch):
     from pipelines.apply.maintenance import TableMaintenance
 
-    cfg = config(tmp_path, writes={"optimize_after_commits": 1}, **MERGE_ONLY)
+    cfg = config(tmp_path, writes={"optimize_after_commits": 1, **MERGES}, **MERGE_ONLY)
     src = Source("shop", "a", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
 
@@ -223,7 +224,8 @@ def test_a_compaction_leaves_the_big_files_and_a_wide_one_takes_them(spark, tmp_
     (the batches' small files); every optimize_wide_every-th takes every file under
     optimize_small_file_mb. Before the tiers, each compaction rewrote a small table whole."""
     cfg = config(tmp_path, writes={"optimize_after_commits": 3, "optimize_new_file_mb": 1,
-                                   "optimize_wide_every": 2, "maintenance_per_batch": 3}, **MERGE_ONLY)
+                                   "optimize_wide_every": 2, "maintenance_per_batch": 3, **MERGES},
+                 **MERGE_ONLY)
     src = Source("shop", "b", ["id", "v"])
     applier = DeltaApplier(catalog_from_ddl(BIG_DDL), cfg)
     applier(changes_df(spark, [src.insert({"id": i, "v": _noise(i)}) for i in range(1, ROWS + 1)]), 0)
