@@ -5,10 +5,10 @@ A DV commit never joins the table: an upsert whose row id the replay's read did 
 appended. The replay reads every stored row holding a non-null enforced key of a row it writes
 (libs/apply/plan.py replay_touched: it reads what missing_lookups names until nothing is missing;
 snapshot rows aside), so an upsert with such a key that was not read has no stored row holding
-that key: it is new. A row of a keyless table (or whose every enforced key is null, or a snapshot row) was
-not looked up by key; were its change delivered to the apply stage twice (the assembler's
-exactly-once rules prevent it, DESIGN.md "Exactly once"), an append would store its `_row_id`
-twice, where a MERGE by `_row_id` matches the stored row. Such a batch is a MERGE."""
+that key: it is new. A row of a keyless table (or whose every enforced key is null, or a
+snapshot row) was not looked up by key; were its change delivered to the apply stage twice (the
+assembler's exactly-once rules prevent it, DESIGN.md "Exactly once"), an append would store its
+`_row_id` twice, where a MERGE by `_row_id` matches the stored row. Such a batch is a MERGE."""
 from __future__ import annotations
 
 from typing import Any, Mapping
