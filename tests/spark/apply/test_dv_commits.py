@@ -182,7 +182,7 @@ def _applied_again_changes_nothing(spark, cfg, applier, monkeypatch, last_ops=("
 def test_a_table_that_moved_before_the_commit_is_merged_then_read_again(spark, tmp_path, monkeypatch):
     from pipelines.apply.batch_writes import BatchWrites
 
-    cfg = config(tmp_path, writes=WritesSettings(deletion_vector_commits=True))
+    cfg = config(tmp_path, target_overwrite_max_rows=0, writes=WritesSettings(deletion_vector_commits=True))
     first, second, third = _batches()[:3]
     applier = DeltaApplier(catalog_from_ddl(DDL), cfg)
     applier(changes_df(spark, first), 0)
