@@ -245,10 +245,12 @@ class PositionCommit:
         """The copy told where the commit stored the batch's new images (its new files' rows);
         on any failure it stays behind and is loaded again (known_targets.py MirroredWrites.keep)."""
         try:
+            if not outcome.new_files:
+                self.copy.place([], [], [])
+                return
             row_id = _physical_name(self.table.log.unsafeVolatileSnapshot(), ROW_ID_COLUMN)
-            files = [str(outcome.added[f].absolutePath(self.table.log).toString()) for f in outcome.new_files]
-            rows = (_positions_read(self.session.read.format("parquet").load(files), row_id).toArrow()
-                    if files else pa.table({"r": [], "f": [], "i": []}))
+            adds = [outcome.added[file] for file in outcome.new_files]
+            rows = _files_read(self.session, self.table, adds, row_id).toArrow()
             self.copy.place(rows.column("r").to_pylist(), rows.column("f").to_pylist(),
                             rows.column("i").to_pylist())
         except Exception as e:  # noqa: BLE001 - committed; the copy is loaded again next batch
@@ -363,11 +365,17 @@ def _file_positions(spark: SparkSession, held: PositionTable, adds: dict[str, An
     """The positions of the rows in the files of `adds` (AddFile.path -> AddFile), deleted ones
     too (their parquet read), only those of `row_ids` when given."""
     urls = {held.table.file_url(add): file for file, add in adds.items()}
-    files = [str(add.absolutePath(held.table.log).toString()) for add in adds.values()]
-    read = _positions_read(spark.read.format("parquet").load(files), held.row_id_column)
+    read = _files_read(spark, held.table, adds.values(), held.row_id_column)
     if row_ids is not None:
         read = read.where(F.col("r").isin(row_ids))
     return _positions_of(read.toArrow(), urls)
+
+
+def _files_read(spark: SparkSession, table: DvTable, adds, row_id: str) -> DataFrame:
+    """(r, f, i) of every row in the table's files `adds` (AddFiles; deleted rows too): their
+    parquet read, `row_id` the `_row_id` column's name in the files."""
+    files = [str(add.absolutePath(table.log).toString()) for add in adds]
+    return _positions_read(spark.read.format("parquet").load(files), row_id)
 
 
 def _positions_read(read: DataFrame, row_id: str) -> DataFrame:
